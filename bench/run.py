@@ -1,0 +1,35 @@
+"""`make bench`: run every benchmark and print one table per area.
+
+Figures are measured inside one run on one machine; compare ratios, not absolutes, across machines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import storage  # noqa: E402  (bench/ is a folder of scripts, not a package)
+
+
+def print_table(title: str, header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+    """Print a Markdown table (pasted as is into the README)."""
+    print(f"\n### {title}\n")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "|".join("---" for _ in header) + "|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
+def main() -> None:
+    """Parse options and run the benchmarks."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--storage-mib", type=int, default=1024, help="MiB written by the storage benchmark")
+    args = parser.parse_args()
+    print_table("Storage", ("what", "records/s", "MB/s", "note"), storage.run(args.storage_mib))
+
+
+if __name__ == "__main__":
+    main()

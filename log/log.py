@@ -1,0 +1,452 @@
+"""The partition log: an ordered list of segments with one active segment at the end.
+
+Appends are O(1) (write to the active segment's file and maybe add an index entry); reads by offset
+are a binary search over segment base offsets, then the segment's sparse index, then a short scan, so
+their cost does not grow with the log. The log is owned by one replica actor and is not thread-safe.
+
+Durability follows Kafka: writes go to the page cache and ``flush.messages`` / ``flush.ms`` decide when
+to fsync (default: leave it to the OS). The recovery point is the offset below which everything was
+fsynced; on an unclean open every segment from the one holding the recovery point is re-verified and
+cut at the first torn or corrupt batch, so a batch that was written and flushed is never lost.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import os
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable
+
+from rafka.log.checkpoint import LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE, OffsetCheckpoint
+from rafka.log.config import INT32_MAX, LogConfig
+from rafka.log.files import (
+    CLEAN_SHUTDOWN_FILE,
+    CLEANED_SUFFIX,
+    INDEX_SUFFIX,
+    LOG_SUFFIX,
+    SWAP_SUFFIX,
+    TEMP_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    base_offset_of,
+    fsync_dir,
+    segment_path,
+)
+from rafka.log.leader_epoch_cache import LeaderEpochCache
+from rafka.log.segment import LogSegment
+from rafka.protocol.errors import (
+    CorruptMessageError,
+    InvalidRecordError,
+    MessageTooLargeError,
+    OffsetOutOfRangeError,
+    RecordListTooLargeError,
+)
+from rafka.protocol.records.batch import (
+    BatchHeader,
+    iter_batches,
+    stamp,
+    validate_records,
+    verify_crc,
+)
+
+logger = logging.getLogger(__name__)
+
+
+class UnexpectedAppendOffsetError(CorruptMessageError):
+    """A follower was handed batches that overlap its log or leave a gap after it."""
+
+
+@dataclass(frozen=True, slots=True)
+class LogAppendInfo:
+    """What an append wrote: its offsets, timestamps and size."""
+
+    first_offset: int
+    last_offset: int
+    max_timestamp: int
+    record_count: int
+    size_in_bytes: int
+
+
+def wall_clock_ms() -> int:
+    """Milliseconds since the epoch: the default clock of a log."""
+    return int(time.time() * 1000)
+
+
+class Log:
+    """The log of one partition replica in its own directory."""
+
+    def __init__(self, directory: Path, config: LogConfig | None = None, clock: Callable[[], int] = wall_clock_ms) -> None:
+        self.directory = Path(directory)
+        self.config = config or LogConfig()
+        self.clock = clock
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._recovery_checkpoint = OffsetCheckpoint(self.directory / RECOVERY_POINT_FILE)
+        self._start_checkpoint = OffsetCheckpoint(self.directory / LOG_START_OFFSET_FILE)
+        self.epoch_cache = LeaderEpochCache(self.directory)
+        self.segments: list[LogSegment] = []
+        self._bases: list[int] = []
+        self.log_start_offset = self._start_checkpoint.read(0)
+        self.recovery_point = self._recovery_checkpoint.read(0)
+        self._unflushed_records = 0
+        self._last_flush_ms = clock()
+        self.recovered_bytes_cut = 0
+        self._load()
+
+    # ------------------------------------------------------------------ opening and recovery
+
+    def _load(self) -> None:
+        self._finish_interrupted_swaps()
+        clean = (self.directory / CLEAN_SHUTDOWN_FILE).exists()
+        bases = sorted(b for b in (base_offset_of(p) for p in self.directory.glob(f"*{LOG_SUFFIX}")) if b is not None)
+        for base in bases:
+            self._add_segment(LogSegment(self.directory, base, self.config.index_interval_bytes, self.config.segment_index_bytes))
+        if clean:
+            for segment in self.segments:
+                segment.load()
+            (self.directory / CLEAN_SHUTDOWN_FILE).unlink()
+        else:
+            self._recover_from(self.recovery_point)
+        if not self.segments:
+            self._add_segment(self._new_segment(self.log_start_offset))
+        self.log_start_offset = max(self.log_start_offset, self.segments[0].base_offset)
+        self.recovery_point = min(self.recovery_point, self.log_end_offset)
+        self.epoch_cache.truncate_from_end(self.log_end_offset)
+        self.epoch_cache.truncate_from_start(self.log_start_offset)
+
+    def _finish_interrupted_swaps(self) -> None:
+        """Complete or undo what a crash interrupted: temp and cleaned files go, swaps complete."""
+        for leftover in list(self.directory.glob(f"*{CLEANED_SUFFIX}")) + list(self.directory.glob(f"*{TEMP_SUFFIX}")):
+            leftover.unlink()
+        for swap in self.directory.glob(f"*{LOG_SUFFIX}{SWAP_SUFFIX}"):
+            target = swap.with_name(swap.name[: -len(SWAP_SUFFIX)])
+            base = base_offset_of(target)
+            if base is not None:
+                segment_path(self.directory, base, INDEX_SUFFIX).unlink(missing_ok=True)
+                segment_path(self.directory, base, TIME_INDEX_SUFFIX).unlink(missing_ok=True)
+            os.replace(swap, target)
+
+    def _recover_from(self, recovery_point: int) -> None:
+        """Load segments below the recovery point, verify the rest and cut at the first damage."""
+        start = max(0, bisect.bisect_right(self._bases, recovery_point) - 1)
+        for segment in self.segments[:start]:
+            segment.load()
+        for index in range(start, len(self.segments)):
+            segment = self.segments[index]
+            cut = segment.recover()
+            if cut:
+                self.recovered_bytes_cut += cut
+                later = self.segments[index + 1 :]
+                logger.warning(
+                    "%s: cut %d damaged bytes from segment %d at offset %d and dropped %d later segments",
+                    self.directory.name, cut, segment.base_offset, segment.next_offset, len(later),
+                )
+                for dropped in later:
+                    self.recovered_bytes_cut += dropped.size
+                    dropped.delete()
+                del self.segments[index + 1 :]
+                del self._bases[index + 1 :]
+                break
+
+    def _new_segment(self, base_offset: int) -> LogSegment:
+        segment = LogSegment(self.directory, base_offset, self.config.index_interval_bytes, self.config.segment_index_bytes)
+        fsync_dir(self.directory)
+        return segment
+
+    def _add_segment(self, segment: LogSegment) -> None:
+        self.segments.append(segment)
+        self._bases.append(segment.base_offset)
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def active_segment(self) -> LogSegment:
+        """The segment appends go to."""
+        return self.segments[-1]
+
+    @property
+    def log_end_offset(self) -> int:
+        """LEO: the offset the next appended record gets."""
+        return self.segments[-1].next_offset
+
+    @property
+    def size_in_bytes(self) -> int:
+        """Total bytes of all segments."""
+        return sum(segment.size for segment in self.segments)
+
+    # ------------------------------------------------------------------ appending
+
+    def _validate(self, data: bytes | bytearray, deep: bool) -> list[tuple[int, BatchHeader]]:
+        """Check every batch before anything is written; a bad one rejects the whole append."""
+        batches = list(iter_batches(data))
+        consumed = batches[-1][0] + batches[-1][1].size_in_bytes if batches else 0
+        if consumed != len(data):
+            raise CorruptMessageError(f"append of {len(data)} bytes holds {consumed} bytes of whole batches")
+        for position, header in batches:
+            if header.size_in_bytes > self.config.max_message_bytes:
+                raise MessageTooLargeError(
+                    f"batch of {header.size_in_bytes} bytes exceeds max.message.bytes={self.config.max_message_bytes}"
+                )
+            if header.size_in_bytes > self.config.segment_bytes:
+                raise RecordListTooLargeError(
+                    f"batch of {header.size_in_bytes} bytes exceeds segment.bytes={self.config.segment_bytes}"
+                )
+            if header.record_count == 0:
+                raise CorruptMessageError(f"batch at byte {position} holds no records")
+            verify_crc(data, position, header)
+            if deep and any(row[2] is None for row in validate_records(data, position, header)):
+                raise InvalidRecordError("a compacted topic cannot accept a record without a key")
+        return batches
+
+    def append_as_leader(self, data: bytes | bytearray, leader_epoch: int) -> LogAppendInfo:
+        """Validate producer batches, assign offsets from the LEO, stamp the epoch and append.
+
+        Nothing is written unless every batch is valid: MESSAGE_TOO_LARGE over max.message.bytes,
+        CORRUPT_MESSAGE for a bad CRC or framing, INVALID_RECORD for a null key on a compacted topic.
+        The CRC vouches for the bytes the producer built; records are decoded here only on compacted
+        topics, which must see keys, so appends cost O(batches), not O(records).
+        """
+        batches = self._validate(data, deep=self.config.compact)
+        buffer = bytearray(data)
+        next_offset = self.log_end_offset
+        stamped: list[tuple[int, BatchHeader]] = []
+        for position, header in batches:
+            stamp(buffer, position, next_offset, leader_epoch)
+            stamped.append((position, _rebased(header, next_offset, leader_epoch)))
+            next_offset += header.last_offset_delta + 1
+        self.epoch_cache.assign(leader_epoch, self.log_end_offset)
+        return self._append(buffer, stamped)
+
+    def append_as_follower(self, data: bytes | bytearray) -> LogAppendInfo:
+        """Append batches fetched from the leader, keeping their offsets and epochs.
+
+        The first batch must start at the LEO (after compaction a later offset is allowed, since the
+        leader's batches may have gaps); overlapping or backwards batches are rejected.
+        """
+        batches = self._validate(data, deep=False)
+        expected = self.log_end_offset
+        for _, header in batches:
+            if header.base_offset < expected or (header.base_offset > expected and not self.config.compact):
+                raise UnexpectedAppendOffsetError(
+                    f"follower append of batch at offset {header.base_offset} does not follow log end offset {expected}"
+                )
+            expected = header.next_offset
+        for _, header in batches:
+            if header.partition_leader_epoch > self.epoch_cache.latest_epoch:
+                self.epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
+        return self._append(data, batches)
+
+    def _append(self, data: bytes | bytearray, batches: list[tuple[int, BatchHeader]]) -> LogAppendInfo:
+        first, last = batches[0][1], batches[-1][1]
+        self._maybe_roll(len(data), first, last)
+        self.active_segment.append(data, batches)
+        records = sum(header.record_count for _, header in batches)
+        self._unflushed_records += records
+        if self._unflushed_records >= self.config.flush_messages:
+            self.flush()
+        return LogAppendInfo(
+            first_offset=first.base_offset,
+            last_offset=last.last_offset,
+            max_timestamp=max(header.max_timestamp for _, header in batches),
+            record_count=records,
+            size_in_bytes=len(data),
+        )
+
+    def _maybe_roll(self, size: int, first: BatchHeader, last: BatchHeader) -> None:
+        segment = self.active_segment
+        if segment.size == 0:
+            return
+        too_big = segment.size + size > self.config.segment_bytes
+        too_old = (
+            segment.first_batch_timestamp is not None
+            and last.max_timestamp - segment.first_batch_timestamp > self.config.segment_ms
+        )
+        overflow = last.last_offset - segment.base_offset > INT32_MAX
+        if too_big or too_old or overflow or segment.is_full_index:
+            self.roll(first.base_offset)
+
+    def roll(self, next_base_offset: int | None = None) -> LogSegment:
+        """Close the active segment to appends and start a new one at the LEO."""
+        base = self.log_end_offset if next_base_offset is None else next_base_offset
+        if self.active_segment.size == 0 and self.active_segment.base_offset == base:
+            return self.active_segment
+        # Kafka flushes a segment when it rolls: everything below the new base becomes durable.
+        self.active_segment.flush()
+        self.recovery_point = max(self.recovery_point, self.active_segment.next_offset)
+        self._add_segment(self._new_segment(base))
+        return self.active_segment
+
+    # ------------------------------------------------------------------ reading
+
+    def read(self, offset: int, max_bytes: int = 1 << 20, max_offset: int | None = None, min_one_batch: bool = True) -> bytes:
+        """Whole batches from the one holding ``offset``: at most ``max_bytes`` (but one batch at least
+        if ``min_one_batch``), none at or above ``max_offset`` (the high watermark for consumers).
+
+        OFFSET_OUT_OF_RANGE outside [log start offset, LEO]; reading at the LEO returns no bytes.
+        """
+        end = self.log_end_offset
+        if offset < self.log_start_offset or offset > end:
+            raise OffsetOutOfRangeError(
+                f"offset {offset} is outside the log of {self.directory.name}: [{self.log_start_offset}, {end}]"
+            )
+        if offset == end or (max_offset is not None and offset >= max_offset):
+            return b""
+        index = bisect.bisect_right(self._bases, offset) - 1
+        while index < len(self.segments):
+            data = self.segments[index].read(offset, max_bytes, max_offset, min_one_batch)
+            if data:
+                return data
+            # The offset fell in a gap at a segment's end (compaction); continue in the next one.
+            index += 1
+        return b""
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+        """(offset, timestamp) of the first record with timestamp >= ``timestamp``, or None."""
+        for segment in self.segments:
+            if segment.max_timestamp >= timestamp:
+                found = segment.find_by_timestamp(timestamp)
+                if found is not None and found[0] >= self.log_start_offset:
+                    return found
+        return None
+
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """OffsetsForLeaderEpoch: (largest epoch <= ``epoch``, its end offset) or (-1, -1)."""
+        return self.epoch_cache.end_offset_for(epoch, self.log_end_offset)
+
+    # ------------------------------------------------------------------ truncation
+
+    def truncate_to(self, offset: int) -> int:
+        """Remove every record at or above ``offset`` (a follower diverged); return bytes removed."""
+        if offset >= self.log_end_offset:
+            return 0
+        if offset <= self.log_start_offset:
+            return self.truncate_fully_and_start_at(offset)
+        removed = 0
+        while len(self.segments) > 1 and self.segments[-1].base_offset >= offset:
+            removed += self.segments[-1].size
+            self.segments.pop().delete()
+            self._bases.pop()
+        removed += self.active_segment.truncate_to(offset)
+        self.epoch_cache.truncate_from_end(self.log_end_offset)
+        self.recovery_point = min(self.recovery_point, self.log_end_offset)
+        return removed
+
+    def truncate_fully_and_start_at(self, offset: int) -> int:
+        """Drop the whole log and restart it empty at ``offset`` (a replica far behind the leader)."""
+        removed = self.size_in_bytes
+        for segment in self.segments:
+            segment.delete()
+        self.segments, self._bases = [], []
+        self._add_segment(self._new_segment(offset))
+        self.log_start_offset = self.recovery_point = offset
+        self.epoch_cache.clear()
+        self.checkpoint()
+        return removed
+
+    # ------------------------------------------------------------------ retention
+
+    def delete_old_segments(self) -> int:
+        """Apply retention.ms and retention.bytes (and the log start offset) to whole inactive segments.
+
+        Returns how many segments were deleted. The active segment is never deleted.
+        """
+        if not self.config.delete:
+            return self._delete_prefix(self._below_start)
+        now = self.clock()
+        retention_ms = self.config.retention_ms
+        excess = self.size_in_bytes - self.config.retention_bytes if self.config.retention_bytes >= 0 else 0
+
+        def expired(segment: LogSegment, following: LogSegment) -> bool:
+            nonlocal excess
+            if self._below_start(segment, following):
+                return True
+            if retention_ms >= 0 and now - segment.max_timestamp > retention_ms:
+                return True
+            if excess - segment.size >= 0:
+                excess -= segment.size
+                return True
+            return False
+
+        return self._delete_prefix(expired)
+
+    def _below_start(self, segment: LogSegment, following: LogSegment) -> bool:
+        return following.base_offset <= self.log_start_offset
+
+    def _delete_prefix(self, deletable: Callable[[LogSegment, LogSegment], bool]) -> int:
+        count = 0
+        while len(self.segments) > 1 and deletable(self.segments[0], self.segments[1]):
+            self.segments.pop(0).delete()
+            self._bases.pop(0)
+            count += 1
+        if count:
+            self.log_start_offset = max(self.log_start_offset, self.segments[0].base_offset)
+            self.epoch_cache.truncate_from_start(self.log_start_offset)
+            self._start_checkpoint.write(self.log_start_offset)
+            fsync_dir(self.directory)
+        return count
+
+    def advance_log_start_offset(self, offset: int) -> None:
+        """Move the log start offset forward (DeleteRecords); segments below it go at the next retention pass."""
+        if offset > self.log_end_offset:
+            raise OffsetOutOfRangeError(f"log start offset {offset} is above the log end offset {self.log_end_offset}")
+        if offset > self.log_start_offset:
+            self.log_start_offset = offset
+            self.epoch_cache.truncate_from_start(offset)
+            self._start_checkpoint.write(offset)
+
+    # ------------------------------------------------------------------ durability and lifecycle
+
+    def flush(self) -> None:
+        """fsync every segment holding records above the recovery point; advance the recovery point."""
+        start = max(0, bisect.bisect_right(self._bases, self.recovery_point) - 1)
+        for segment in self.segments[start:]:
+            segment.flush()
+        self.recovery_point = self.log_end_offset
+        self._unflushed_records = 0
+        self._last_flush_ms = self.clock()
+
+    def maybe_flush(self) -> bool:
+        """Flush if ``flush.ms`` has passed since the last flush with records waiting; called periodically."""
+        if self._unflushed_records and self.clock() - self._last_flush_ms >= self.config.flush_ms:
+            self.flush()
+            return True
+        return False
+
+    def checkpoint(self) -> None:
+        """Persist the recovery point and log start offset (called periodically and on close)."""
+        self._recovery_checkpoint.write(self.recovery_point)
+        self._start_checkpoint.write(self.log_start_offset)
+
+    def update_config(self, config: LogConfig) -> None:
+        """Apply a changed topic config; it takes effect for the next appends, rolls and retention."""
+        self.config = config
+        for segment in self.segments:
+            segment.index_interval_bytes = config.index_interval_bytes
+
+    def close(self) -> None:
+        """Flush, checkpoint and mark the shutdown clean so the next open skips recovery."""
+        self.flush()
+        self.checkpoint()
+        for segment in self.segments:
+            segment.close()
+        (self.directory / CLEAN_SHUTDOWN_FILE).touch()
+        fsync_dir(self.directory)
+
+    def abandon(self) -> None:
+        """Close file descriptors without flushing or marking a clean shutdown (a simulated crash)."""
+        for segment in self.segments:
+            segment.release()
+
+    def delete(self) -> None:
+        """Remove the log and its directory (StopReplica with delete)."""
+        for segment in self.segments:
+            segment.delete()
+        for leftover in self.directory.iterdir():
+            leftover.unlink()
+        self.directory.rmdir()
+
+
+def _rebased(header: BatchHeader, base_offset: int, leader_epoch: int) -> BatchHeader:
+    """The header as stamped by the leader."""
+    return replace(header, base_offset=base_offset, partition_leader_epoch=leader_epoch)

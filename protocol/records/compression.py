@@ -1,0 +1,80 @@
+"""Per-batch compression codecs, numbered as in Kafka's batch attributes.
+
+gzip comes from the standard library; lz4 and zstd need their optional extras (``rafka[lz4]``,
+``rafka[zstd]``). Asking for a codec that is not installed is UNSUPPORTED_COMPRESSION_TYPE, never a
+silent fallback: a batch must decode the same everywhere it travels.
+"""
+
+from __future__ import annotations
+
+import zlib
+from enum import IntEnum
+from typing import Callable
+
+from rafka.protocol.errors import UnsupportedCompressionTypeError
+
+
+class Compression(IntEnum):
+    """Kafka's compression codec ids (attribute bits 0-2)."""
+
+    NONE = 0
+    GZIP = 1
+    SNAPPY = 2
+    LZ4 = 3
+    ZSTD = 4
+
+    @classmethod
+    def from_name(cls, name: str | None) -> "Compression":
+        """Parse Kafka's ``compression.type`` values: none, gzip, snappy, lz4, zstd."""
+        if name is None:
+            return cls.NONE
+        try:
+            return cls[name.strip().upper()]
+        except KeyError:
+            raise UnsupportedCompressionTypeError(
+                f"compression_type {name!r} is not one of none, gzip, snappy, lz4, zstd"
+            ) from None
+
+
+def _gzip_compress(data: bytes) -> bytes:
+    # wbits=31 writes a gzip container, as Kafka's gzip codec does; level 1 favours throughput.
+    compressor = zlib.compressobj(1, zlib.DEFLATED, 31)
+    return compressor.compress(data) + compressor.flush()
+
+
+def _gzip_decompress(data: bytes) -> bytes:
+    decompressor = zlib.decompressobj(31)
+    out = decompressor.decompress(data)
+    if not decompressor.eof or decompressor.unused_data:
+        raise ValueError("gzip stream is truncated or has trailing bytes")
+    return out
+
+
+def _codec(codec: Compression) -> tuple[Callable[[bytes], bytes], Callable[[bytes], bytes]]:
+    """Return (compress, decompress) for ``codec`` or raise UNSUPPORTED_COMPRESSION_TYPE."""
+    if codec is Compression.GZIP:
+        return _gzip_compress, _gzip_decompress
+    try:
+        if codec is Compression.LZ4:
+            import lz4.frame
+
+            return lz4.frame.compress, lz4.frame.decompress
+        if codec is Compression.ZSTD:
+            import zstandard
+
+            return zstandard.ZstdCompressor().compress, zstandard.ZstdDecompressor().decompress
+    except ImportError:
+        raise UnsupportedCompressionTypeError(
+            f"{codec.name.lower()} needs the optional extra rafka[{codec.name.lower()}]"
+        ) from None
+    raise UnsupportedCompressionTypeError(f"compression codec {codec.name.lower()} is not supported")
+
+
+def compress(codec: Compression, data: bytes) -> bytes:
+    """Compress a records section with ``codec``."""
+    return _codec(codec)[0](data)
+
+
+def decompress(codec: Compression, data: bytes) -> bytes:
+    """Decompress a records section written with ``codec``."""
+    return _codec(codec)[1](data)
