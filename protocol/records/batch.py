@@ -46,7 +46,7 @@ from typing import Iterator, NamedTuple, Sequence
 import crc32c
 import msgpack
 
-from rafka.protocol.errors import CorruptMessageError
+from rafka.protocol.errors import CorruptMessageError, UnsupportedCompressionTypeError
 from rafka.protocol.records.compression import Compression, compress, decompress
 
 HEADER = struct.Struct(
@@ -216,6 +216,8 @@ def read_header(buf: bytes | bytearray | memoryview, position: int = 0) -> Batch
     header = BatchHeader(*HEADER.unpack_from(buf, position))
     if header.magic != MAGIC:
         raise CorruptMessageError(f"batch at byte {position} has magic {header.magic}, expected {MAGIC}")
+    if header.attributes & CODEC_MASK > max(Compression):
+        raise CorruptMessageError(f"batch at byte {position} names unknown compression codec {header.attributes & CODEC_MASK}")
     if header.batch_length < HEADER_SIZE - LOG_OVERHEAD:
         raise CorruptMessageError(f"batch at byte {position} declares length {header.batch_length}")
     if header.record_count < 0 or header.last_offset_delta < header.record_count - 1 or (
@@ -252,7 +254,8 @@ def iter_batches(
     Stops quietly at a trailing partial batch (a fetch cut at max_bytes ends that way); a malformed
     header raises CORRUPT_MESSAGE. CRCs are not checked here: callers that need it call verify_crc.
     """
-    limit = len(buf) if end is None else end
+    # An ``end`` past the buffer must not let a batch cut short by the buffer pass as whole.
+    limit = len(buf) if end is None else min(end, len(buf))
     while limit - position >= HEADER_SIZE:
         header = read_header(buf, position)
         if position + header.size_in_bytes > limit:
@@ -270,7 +273,8 @@ def records_section(buf: bytes | bytearray | memoryview, position: int, header: 
         return body
     try:
         return decompress(codec, body)
-    except CorruptMessageError:
+    except (CorruptMessageError, UnsupportedCompressionTypeError):
+        # A codec this broker lacks is UNSUPPORTED_COMPRESSION_TYPE (not retriable), not a corrupt batch.
         raise
     except Exception as exc:  # any codec failure means the bytes are not what the producer wrote
         raise CorruptMessageError(f"batch at offset {header.base_offset} fails to decompress: {exc}") from exc
@@ -300,7 +304,7 @@ def decode_rows(
     try:
         with gc_paused():
             rows = msgpack.unpackb(records_section(buf, position, header), use_list=False)
-    except CorruptMessageError:
+    except (CorruptMessageError, UnsupportedCompressionTypeError):
         raise
     except Exception as exc:  # msgpack raises several types for malformed input
         raise CorruptMessageError(f"batch at offset {header.base_offset} has undecodable records: {exc}") from exc

@@ -75,18 +75,19 @@ class RecordBatchBuilder:
             if type(value) is not bytes:
                 raise TypeError(f"value must be bytes or None, got {type(value).__name__}")
             size += len(value)
+        if headers:
+            # Checked before any state changes: a rejected record must not move the batch's timestamps.
+            checked: list[tuple[str, bytes | None]] | tuple[()] = _check_headers(headers)
+            size += sum(len(k) + (len(v) if v else 0) + 4 for k, v in checked)
+        else:
+            checked = ()
         rows = self._rows
         delta = len(rows)
         if delta == 0:
             self._first_ts = self._max_ts = timestamp_ms
         elif timestamp_ms > self._max_ts:
             self._max_ts = timestamp_ms
-        if headers:
-            checked = _check_headers(headers)
-            size += sum(len(k) + (len(v) if v else 0) + 4 for k, v in checked)
-            rows.append((delta, timestamp_ms - self._first_ts, key, value, checked))
-        else:
-            rows.append((delta, timestamp_ms - self._first_ts, key, value, ()))
+        rows.append((delta, timestamp_ms - self._first_ts, key, value, checked))
         self._size += size
         return delta
 

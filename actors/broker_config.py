@@ -1,0 +1,75 @@
+"""Broker configuration: Kafka's broker config names in snake_case, with the defaults Kafka uses.
+
+Topic-level settings (``log_*`` here) are the broker defaults that topic configs override; the
+``log_config()`` method turns them into the ``LogConfig`` a new partition starts from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from rafka.log.config import INT32_MAX, INT64_MAX, LogConfig, apply_overrides, bounded
+
+
+@dataclass(frozen=True)
+class BrokerConfig:
+    """Settings shared by every broker of a cluster (``broker_id`` aside)."""
+
+    broker_id: int = bounded(0, 0, INT32_MAX, "this broker's id")
+    zookeeper_connect: str = field(default="127.0.0.1:2181", metadata={"doc": "host:port[,host:port][/chroot]"})
+    zookeeper_session_timeout_ms: int = bounded(6000, 1000, 600_000, "ZooKeeper session timeout: bounds failure detection")
+    cluster_name: str = field(default="rafka", metadata={"doc": "names the ZooKeeper chroot /rafka/<cluster_name>"})
+    log_dirs: str = field(default="/tmp/rafka-logs", metadata={"doc": "directory holding this broker's partition directories"})
+    num_partitions: int = bounded(1, 1, INT32_MAX, "partitions of auto-created topics")
+    default_replication_factor: int = bounded(1, 1, 32767, "replication factor of auto-created topics")
+    auto_create_topics_enable: bool = field(default=False, metadata={"doc": "create unknown topics on metadata requests"})
+    delete_topic_enable: bool = field(default=True, metadata={"doc": "allow deleting topics"})
+    replica_lag_time_max_ms: int = bounded(10_000, 1, INT64_MAX, "a follower this far behind leaves the ISR")
+    replica_fetch_wait_max_ms: int = bounded(500, 0, INT32_MAX, "longest a follower fetch waits at the leader")
+    replica_fetch_min_bytes: int = bounded(1, 1, INT32_MAX, "bytes a follower fetch waits for")
+    replica_fetch_max_bytes: int = bounded(1 << 20, 0, INT32_MAX, "bytes a follower fetches per request")
+    replica_fetch_backoff_ms: int = bounded(1000, 0, INT32_MAX, "pause after a failed follower fetch")
+    replica_high_watermark_checkpoint_interval_ms: int = bounded(5000, 1, INT64_MAX, "how often the HW is checkpointed")
+    log_flush_offset_checkpoint_interval_ms: int = bounded(60_000, 0, INT32_MAX, "how often the recovery point is checkpointed")
+    log_retention_check_interval_ms: int = bounded(300_000, 1, INT64_MAX, "how often retention and compaction run")
+    log_segment_bytes: int = bounded(1 << 30, 14, INT32_MAX, "default segment.bytes")
+    log_roll_ms: int = bounded(7 * 24 * 3600 * 1000, 1, INT64_MAX, "default segment.ms")
+    log_retention_ms: int = bounded(7 * 24 * 3600 * 1000, -1, INT64_MAX, "default retention.ms")
+    log_retention_bytes: int = bounded(-1, -1, INT64_MAX, "default retention.bytes")
+    log_cleanup_policy: str = field(default="delete", metadata={"doc": "default cleanup.policy"})
+    log_index_interval_bytes: int = bounded(4096, 0, INT32_MAX, "default index.interval.bytes")
+    log_flush_interval_messages: int = bounded(INT64_MAX, 1, INT64_MAX, "default flush.messages")
+    log_flush_interval_ms: int = bounded(INT64_MAX, 0, INT64_MAX, "default flush.ms")
+    message_max_bytes: int = bounded(1048588, 0, INT32_MAX, "default max.message.bytes")
+    min_insync_replicas: int = bounded(1, 1, INT32_MAX, "default min.insync.replicas")
+    unclean_leader_election_enable: bool = field(default=False, metadata={"doc": "default unclean.leader.election.enable"})
+    controlled_shutdown_enable: bool = field(default=True, metadata={"doc": "move leadership away before stopping"})
+    offsets_topic_num_partitions: int = bounded(50, 1, INT32_MAX, "partitions of __consumer_offsets")
+    offsets_topic_replication_factor: int = bounded(3, 1, 32767, "replication factor of __consumer_offsets")
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any], base: "BrokerConfig | None" = None) -> "BrokerConfig":
+        """Build from Kafka names (``log.retention.ms``) or snake_case; INVALID_CONFIG on bad input."""
+        return apply_overrides(base or cls(), values, "broker")
+
+    def with_broker_id(self, broker_id: int) -> "BrokerConfig":
+        """The same settings for another broker."""
+        return dataclasses.replace(self, broker_id=broker_id)
+
+    def log_config(self) -> LogConfig:
+        """Topic defaults derived from the broker's ``log_*`` settings."""
+        return LogConfig(
+            segment_bytes=self.log_segment_bytes,
+            segment_ms=self.log_roll_ms,
+            retention_ms=self.log_retention_ms,
+            retention_bytes=self.log_retention_bytes,
+            cleanup_policy=self.log_cleanup_policy,
+            index_interval_bytes=self.log_index_interval_bytes,
+            flush_messages=self.log_flush_interval_messages,
+            flush_ms=self.log_flush_interval_ms,
+            max_message_bytes=self.message_max_bytes,
+            min_insync_replicas=self.min_insync_replicas,
+            unclean_leader_election_enable=self.unclean_leader_election_enable,
+        )

@@ -1,0 +1,63 @@
+"""What the active controller knows: live brokers, assignments, leadership and both state machines.
+
+A mutable container with no I/O, rebuilt from ZooKeeper on every controller failover (Kafka's
+ControllerContext). The controller is its only user and mutates it from its mailbox only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rafka.actors.state_machines import PartitionState, ReplicaState
+from rafka.actors.zk_data import BrokerRegistration, LeaderIsrAndEpoch
+
+TopicPartition = tuple[str, int]
+
+
+@dataclass
+class ControllerContext:
+    """The controller's view of the cluster."""
+
+    epoch: int = 0
+    epoch_zk_version: int = -1
+    live_brokers: dict[int, BrokerRegistration] = field(default_factory=dict)
+    assignments: dict[str, dict[int, tuple[int, ...]]] = field(default_factory=dict)
+    topic_configs: dict[str, dict[str, str]] = field(default_factory=dict)
+    leadership: dict[TopicPartition, LeaderIsrAndEpoch] = field(default_factory=dict)
+    partition_states: dict[TopicPartition, PartitionState] = field(default_factory=dict)
+    replica_states: dict[tuple[str, int, int], ReplicaState] = field(default_factory=dict)
+
+    def partitions(self) -> list[TopicPartition]:
+        """Every partition of every topic."""
+        return [(t, p) for t, parts in self.assignments.items() for p in sorted(parts)]
+
+    def replicas(self, tp: TopicPartition) -> tuple[int, ...]:
+        """Assigned replicas (AR) of a partition."""
+        return self.assignments[tp[0]][tp[1]]
+
+    def partitions_on(self, brokers: set[int]) -> list[TopicPartition]:
+        """Partitions with a replica on any of ``brokers``."""
+        return [tp for tp in self.partitions() if brokers.intersection(self.replicas(tp))]
+
+    def partitions_led_by(self, brokers: set[int]) -> list[TopicPartition]:
+        """Partitions whose current leader is one of ``brokers``."""
+        return [tp for tp, state in self.leadership.items() if state.leader in brokers]
+
+    def partitions_in(self, state: PartitionState) -> list[TopicPartition]:
+        """Partitions in a partition state."""
+        return [tp for tp, current in self.partition_states.items() if current is state]
+
+    def is_live(self, broker_id: int) -> bool:
+        """Whether a broker is registered."""
+        return broker_id in self.live_brokers
+
+    def remove_topic(self, topic: str) -> None:
+        """Forget a deleted topic."""
+        self.assignments.pop(topic, None)
+        self.topic_configs.pop(topic, None)
+        for tp in [tp for tp in self.leadership if tp[0] == topic]:
+            del self.leadership[tp]
+        for tp in [tp for tp in self.partition_states if tp[0] == topic]:
+            del self.partition_states[tp]
+        for key in [key for key in self.replica_states if key[0] == topic]:
+            del self.replica_states[key]

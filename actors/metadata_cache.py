@@ -1,0 +1,58 @@
+"""A broker's metadata cache: live brokers, the controller and every partition's leadership.
+
+Fed only by the controller's UpdateMetadata requests (never read from ZooKeeper on the request path),
+so every broker answers Metadata requests from memory, as Kafka's brokers do.
+"""
+
+from __future__ import annotations
+
+from rafka.protocol.errors import Errors
+from rafka.protocol.messages.control import UpdateMetadataRequest
+from rafka.protocol.messages.metadata import BrokerMetadata, PartitionMetadata, TopicMetadata
+
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+
+
+class MetadataCache:
+    """The cluster as the controller last described it to this broker."""
+
+    def __init__(self) -> None:
+        self.brokers: dict[int, BrokerMetadata] = {}
+        self.controller_id = -1
+        self.topics: dict[str, dict[int, PartitionMetadata]] = {}
+        self.configs: dict[str, dict[str, str]] = {}
+
+    def update(self, request: UpdateMetadataRequest) -> None:
+        """Apply UpdateMetadata: replace the broker list, update (or replace, if ``full``) partitions."""
+        self.brokers = {b.broker_id: b for b in request.live_brokers}
+        self.controller_id = request.controller_id
+        if request.full:
+            self.topics, self.configs = {}, {}
+        for topic in request.deleted_topics:
+            self.topics.pop(topic, None)
+            self.configs.pop(topic, None)
+        live = set(self.brokers)
+        for topic in request.topics:
+            partitions = self.topics.setdefault(topic.topic, {})
+            for partition in topic.partitions:
+                offline = tuple(r for r in partition.replicas if r not in live)
+                error = Errors.LEADER_NOT_AVAILABLE if partition.leader not in live else Errors.NONE
+                partitions[partition.partition] = PartitionMetadata(
+                    partition.partition, partition.leader, partition.leader_epoch, partition.replicas,
+                    partition.isr, offline, error,
+                )
+            if topic.configs:
+                self.configs[topic.topic] = dict(topic.configs)
+
+    def topic_metadata(self, names: tuple[str, ...] | None) -> tuple[TopicMetadata, ...]:
+        """Metadata of the named topics (all when None); unknown ones carry UNKNOWN_TOPIC_OR_PARTITION."""
+        wanted = sorted(self.topics) if names is None else names
+        result = []
+        for name in wanted:
+            partitions = self.topics.get(name)
+            if partitions is None:
+                result.append(TopicMetadata(name, (), Errors.UNKNOWN_TOPIC_OR_PARTITION))
+            else:
+                ordered = tuple(partitions[p] for p in sorted(partitions))
+                result.append(TopicMetadata(name, ordered, Errors.NONE, name in INTERNAL_TOPICS))
+        return tuple(result)

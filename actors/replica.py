@@ -1,0 +1,315 @@
+"""The partition replica actor: one per topic, partition and broker, placed on its broker's node.
+
+It is an asyncio Ray actor whose handlers never await in the middle of a state change, so each
+message is applied atomically in arrival order; the only awaits are parking in a purgatory, calls to
+other actors, and the follower's fetch loop, after which state is re-checked. As leader it appends
+produce requests and answers fetches from consumers and followers; as follower it runs the fetch
+loop, first truncating its log to the leader's end offset for its latest epoch (KIP-101).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+
+import ray
+
+from rafka.actors import names
+from rafka.actors.broker_config import BrokerConfig
+from rafka.actors.partition import Partition, Role
+from rafka.actors.purgatory import Purgatory
+from rafka.actors.zk_data import LeaderIsrAndEpoch
+from rafka.log.cleaner import maybe_compact
+from rafka.log.config import LogConfig
+from rafka.log.files import partition_dir_name
+from rafka.log.leader_epoch_cache import UNDEFINED_EPOCH
+from rafka.log.log import Log
+from rafka.protocol.errors import Errors, RafkaError
+from rafka.protocol.messages.control import LeaderAndIsrPartitionState
+from rafka.protocol.messages.fetch import CONSUMER_REPLICA_ID, FetchRequest, FetchResponse
+from rafka.protocol.messages.offsets import (
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    OffsetsForLeaderEpochRequest,
+    OffsetsForLeaderEpochResponse,
+)
+from rafka.protocol.messages.produce import ACKS_ALL, ProduceRequest, ProduceResponse
+
+logger = logging.getLogger(__name__)
+
+HOUSEKEEPING_TICK_S = 0.25
+
+
+class PartitionReplica:
+    """Ray actor serving one replica of one partition from its broker's local disk."""
+
+    def __init__(self, topic: str, partition: int, broker_id: int, config: BrokerConfig, log_config: LogConfig, namespace: str) -> None:
+        self.config = config
+        self.namespace = namespace
+        self.log = Log(Path(config.log_dirs) / partition_dir_name(topic, partition), log_config)
+        self.partition = Partition(topic, partition, broker_id, self.log)
+        self.produce_waiters: Purgatory[Errors] = Purgatory("produce")
+        self.fetch_waiters: Purgatory[bool] = Purgatory("fetch")
+        self._fetcher: asyncio.Task | None = None
+        self._isr_change_in_flight = False
+        self._stopped = False
+        loop = asyncio.get_event_loop()
+        self._housekeeping = loop.create_task(self._housekeep())
+
+    # ------------------------------------------------------------------ control
+
+    async def become_leader(self, state: LeaderAndIsrPartitionState) -> Errors:
+        """Apply a LeaderAndIsr naming this replica leader."""
+        if self.partition.is_stale(state):
+            return Errors.STALE_CONTROLLER_EPOCH
+        await self._stop_fetcher()
+        self.partition.make_leader(state)
+        self._partition_changed()
+        logger.info("%s: leader at epoch %d, ISR %s", self.partition.name, state.leader_epoch, list(state.isr))
+        return Errors.NONE
+
+    async def become_follower(self, state: LeaderAndIsrPartitionState) -> Errors:
+        """Apply a LeaderAndIsr naming another replica leader; (re)start the fetch loop."""
+        if self.partition.is_stale(state):
+            return Errors.STALE_CONTROLLER_EPOCH
+        if (self.partition.role is Role.FOLLOWER and self.partition.leader_epoch == state.leader_epoch
+                and self._fetcher is not None and not self._fetcher.done()):
+            return Errors.NONE
+        await self._stop_fetcher()
+        self.partition.make_follower(state)
+        self._partition_changed()
+        if state.leader >= 0:
+            self._fetcher = asyncio.get_running_loop().create_task(self._fetch_loop(state.leader_epoch))
+        return Errors.NONE
+
+    async def stop(self, delete: bool = False) -> None:
+        """StopReplica: stop serving, then close (or delete) the log."""
+        self._stopped = True
+        self.partition.role = Role.NONE
+        self._partition_changed()
+        await self._stop_fetcher()
+        self._housekeeping.cancel()
+        if delete:
+            self.log.delete()
+        else:
+            self.partition.checkpoint()
+            self.log.close()
+
+    # ------------------------------------------------------------------ produce and fetch
+
+    async def produce(self, request: ProduceRequest) -> ProduceResponse:
+        """Append as leader; with acks=all, wait in the purgatory until the HW passes the batch."""
+        min_isr = self.log.config.min_insync_replicas
+        try:
+            info = self.partition.append_as_leader(request.records, request.acks, min_isr)
+        except RafkaError as exc:
+            return ProduceResponse(exc.error, error_message=str(exc))
+        self._partition_changed()
+        if request.acks != ACKS_ALL:
+            return ProduceResponse(Errors.NONE, info.first_offset, -1, self.log.log_start_offset)
+        required = info.last_offset + 1
+        error = await self.produce_waiters.wait(
+            lambda: self.partition.produce_outcome(required, min_isr),
+            request.timeout_ms / 1000,
+            lambda: Errors.REQUEST_TIMED_OUT,
+        )
+        if error is not Errors.NONE:
+            return ProduceResponse(error, error_message=f"{self.partition.name}: {error.message}")
+        return ProduceResponse(Errors.NONE, info.first_offset, -1, self.log.log_start_offset)
+
+    async def fetch(self, request: FetchRequest) -> FetchResponse:
+        """Read for a consumer or follower; with nothing to return, wait up to ``max_wait_ms``."""
+        response = self.partition.read(request)
+        if request.replica_id != CONSUMER_REPLICA_ID:
+            self._partition_changed()
+            self._maybe_expand_isr()
+        if response.error is not Errors.NONE or len(response.records) >= request.min_bytes or request.max_wait_ms <= 0:
+            return response
+        await self.fetch_waiters.wait(lambda: self._fetch_ready(request), request.max_wait_ms / 1000, lambda: False)
+        return self.partition.read(request)
+
+    def _fetch_ready(self, request: FetchRequest) -> bool | None:
+        """DelayedFetch's test: new data below the bound (LEO for followers, HW for consumers) or a role change."""
+        if self.partition.role is not Role.LEADER:
+            return True
+        bound = self.log.log_end_offset if request.replica_id != CONSUMER_REPLICA_ID else self.partition.high_watermark
+        if bound <= request.fetch_offset:
+            return None
+        if request.min_bytes <= 1:
+            return True
+        try:
+            available = len(self.log.read(request.fetch_offset, request.min_bytes, bound))
+        except RafkaError:
+            return True
+        return True if available >= request.min_bytes else None
+
+    def _partition_changed(self) -> None:
+        """Wake whatever waits on this partition: followers on new data, acks=all and consumers on the HW."""
+        self.fetch_waiters.check_and_complete()
+        self.produce_waiters.check_and_complete()
+
+    async def list_offsets(self, request: ListOffsetsRequest) -> ListOffsetsResponse:
+        """ListOffsets: earliest, latest, or by timestamp."""
+        return self.partition.list_offsets(request.timestamp, request.current_leader_epoch)
+
+    async def offsets_for_leader_epoch(self, request: OffsetsForLeaderEpochRequest) -> OffsetsForLeaderEpochResponse:
+        """Where ``request.leader_epoch`` ends in this leader's log (KIP-101)."""
+        error = self.partition.epoch_error(request.current_leader_epoch)
+        if error is None and self.partition.role is not Role.LEADER:
+            error = Errors.NOT_LEADER_OR_FOLLOWER
+        if error is not None:
+            return OffsetsForLeaderEpochResponse(error, error_message=f"{self.partition.name}: {error.message}")
+        epoch, end = self.log.end_offset_for_epoch(request.leader_epoch)
+        return OffsetsForLeaderEpochResponse(Errors.NONE, epoch, end)
+
+    async def describe(self) -> dict[str, Any]:
+        """The replica's state for tools and tests."""
+        return self.partition.describe()
+
+    async def read_log(self, offset: int, max_bytes: int) -> bytes:
+        """Raw bytes of this replica's own log (tools and tests comparing replicas)."""
+        return self.log.read(offset, max_bytes)
+
+    # ------------------------------------------------------------------ follower fetch loop
+
+    async def _fetch_loop(self, epoch: int) -> None:
+        backoff = self.config.replica_fetch_backoff_ms / 1000
+        partition = self.partition
+        leader = None
+        truncated = False
+        while partition.role is Role.FOLLOWER and partition.leader_epoch == epoch:
+            try:
+                if leader is None:
+                    leader = await self._lookup(names.replica_actor_name(partition.topic, partition.partition, partition.leader_id))
+                if not truncated:
+                    truncated = await self._truncate_to_leader_epoch(leader, epoch)
+                    if not truncated:
+                        await asyncio.sleep(backoff)
+                        continue
+                response: FetchResponse = await leader.fetch.remote(FetchRequest(
+                    fetch_offset=self.log.log_end_offset,
+                    max_bytes=self.config.replica_fetch_max_bytes,
+                    max_wait_ms=self.config.replica_fetch_wait_max_ms,
+                    min_bytes=self.config.replica_fetch_min_bytes,
+                    replica_id=partition.broker_id,
+                    current_leader_epoch=epoch,
+                ))
+            except (ValueError, ray.exceptions.RayActorError) as exc:
+                logger.debug("%s: leader %d unreachable: %s", partition.name, partition.leader_id, exc)
+                leader = None
+                await asyncio.sleep(backoff)
+                continue
+            if partition.role is not Role.FOLLOWER or partition.leader_epoch != epoch:
+                return
+            if response.error is Errors.NONE:
+                try:
+                    partition.append_as_follower(response)
+                except RafkaError as exc:
+                    logger.error("%s: follower append failed: %s", partition.name, exc)
+                    truncated = False
+                    await asyncio.sleep(backoff)
+            elif response.error is Errors.OFFSET_OUT_OF_RANGE:
+                self._handle_out_of_range(response)
+            else:
+                await asyncio.sleep(min(backoff, 0.1))
+
+    def _handle_out_of_range(self, response: FetchResponse) -> None:
+        """The fetch offset is outside the leader's log: behind its start, or (unclean election) ahead of its end."""
+        if self.log.log_end_offset > response.log_end_offset:
+            self.log.truncate_to(response.log_end_offset)
+        else:
+            self.log.truncate_fully_and_start_at(response.log_start_offset)
+        self.partition.high_watermark = min(self.partition.high_watermark, self.log.log_end_offset)
+
+    async def _truncate_to_leader_epoch(self, leader: Any, epoch: int) -> bool:
+        """Truncate to where the leader's log diverges from ours, by epochs; False to retry later."""
+        latest = self.log.epoch_cache.latest_epoch
+        if latest == UNDEFINED_EPOCH:
+            # No epochs (an empty or pre-epoch log): Kafka's fallback is the high watermark.
+            self.log.truncate_to(self.partition.high_watermark)
+            return True
+        response: OffsetsForLeaderEpochResponse = await leader.offsets_for_leader_epoch.remote(
+            OffsetsForLeaderEpochRequest(latest, self.partition.broker_id, epoch)
+        )
+        if response.error is not Errors.NONE:
+            return False
+        if response.leader_epoch == UNDEFINED_EPOCH:
+            target = self.partition.high_watermark
+        else:
+            # KIP-279: if the leader knows only an older epoch, stop where both logs end that epoch.
+            local_end = self.log.end_offset_for_epoch(response.leader_epoch)[1]
+            target = min(response.end_offset, local_end if local_end >= 0 else response.end_offset)
+        removed = self.log.truncate_to(target)
+        self.partition.high_watermark = min(self.partition.high_watermark, self.log.log_end_offset)
+        if removed:
+            logger.info("%s: truncated %d bytes to offset %d (leader epoch %d)", self.partition.name, removed, target, response.leader_epoch)
+        return True
+
+    async def _lookup(self, name: str) -> Any:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, lambda: ray.get_actor(name, namespace=self.namespace))
+
+    async def _stop_fetcher(self) -> None:
+        if self._fetcher is not None and not self._fetcher.done():
+            self._fetcher.cancel()
+            try:
+                await self._fetcher
+            except (asyncio.CancelledError, Exception):
+                pass
+        self._fetcher = None
+
+    # ------------------------------------------------------------------ ISR changes
+
+    def _maybe_expand_isr(self) -> None:
+        candidates = self.partition.followers_to_add()
+        if candidates and not self._isr_change_in_flight:
+            new_isr = tuple(r for r in self.partition.replicas if r in self.partition.isr or r in candidates)
+            asyncio.get_running_loop().create_task(self._change_isr(new_isr))
+
+    def _maybe_shrink_isr(self) -> None:
+        lagging = self.partition.lagging_isr_followers(self.config.replica_lag_time_max_ms)
+        if lagging and not self._isr_change_in_flight:
+            new_isr = tuple(r for r in self.partition.isr if r not in lagging)
+            logger.info("%s: shrinking ISR from %s to %s", self.partition.name, list(self.partition.isr), list(new_isr))
+            asyncio.get_running_loop().create_task(self._change_isr(new_isr))
+
+    async def _change_isr(self, new_isr: tuple[int, ...]) -> None:
+        """Write the new ISR to ZooKeeper through the broker (compare-and-set), then apply it."""
+        partition = self.partition
+        self._isr_change_in_flight = True
+        try:
+            broker = await self._lookup(names.broker_actor_name(partition.broker_id))
+            state = LeaderIsrAndEpoch(partition.broker_id, partition.leader_epoch, new_isr, partition.controller_epoch, partition.zk_version)
+            error, version = await broker.alter_isr.remote(partition.topic, partition.partition, state)
+            if error is Errors.NONE and partition.role is Role.LEADER and partition.leader_epoch == state.leader_epoch:
+                partition.apply_isr(new_isr, version)
+                self._partition_changed()
+        except (ValueError, ray.exceptions.RayActorError) as exc:
+            logger.warning("%s: ISR change to %s failed: %s", partition.name, list(new_isr), exc)
+        finally:
+            self._isr_change_in_flight = False
+
+    # ------------------------------------------------------------------ housekeeping
+
+    async def _housekeep(self) -> None:
+        """Periodic work: ISR shrink, flush.ms, HW and recovery checkpoints, retention and compaction."""
+        loop = asyncio.get_running_loop()
+        last_checkpoint = last_retention = loop.time()
+        while not self._stopped:
+            await asyncio.sleep(HOUSEKEEPING_TICK_S)
+            now = loop.time()
+            try:
+                if self.partition.role is Role.LEADER:
+                    self._maybe_shrink_isr()
+                self.log.maybe_flush()
+                if now - last_checkpoint >= self.config.replica_high_watermark_checkpoint_interval_ms / 1000:
+                    self.partition.checkpoint()
+                    last_checkpoint = now
+                if now - last_retention >= self.config.log_retention_check_interval_ms / 1000:
+                    self.log.delete_old_segments()
+                    maybe_compact(self.log)
+                    last_retention = now
+            except Exception:
+                logger.exception("%s: housekeeping failed", self.partition.name)

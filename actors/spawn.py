@@ -1,0 +1,57 @@
+"""Where rafka's actor classes are made remote and placed: the one place that knows Ray's options.
+
+Every actor is named (``names.py``) in the cluster's namespace, asks for no CPU (they are mostly
+idle and a 2-core machine must hold dozens), and is pinned to a node with hard node affinity so a
+broker's logs stay on that node's disk.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import ray
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+from rafka.actors import names
+from rafka.actors.broker_config import BrokerConfig
+from rafka.log.config import LogConfig
+
+
+@functools.cache
+def _remote_classes() -> dict[str, Any]:
+    # Imported on first use: the broker module spawns controllers and replicas through this one.
+    from rafka.actors.broker import Broker
+    from rafka.actors.controller import Controller
+    from rafka.actors.replica import PartitionReplica
+
+    return {"broker": ray.remote(Broker), "controller": ray.remote(Controller), "replica": ray.remote(PartitionReplica)}
+
+
+def _options(name: str, namespace: str, node_id: str | None, detached: bool) -> dict[str, Any]:
+    options: dict[str, Any] = {"name": name, "namespace": namespace, "num_cpus": 0, "max_restarts": 0}
+    if node_id is not None:
+        options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id=node_id, soft=False)
+    if detached:
+        options["lifetime"] = "detached"
+    return options
+
+
+def spawn_broker(config: BrokerConfig, namespace: str, node_id: str | None = None, detached: bool = False) -> Any:
+    """Start broker ``config.broker_id`` (detached brokers outlive the process that started them)."""
+    name = names.broker_actor_name(config.broker_id)
+    return _remote_classes()["broker"].options(**_options(name, namespace, node_id, detached)).remote(config, namespace)
+
+
+def spawn_controller(config: BrokerConfig, namespace: str, node_id: str) -> Any:
+    """Start the controller actor of a broker, on the broker's node; it dies with its broker."""
+    name = names.controller_actor_name(config.broker_id)
+    return _remote_classes()["controller"].options(**_options(name, namespace, node_id, False)).remote(config, namespace)
+
+
+def spawn_replica(topic: str, partition: int, config: BrokerConfig, log_config: LogConfig, namespace: str, node_id: str) -> Any:
+    """Start a partition replica of a broker, on the broker's node; it dies with its broker."""
+    name = names.replica_actor_name(topic, partition, config.broker_id)
+    return _remote_classes()["replica"].options(**_options(name, namespace, node_id, False)).remote(
+        topic, partition, config.broker_id, config, log_config, namespace
+    )

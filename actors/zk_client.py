@@ -1,0 +1,268 @@
+"""ZooKeeper operations of brokers and the controller, over kazoo, under the cluster's chroot.
+
+Every write the controller makes is a ZooKeeper transaction that first checks the version of
+``/controller_epoch`` it saw when it was elected: a controller that lost its session (a zombie
+resumed after a pause) fails that check and can change nothing. Partition state writes are also
+compare-and-set on the state znode's own version, so a concurrent ISR change is never overwritten.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from typing import Callable
+
+from kazoo.client import KazooClient
+from kazoo.client import TransactionRequest
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError, RuntimeInconsistency
+from kazoo.retry import KazooRetry
+
+from rafka.actors import zk_data as zd
+from rafka.protocol.errors import KafkaTimeoutError, TopicAlreadyExistsError
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_CHROOT_PREFIX = "/rafka"
+
+
+class ControllerMovedError(Exception):
+    """The controller epoch changed under a controller write: another controller took over."""
+
+
+def split_connect(connect: str, cluster_name: str) -> tuple[str, str]:
+    """Split ``host:port[,host:port][/chroot]`` into hosts and chroot (default ``/rafka/<cluster>``)."""
+    hosts, slash, chroot = connect.partition("/")
+    return hosts, ("/" + chroot.rstrip("/")) if slash and chroot.strip("/") else f"{DEFAULT_CHROOT_PREFIX}/{cluster_name}"
+
+
+class ZkClient:
+    """A kazoo session bound to one cluster's chroot, with Kafka's znode operations."""
+
+    def __init__(self, connect: str, cluster_name: str, session_timeout_ms: int = 6000, connect_timeout_s: float = 15.0) -> None:
+        self.hosts, self.chroot = split_connect(connect, cluster_name)
+        retry = {"max_tries": -1, "delay": 0.1, "backoff": 2, "max_delay": 2}
+        bootstrap = KazooClient(hosts=self.hosts, timeout=session_timeout_ms / 1000)
+        try:
+            bootstrap.start(timeout=connect_timeout_s)
+            bootstrap.ensure_path(self.chroot)
+        except Exception as exc:
+            raise KafkaTimeoutError(f"cannot reach ZooKeeper at {self.hosts} within {connect_timeout_s}s: {exc}") from exc
+        finally:
+            bootstrap.stop()
+            bootstrap.close()
+        self.zk = KazooClient(
+            hosts=self.hosts + self.chroot,
+            timeout=session_timeout_ms / 1000,
+            connection_retry=KazooRetry(**retry),
+            command_retry=KazooRetry(**retry),
+        )
+        self.zk.start(timeout=connect_timeout_s)
+        for path in zd.PERSISTENT_PATHS:
+            self.zk.ensure_path(path)
+
+    def close(self) -> None:
+        """End the session; its ephemeral znodes disappear at once."""
+        self.zk.stop()
+        self.zk.close()
+
+    @property
+    def session_id(self) -> int:
+        """This client's ZooKeeper session id."""
+        return self.zk.client_id[0]
+
+    # ------------------------------------------------------------------ cluster and brokers
+
+    def cluster_id(self) -> str:
+        """The cluster's id, created on first use."""
+        try:
+            self.zk.create(zd.CLUSTER_ID, zd.encode_cluster_id(uuid.uuid4().hex[:22]))
+        except NodeExistsError:
+            pass
+        return zd.decode_cluster_id(self.zk.get(zd.CLUSTER_ID)[0])
+
+    def register_broker(self, registration: zd.BrokerRegistration, timeout_s: float) -> None:
+        """Create the broker's ephemeral znode, waiting out one left by its previous (dead) session."""
+        path = zd.broker_path(registration.broker_id)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                self.zk.create(path, registration.encode(), ephemeral=True)
+                return
+            except NodeExistsError:
+                stat = self.zk.exists(path)
+                if stat is not None and stat.ephemeralOwner == self.session_id:
+                    return
+                if time.monotonic() > deadline:
+                    raise KafkaTimeoutError(
+                        f"broker id {registration.broker_id} is still registered by another live session at {path}"
+                    ) from None
+                time.sleep(0.1)
+
+    def live_brokers(self, watch: Callable | None = None) -> dict[int, zd.BrokerRegistration]:
+        """Registered brokers by id."""
+        brokers: dict[int, zd.BrokerRegistration] = {}
+        for child in self.zk.get_children(zd.BROKER_IDS, watch=watch):
+            try:
+                brokers[int(child)] = zd.BrokerRegistration.decode(int(child), self.zk.get(zd.broker_path(int(child)))[0])
+            except NoNodeError:
+                continue
+        return brokers
+
+    # ------------------------------------------------------------------ topics
+
+    def create_topic(self, topic: str, assignment: dict[int, tuple[int, ...]], config: dict[str, str]) -> None:
+        """Write a topic's config and assignment (the controller picks the topic up from its watch)."""
+        transaction = self.zk.transaction()
+        transaction.create(zd.topic_config_path(topic), zd.encode_topic_config(config))
+        transaction.create(zd.topic_path(topic), zd.encode_assignment(assignment))
+        results = transaction.commit()
+        failures = [r for r in results if isinstance(r, Exception)]
+        if any(isinstance(r, NodeExistsError) for r in failures):
+            raise TopicAlreadyExistsError(f"topic {topic!r} already exists")
+        if failures:
+            raise failures[0]
+
+    def topics(self, watch: Callable | None = None) -> list[str]:
+        """Every topic with an assignment."""
+        return self.zk.get_children(zd.TOPICS, watch=watch)
+
+    def assignment(self, topic: str, watch: Callable | None = None) -> dict[int, tuple[int, ...]]:
+        """A topic's partition -> replicas, or {} if the topic does not exist."""
+        try:
+            return zd.decode_assignment(self.zk.get(zd.topic_path(topic), watch=watch)[0])
+        except NoNodeError:
+            return {}
+
+    def topic_config(self, topic: str) -> dict[str, str]:
+        """A topic's config overrides."""
+        try:
+            return zd.decode_topic_config(self.zk.get(zd.topic_config_path(topic))[0])
+        except NoNodeError:
+            return {}
+
+    def delete_topic_znodes(self, topic: str, epoch_version: int) -> None:
+        """Remove a deleted topic's assignment, states, config and admin request (controller only)."""
+        self._check_epoch(epoch_version)
+        for path in (zd.topic_path(topic), zd.topic_config_path(topic), zd.delete_topic_path(topic)):
+            if self.zk.exists(path):
+                self.zk.delete(path, recursive=True)
+
+    # ------------------------------------------------------------------ partition state
+
+    def partition_state(self, topic: str, partition: int) -> zd.LeaderIsrAndEpoch | None:
+        """The partition's leader, epoch and ISR with the znode version, or None if not created yet."""
+        try:
+            data, stat = self.zk.get(zd.partition_state_path(topic, partition))
+        except NoNodeError:
+            return None
+        return zd.LeaderIsrAndEpoch.decode(data, stat.version)
+
+    def create_partition_state(self, topic: str, partition: int, state: zd.LeaderIsrAndEpoch, epoch_version: int) -> zd.LeaderIsrAndEpoch:
+        """Create a new partition's state znode, fenced by the controller epoch."""
+        self.zk.ensure_path(f"{zd.partitions_path(topic)}/{partition}")
+        transaction = self.zk.transaction()
+        transaction.check(zd.CONTROLLER_EPOCH, epoch_version)
+        transaction.create(zd.partition_state_path(topic, partition), state.encode())
+        self._commit(transaction, zd.partition_state_path(topic, partition))
+        return zd.LeaderIsrAndEpoch(state.leader, state.leader_epoch, state.isr, state.controller_epoch, 0)
+
+    def update_partition_state(
+        self, topic: str, partition: int, state: zd.LeaderIsrAndEpoch, epoch_version: int | None
+    ) -> zd.LeaderIsrAndEpoch:
+        """Compare-and-set the state znode at ``state.zk_version``; return it with the new version.
+
+        Raises BadVersionError if the znode changed since it was read (re-read and retry), and
+        ControllerMovedError if ``epoch_version`` (the controller's fence) is stale. Leaders updating
+        their ISR pass ``epoch_version=None``: they are fenced by the state version alone.
+        """
+        path = zd.partition_state_path(topic, partition)
+        transaction = self.zk.transaction()
+        if epoch_version is not None:
+            transaction.check(zd.CONTROLLER_EPOCH, epoch_version)
+        transaction.set_data(path, state.encode(), version=state.zk_version)
+        results = self._commit(transaction, path, fenced=epoch_version is not None)
+        return zd.LeaderIsrAndEpoch(state.leader, state.leader_epoch, state.isr, state.controller_epoch, results[-1].version)
+
+    # ------------------------------------------------------------------ controller
+
+    def try_elect_controller(self, broker_id: int) -> bool:
+        """Try to create the ephemeral ``/controller`` znode; True if this session now holds it."""
+        try:
+            self.zk.create(zd.CONTROLLER, zd.encode_controller(broker_id), ephemeral=True)
+            return True
+        except NodeExistsError:
+            stat = self.zk.exists(zd.CONTROLLER)
+            return stat is not None and stat.ephemeralOwner == self.session_id
+
+    def controller_id(self, watch: Callable | None = None) -> int:
+        """The current controller's broker id, or -1."""
+        try:
+            return zd.decode_controller(self.zk.get(zd.CONTROLLER, watch=watch)[0])
+        except NoNodeError:
+            if watch is not None:
+                self.zk.exists(zd.CONTROLLER, watch=watch)
+            return -1
+
+    def increment_controller_epoch(self) -> tuple[int, int]:
+        """Bump ``/controller_epoch`` with compare-and-set; return (new epoch, its znode version)."""
+        while True:
+            try:
+                data, stat = self.zk.get(zd.CONTROLLER_EPOCH)
+            except NoNodeError:
+                try:
+                    self.zk.create(zd.CONTROLLER_EPOCH, b"1")
+                    return 1, 0
+                except NodeExistsError:
+                    continue
+            epoch = int(data.decode()) + 1
+            try:
+                new = self.zk.set(zd.CONTROLLER_EPOCH, str(epoch).encode(), version=stat.version)
+                return epoch, new.version
+            except BadVersionError:
+                continue
+
+    def controller_epoch(self) -> int:
+        """The latest controller epoch (0 before any controller)."""
+        try:
+            return int(self.zk.get(zd.CONTROLLER_EPOCH)[0].decode())
+        except NoNodeError:
+            return 0
+
+    # ------------------------------------------------------------------ ISR change notifications
+
+    def notify_isr_change(self, partitions: list[tuple[str, int]]) -> None:
+        """Tell the controller that these partitions' ISRs changed (it re-reads and propagates them)."""
+        self.zk.create(f"{zd.ISR_CHANGE_NOTIFICATION}/{zd.ISR_CHANGE_PREFIX}", zd.encode_isr_change(partitions), sequence=True)
+
+    def take_isr_changes(self, watch: Callable | None = None) -> list[tuple[str, int]]:
+        """Read and delete pending ISR change notifications."""
+        changed: list[tuple[str, int]] = []
+        for child in sorted(self.zk.get_children(zd.ISR_CHANGE_NOTIFICATION, watch=watch)):
+            path = f"{zd.ISR_CHANGE_NOTIFICATION}/{child}"
+            try:
+                changed.extend(zd.decode_isr_change(self.zk.get(path)[0]))
+                self.zk.delete(path)
+            except NoNodeError:
+                continue
+        return changed
+
+    # ------------------------------------------------------------------ helpers
+
+    def _check_epoch(self, epoch_version: int) -> None:
+        stat = self.zk.exists(zd.CONTROLLER_EPOCH)
+        if stat is None or stat.version != epoch_version:
+            raise ControllerMovedError(f"controller epoch znode is at version {stat and stat.version}, this controller holds {epoch_version}")
+
+    def _commit(self, transaction: TransactionRequest, path: str, fenced: bool = True) -> list:
+        """Commit; map a failed epoch check to ControllerMovedError and re-raise any other failure.
+
+        ZooKeeper answers a failed multi-op with an error per op: the one that failed carries its own
+        error, the others RolledBackError or RuntimeInconsistency.
+        """
+        results = transaction.commit()
+        if not any(isinstance(r, Exception) for r in results):
+            return results
+        if fenced and isinstance(results[0], BadVersionError):
+            raise ControllerMovedError(f"controller epoch changed while writing {path}")
+        raise next(r for r in results if isinstance(r, Exception) and not isinstance(r, (RolledBackError, RuntimeInconsistency)))

@@ -1,0 +1,171 @@
+"""The ZooKeeper layout of Kafka's ZooKeeper mode: every znode's path and JSON encoding, declared once.
+
+All paths are relative to the cluster's chroot (``/rafka/<cluster>`` by default), so several clusters
+can share one ensemble::
+
+    /cluster/id                                          {"version": "1", "id": ...}
+    /brokers/ids/<id>                  (ephemeral)       {"version": 5, "host", "node_id", "rack", "timestamp"}
+    /brokers/topics/<t>                                  {"version": 2, "partitions": {"0": [1, 2]}}
+    /brokers/topics/<t>/partitions/<p>/state             {"version": 1, "leader", "leader_epoch", "isr", "controller_epoch"}
+    /controller                        (ephemeral)       {"version": 1, "brokerid", "timestamp"}
+    /controller_epoch                                    "<int>"
+    /config/topics/<t>                                   {"version": 1, "config": {"retention.ms": "..."}}
+    /isr_change_notification/isr_change_<seq>            {"version": 1, "partitions": [{"topic", "partition"}]}
+    /admin/delete_topics/<t>
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+CLUSTER_ID = "/cluster/id"
+BROKER_IDS = "/brokers/ids"
+TOPICS = "/brokers/topics"
+CONTROLLER = "/controller"
+CONTROLLER_EPOCH = "/controller_epoch"
+CONFIG_TOPICS = "/config/topics"
+ISR_CHANGE_NOTIFICATION = "/isr_change_notification"
+ISR_CHANGE_PREFIX = "isr_change_"
+DELETE_TOPICS = "/admin/delete_topics"
+
+PERSISTENT_PATHS = (BROKER_IDS, TOPICS, CONFIG_TOPICS, ISR_CHANGE_NOTIFICATION, DELETE_TOPICS, "/cluster")
+
+
+def _dump(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True).encode()
+
+
+def _load(data: bytes) -> Any:
+    return json.loads(data.decode())
+
+
+def now_ms() -> int:
+    """Wall-clock milliseconds, as Kafka writes timestamps into znodes."""
+    return int(time.time() * 1000)
+
+
+def broker_path(broker_id: int) -> str:
+    """Ephemeral registration of a live broker."""
+    return f"{BROKER_IDS}/{broker_id}"
+
+
+def topic_path(topic: str) -> str:
+    """Replica assignment of a topic."""
+    return f"{TOPICS}/{topic}"
+
+
+def partitions_path(topic: str) -> str:
+    """Parent of a topic's partition state znodes."""
+    return f"{TOPICS}/{topic}/partitions"
+
+
+def partition_state_path(topic: str, partition: int) -> str:
+    """Leader, leader epoch and ISR of one partition."""
+    return f"{TOPICS}/{topic}/partitions/{partition}/state"
+
+
+def topic_config_path(topic: str) -> str:
+    """Topic-level config overrides."""
+    return f"{CONFIG_TOPICS}/{topic}"
+
+
+def delete_topic_path(topic: str) -> str:
+    """Admin request to delete a topic."""
+    return f"{DELETE_TOPICS}/{topic}"
+
+
+@dataclass(frozen=True)
+class BrokerRegistration:
+    """What a broker writes to its ephemeral znode."""
+
+    broker_id: int
+    host: str
+    node_id: str
+    rack: str | None = None
+    timestamp: int = 0
+
+    def encode(self) -> bytes:
+        """JSON as stored in ``/brokers/ids/<id>``."""
+        return _dump({"version": 5, "host": self.host, "node_id": self.node_id, "rack": self.rack,
+                      "timestamp": str(self.timestamp or now_ms()), "port": -1, "jmx_port": -1})
+
+    @classmethod
+    def decode(cls, broker_id: int, data: bytes) -> "BrokerRegistration":
+        """Parse a broker znode."""
+        value = _load(data)
+        return cls(broker_id, value["host"], value["node_id"], value.get("rack"), int(value["timestamp"]))
+
+
+def encode_assignment(assignment: dict[int, tuple[int, ...]]) -> bytes:
+    """``/brokers/topics/<t>``: partition -> replica list."""
+    return _dump({"version": 2, "partitions": {str(p): list(r) for p, r in sorted(assignment.items())}})
+
+
+def decode_assignment(data: bytes) -> dict[int, tuple[int, ...]]:
+    """Parse a topic assignment znode."""
+    return {int(p): tuple(r) for p, r in _load(data)["partitions"].items()}
+
+
+@dataclass(frozen=True)
+class LeaderIsrAndEpoch:
+    """A partition state znode's content plus the znode version that compare-and-set writes check."""
+
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    controller_epoch: int
+    zk_version: int = 0
+
+    def encode(self) -> bytes:
+        """JSON as stored in ``.../partitions/<p>/state``."""
+        return _dump({"version": 1, "leader": self.leader, "leader_epoch": self.leader_epoch,
+                      "isr": list(self.isr), "controller_epoch": self.controller_epoch})
+
+    @classmethod
+    def decode(cls, data: bytes, zk_version: int) -> "LeaderIsrAndEpoch":
+        """Parse a partition state znode read at ``zk_version``."""
+        value = _load(data)
+        return cls(value["leader"], value["leader_epoch"], tuple(value["isr"]), value["controller_epoch"], zk_version)
+
+
+def encode_controller(broker_id: int) -> bytes:
+    """``/controller``: who the controller is."""
+    return _dump({"version": 1, "brokerid": broker_id, "timestamp": str(now_ms())})
+
+
+def decode_controller(data: bytes) -> int:
+    """The controller's broker id from ``/controller``."""
+    return int(_load(data)["brokerid"])
+
+
+def encode_topic_config(config: dict[str, str]) -> bytes:
+    """``/config/topics/<t>``: the topic's overrides with Kafka's dotted names."""
+    return _dump({"version": 1, "config": {k: str(v) for k, v in config.items()}})
+
+
+def decode_topic_config(data: bytes) -> dict[str, str]:
+    """Parse a topic config znode."""
+    return dict(_load(data)["config"])
+
+
+def encode_isr_change(partitions: list[tuple[str, int]]) -> bytes:
+    """An ISR change notification listing the partitions whose ISR changed."""
+    return _dump({"version": 1, "partitions": [{"topic": t, "partition": p} for t, p in partitions]})
+
+
+def decode_isr_change(data: bytes) -> list[tuple[str, int]]:
+    """Parse an ISR change notification."""
+    return [(item["topic"], item["partition"]) for item in _load(data)["partitions"]]
+
+
+def encode_cluster_id(cluster_id: str) -> bytes:
+    """``/cluster/id``."""
+    return _dump({"version": "1", "id": cluster_id})
+
+
+def decode_cluster_id(data: bytes) -> str:
+    """Parse ``/cluster/id``."""
+    return str(_load(data)["id"])

@@ -1,0 +1,92 @@
+"""Controller-to-broker requests: LeaderAndIsr, UpdateMetadata and StopReplica.
+
+Every request carries the controller epoch; brokers reject older epochs with STALE_CONTROLLER_EPOCH,
+which is what fences a controller that lost its ZooKeeper session but has not noticed yet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rafka.protocol.errors import Errors
+from rafka.protocol.messages.metadata import BrokerMetadata, PartitionMetadata
+
+
+@dataclass(frozen=True)
+class LeaderAndIsrPartitionState:
+    """A partition's leadership as decided by the controller and stored in ZooKeeper."""
+
+    topic: str
+    partition: int
+    controller_epoch: int
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    zk_version: int
+    replicas: tuple[int, ...]
+    is_new: bool = False
+
+
+@dataclass(frozen=True)
+class LeaderAndIsrRequest:
+    """Become leader or follower for these partitions."""
+
+    controller_id: int
+    controller_epoch: int
+    partitions: tuple[LeaderAndIsrPartitionState, ...]
+
+
+@dataclass(frozen=True)
+class PartitionError:
+    """The outcome of one partition of a control request."""
+
+    topic: str
+    partition: int
+    error: Errors
+
+
+@dataclass(frozen=True)
+class LeaderAndIsrResponse:
+    """Per-partition results; ``error`` is set when the whole request was refused."""
+
+    error: Errors
+    partition_errors: tuple[PartitionError, ...] = ()
+
+
+@dataclass(frozen=True)
+class TopicPartitions:
+    """Metadata of one topic's partitions inside UpdateMetadata."""
+
+    topic: str
+    partitions: tuple[PartitionMetadata, ...]
+    configs: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class UpdateMetadataRequest:
+    """Replace (``full``) or update the broker's metadata cache."""
+
+    controller_id: int
+    controller_epoch: int
+    live_brokers: tuple[BrokerMetadata, ...]
+    topics: tuple[TopicPartitions, ...]
+    deleted_topics: tuple[str, ...] = ()
+    full: bool = False
+
+
+@dataclass(frozen=True)
+class StopReplicaRequest:
+    """Stop serving these partitions; with ``delete`` remove their logs too."""
+
+    controller_id: int
+    controller_epoch: int
+    partitions: tuple[tuple[str, int], ...]
+    delete: bool = False
+
+
+@dataclass(frozen=True)
+class ControlResponse:
+    """Result of UpdateMetadata or StopReplica."""
+
+    error: Errors
+    partition_errors: tuple[PartitionError, ...] = ()

@@ -1,0 +1,39 @@
+"""Fetch: consumers and followers read whole batches from a partition's leader replica.
+
+Followers use the same request as consumers (``replica_id`` >= 0 marks a follower), as in Kafka: the
+leader learns each follower's log end offset from its fetch offset and answers with its high watermark.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rafka.protocol.errors import Errors
+
+CONSUMER_REPLICA_ID = -1
+NO_LEADER_EPOCH = -1
+
+
+@dataclass(frozen=True)
+class FetchRequest:
+    """Read from ``fetch_offset``; wait up to ``max_wait_ms`` for ``min_bytes`` to be available."""
+
+    fetch_offset: int
+    max_bytes: int = 1 << 20
+    max_wait_ms: int = 500
+    min_bytes: int = 1
+    replica_id: int = CONSUMER_REPLICA_ID
+    current_leader_epoch: int = NO_LEADER_EPOCH
+
+
+@dataclass(frozen=True)
+class FetchResponse:
+    """Raw batches (possibly starting before the fetch offset) and the partition's watermarks."""
+
+    error: Errors
+    high_watermark: int = -1
+    log_start_offset: int = -1
+    log_end_offset: int = -1
+    records: bytes = b""
+    leader_epoch: int = NO_LEADER_EPOCH
+    error_message: str | None = None

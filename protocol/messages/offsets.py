@@ -1,0 +1,48 @@
+"""Offset lookups: ListOffsets (by timestamp, earliest, latest) and OffsetsForLeaderEpoch (KIP-101)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rafka.protocol.errors import Errors
+
+LATEST_TIMESTAMP = -1
+EARLIEST_TIMESTAMP = -2
+
+
+@dataclass(frozen=True)
+class ListOffsetsRequest:
+    """The first offset whose timestamp is >= ``timestamp``; -1 = latest (HW), -2 = earliest."""
+
+    timestamp: int
+    current_leader_epoch: int = -1
+
+
+@dataclass(frozen=True)
+class ListOffsetsResponse:
+    """The offset found (-1 with timestamp -1 if no record is that new) and its record's timestamp."""
+
+    error: Errors
+    offset: int = -1
+    timestamp: int = -1
+    leader_epoch: int = -1
+    error_message: str | None = None
+
+
+@dataclass(frozen=True)
+class OffsetsForLeaderEpochRequest:
+    """A follower asks where ``leader_epoch`` ends in the leader's log, to know where to truncate."""
+
+    leader_epoch: int
+    replica_id: int
+    current_leader_epoch: int = -1
+
+
+@dataclass(frozen=True)
+class OffsetsForLeaderEpochResponse:
+    """The largest epoch <= the requested one known to the leader and the offset where it ends."""
+
+    error: Errors
+    leader_epoch: int = -1
+    end_offset: int = -1
+    error_message: str | None = None

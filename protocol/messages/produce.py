@@ -1,0 +1,36 @@
+"""Produce: a producer hands one partition's batch to that partition's leader replica.
+
+Requests are addressed to a partition's leader replica actor, so unlike Kafka's ProduceRequest they
+carry one partition's records, not a map of topics. Frozen dataclasses without slots, so they pickle
+the same on every supported Python for Ray calls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rafka.protocol.errors import Errors
+
+ACKS_NONE = 0
+ACKS_LEADER = 1
+ACKS_ALL = -1
+
+
+@dataclass(frozen=True)
+class ProduceRequest:
+    """Append ``records`` (whole batches) to the partition; ``acks`` as in Kafka (0, 1, -1 = all)."""
+
+    records: bytes
+    acks: int = ACKS_LEADER
+    timeout_ms: int = 30_000
+
+
+@dataclass(frozen=True)
+class ProduceResponse:
+    """Where the records landed, or why they did not."""
+
+    error: Errors
+    base_offset: int = -1
+    log_append_time: int = -1
+    log_start_offset: int = -1
+    error_message: str | None = None

@@ -1,0 +1,127 @@
+"""The admin client: create, list and describe topics; describe the cluster.
+
+Requests go to the active controller actor (found through any broker's metadata), which validates
+them and writes ZooKeeper; ``create_topic`` then waits until every partition has a leader, so the
+topic can be used as soon as the call returns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import ray
+
+from rafka.actors.controller_events import NewTopic
+from rafka.clients.cluster import RAY_ACTOR_ERRORS, ClusterConnection
+from rafka.protocol.errors import Errors
+from rafka.protocol.messages.metadata import BrokerMetadata
+
+
+@dataclass(frozen=True)
+class PartitionDescription:
+    """One partition as kafka-topics --describe shows it."""
+
+    partition: int
+    leader: int
+    leader_epoch: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    offline_replicas: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class TopicDescription:
+    """A topic's partitions and config overrides."""
+
+    name: str
+    partitions: tuple[PartitionDescription, ...]
+    config: Mapping[str, str] = field(default_factory=dict)
+    is_internal: bool = False
+
+
+@dataclass(frozen=True)
+class ClusterDescription:
+    """Live brokers and the controller."""
+
+    cluster_id: str | None
+    controller_id: int
+    brokers: tuple[BrokerMetadata, ...]
+
+
+class Admin:
+    """Topic and cluster administration (kafka-python's KafkaAdminClient, trimmed)."""
+
+    def __init__(self, namespace: str = "rafka", ray_address: str | None = None, request_timeout_ms: int = 30_000) -> None:
+        self._cluster = ClusterConnection(namespace, ray_address, request_timeout_ms)
+        self._timeout_s = request_timeout_ms / 1000
+
+    def create_topic(
+        self,
+        name: str,
+        num_partitions: int = 1,
+        replication_factor: int = 1,
+        config: Mapping[str, Any] | None = None,
+        timeout_ms: int | None = None,
+    ) -> TopicDescription:
+        """Create a topic and wait until every partition has a leader; raise Kafka's error on failure."""
+        self.create_topics([NewTopic(name, num_partitions, replication_factor, tuple((k, str(v)) for k, v in (config or {}).items()))], timeout_ms)
+        return self.describe_topic(name)
+
+    def create_topics(self, topics: list[NewTopic], timeout_ms: int | None = None) -> None:
+        """Create several topics; the first failure raises (INVALID_REPLICATION_FACTOR, TOPIC_ALREADY_EXISTS, ...)."""
+        timeout_s = self._timeout_s if timeout_ms is None else timeout_ms / 1000
+
+        def attempt() -> list[tuple[str, Errors, str | None]] | None:
+            results = ray.get(self._cluster.controller().create_topics.remote(list(topics)), timeout=timeout_s)
+            if any(error is Errors.NOT_CONTROLLER for _, error, _ in results):
+                return None
+            return results
+
+        results = self._cluster.wait_for(attempt, timeout_s, "the controller to accept the topics")
+        for name, error, message in results:
+            if error is not Errors.NONE:
+                raise error.exception(message)
+        for topic in topics:
+            self._cluster.wait_for(lambda: self._all_led(topic.name), timeout_s, f"every partition of {topic.name!r} to get a leader")
+
+    def _all_led(self, name: str) -> bool:
+        metadata = self._cluster.topic(name, refresh=True)
+        return bool(metadata.partitions) and all(p.leader >= 0 and p.error is Errors.NONE for p in metadata.partitions)
+
+    def list_topics(self) -> list[str]:
+        """Names of every topic."""
+        return sorted(t.name for t in self._cluster.refresh_metadata(None).topics)
+
+    def describe_topic(self, name: str) -> TopicDescription:
+        """Leader, replicas and ISR of each partition (UNKNOWN_TOPIC_OR_PARTITION if there is no such topic)."""
+        metadata = self._cluster.topic(name, refresh=True)
+        partitions = tuple(
+            PartitionDescription(p.partition, p.leader, p.leader_epoch, p.replicas, p.isr, p.offline_replicas)
+            for p in metadata.partitions
+        )
+        return TopicDescription(name, partitions, self._topic_config(name), metadata.is_internal)
+
+    def _topic_config(self, name: str) -> dict[str, str]:
+        for broker_id in self._cluster.broker_ids():
+            try:
+                return ray.get(self._cluster.broker(broker_id).topic_config.remote(name), timeout=self._timeout_s)
+            except RAY_ACTOR_ERRORS:
+                continue
+        return {}
+
+    def describe_cluster(self) -> ClusterDescription:
+        """Live brokers, the controller and the cluster id."""
+        response = self._cluster.refresh_metadata([])
+        return ClusterDescription(response.cluster_id, response.controller_id, response.brokers)
+
+    def wait_for_cluster(self, brokers: int, timeout_ms: int = 60_000) -> ClusterDescription:
+        """Block until ``brokers`` brokers are live and a controller is elected."""
+        def ready() -> ClusterDescription | None:
+            description = self.describe_cluster()
+            return description if len(description.brokers) >= brokers and description.controller_id >= 0 else None
+
+        return self._cluster.wait_for(ready, timeout_ms / 1000, f"{brokers} live brokers and a controller")
+
+    def close(self) -> None:
+        """Release nothing: handles are Ray references. Kept for kafka-python compatibility."""

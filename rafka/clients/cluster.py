@@ -1,0 +1,163 @@
+"""How clients find a rafka cluster: through Ray, by actor name, in the cluster's namespace.
+
+A client needs no broker address list. If Ray is not initialised in this process, it connects to the
+running Ray cluster (``RAY_ADDRESS`` or ``"auto"``); brokers are the named actors ``broker-<id>`` in
+the cluster's namespace (default ``rafka``), and every partition replica is ``replica-<t>-<p>@<id>``.
+Metadata comes from any live broker's cache and is refreshed when a request says it is stale.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Any
+
+import ray
+
+from rafka.actors import names
+from rafka.protocol.errors import Errors, KafkaTimeoutError, UnknownTopicOrPartitionError
+from rafka.protocol.messages.metadata import MetadataRequest, MetadataResponse, PartitionMetadata, TopicMetadata
+
+RAY_ACTOR_ERRORS = (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError, ValueError)
+
+
+def ensure_ray(address: str | None = None, namespace: str = names.DEFAULT_NAMESPACE) -> None:
+    """Connect this process to the running Ray cluster unless it already is connected."""
+    if ray.is_initialized():
+        return
+    target = address or os.environ.get("RAY_ADDRESS") or "auto"
+    try:
+        ray.init(address=target, namespace=namespace, log_to_driver=False, logging_level="ERROR")
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        raise KafkaTimeoutError(
+            f"cannot reach a Ray cluster at {target!r} (set RAY_ADDRESS, or start one with `rafka up`): {exc}"
+        ) from exc
+
+
+class ClusterConnection:
+    """Actor handles and a metadata cache for one cluster, shared by a client's threads."""
+
+    def __init__(self, namespace: str = names.DEFAULT_NAMESPACE, ray_address: str | None = None, request_timeout_ms: int = 30_000) -> None:
+        ensure_ray(ray_address, namespace)
+        self.namespace = namespace
+        self.request_timeout_s = request_timeout_ms / 1000
+        self._lock = threading.Lock()
+        self._handles: dict[str, Any] = {}
+        self._topics: dict[str, TopicMetadata] = {}
+        self.controller_id = -1
+        self.cluster_id: str | None = None
+
+    # ------------------------------------------------------------------ actors
+
+    def actor(self, name: str) -> Any:
+        """A named actor's handle in the cluster's namespace (cached); ValueError if it does not exist."""
+        with self._lock:
+            handle = self._handles.get(name)
+        if handle is None:
+            handle = ray.get_actor(name, namespace=self.namespace)
+            with self._lock:
+                self._handles[name] = handle
+        return handle
+
+    def forget(self, name: str) -> None:
+        """Drop a cached handle (its actor died or moved)."""
+        with self._lock:
+            self._handles.pop(name, None)
+
+    def broker_ids(self) -> list[int]:
+        """Ids of the brokers that exist as actors in the namespace."""
+        found = []
+        for entry in ray.util.list_named_actors(all_namespaces=True):
+            if entry["namespace"] == self.namespace:
+                broker_id = names.broker_id_of(entry["name"])
+                if broker_id is not None:
+                    found.append(broker_id)
+        return sorted(found)
+
+    def replica(self, topic: str, partition: int, broker_id: int) -> Any:
+        """Handle of a partition's replica on a broker."""
+        return self.actor(names.replica_actor_name(topic, partition, broker_id))
+
+    def broker(self, broker_id: int) -> Any:
+        """Handle of a broker."""
+        return self.actor(names.broker_actor_name(broker_id))
+
+    def controller(self) -> Any:
+        """Handle of the active controller, found through a broker's metadata."""
+        self.refresh_metadata(None)
+        if self.controller_id < 0:
+            raise KafkaTimeoutError(f"no controller is elected in the rafka cluster in namespace {self.namespace!r}")
+        return self.actor(names.controller_actor_name(self.controller_id))
+
+    # ------------------------------------------------------------------ metadata
+
+    def refresh_metadata(self, topics: list[str] | None) -> MetadataResponse:
+        """Ask the brokers (any live one) for metadata and cache it."""
+        ids = self.broker_ids()
+        if not ids:
+            raise KafkaTimeoutError(f"no rafka brokers found in Ray namespace {self.namespace!r}")
+        request = MetadataRequest(tuple(topics) if topics is not None else None)
+        failures = []
+        for broker_id in ids:
+            try:
+                response: MetadataResponse = ray.get(self.broker(broker_id).metadata.remote(request), timeout=self.request_timeout_s)
+            except RAY_ACTOR_ERRORS as exc:
+                self.forget(names.broker_actor_name(broker_id))
+                failures.append(f"broker {broker_id}: {type(exc).__name__}")
+                continue
+            with self._lock:
+                self.controller_id = response.controller_id
+                self.cluster_id = response.cluster_id
+                for topic in response.topics:
+                    if topic.error is Errors.NONE:
+                        self._topics[topic.name] = topic
+                    else:
+                        self._topics.pop(topic.name, None)
+            return response
+        raise KafkaTimeoutError(f"no rafka broker answered a metadata request ({'; '.join(failures)})")
+
+    def topic(self, topic: str, refresh: bool = False) -> TopicMetadata:
+        """Cached metadata of a topic; UNKNOWN_TOPIC_OR_PARTITION if the cluster does not know it."""
+        with self._lock:
+            cached = self._topics.get(topic)
+        if cached is None or refresh:
+            response = self.refresh_metadata([topic])
+            found = next(t for t in response.topics if t.name == topic)
+            if found.error is not Errors.NONE:
+                raise found.error.exception(f"topic {topic!r}: {found.error.message}")
+            return found
+        return cached
+
+    def partition(self, topic: str, partition: int, refresh: bool = False) -> PartitionMetadata:
+        """Metadata of one partition."""
+        metadata = self.topic(topic, refresh)
+        for candidate in metadata.partitions:
+            if candidate.partition == partition:
+                return candidate
+        raise UnknownTopicOrPartitionError(f"topic {topic!r} has no partition {partition} (it has {len(metadata.partitions)})")
+
+    def leader_replica(self, topic: str, partition: int, refresh: bool = False) -> tuple[Any, PartitionMetadata]:
+        """The partition leader's replica actor and the metadata naming it; LEADER_NOT_AVAILABLE if none."""
+        metadata = self.partition(topic, partition, refresh)
+        if metadata.leader < 0 or metadata.error is not Errors.NONE:
+            raise Errors.LEADER_NOT_AVAILABLE.exception(f"{topic}-{partition} has no live leader (leader {metadata.leader})")
+        return self.replica(topic, partition, metadata.leader), metadata
+
+    def wait_for(self, predicate: Any, timeout_s: float, what: str) -> Any:
+        """Poll ``predicate()`` until it returns a truthy value or ``timeout_s`` passes (KafkaTimeoutError)."""
+        deadline = time.monotonic() + timeout_s
+        delay = 0.01
+        last_error: Exception | None = None
+        while True:
+            try:
+                value = predicate()
+                if value:
+                    return value
+            except Exception as exc:  # the condition may throw while the cluster is settling
+                last_error = exc
+            if time.monotonic() > deadline:
+                detail = f" (last error: {last_error})" if last_error else ""
+                raise KafkaTimeoutError(f"timed out after {timeout_s:.1f}s waiting for {what}{detail}")
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)

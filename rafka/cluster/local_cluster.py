@@ -1,0 +1,180 @@
+"""A whole rafka cluster in one Python process's reach: for notebooks, tests and the demo.
+
+``with LocalCluster(brokers=3, data_dir=...) as cluster:`` starts what is not running yet: an embedded
+ZooKeeper server (its data under ``data_dir/zookeeper``), a local Ray instance bound to 127.0.0.1,
+and the brokers (logs under ``data_dir/broker-<id>``); on exit it stops what it started. Entering it
+again on the same data directory is a restart that finds every topic and record.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import ray
+
+from rafka.actors import names, spawn
+from rafka.actors.broker_config import BrokerConfig
+from rafka.clients.admin import Admin
+from rafka.clients.cluster import RAY_ACTOR_ERRORS
+from rafka.cluster.zookeeper_server import ZooKeeperServer
+from rafka.protocol.errors import KafkaTimeoutError
+
+logger = logging.getLogger(__name__)
+
+
+def init_local_ray(namespace: str, num_cpus: int | None = None) -> None:
+    """Start a single-node Ray that binds and advertises 127.0.0.1 only.
+
+    Ray reads RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER when it is imported, so this process is pinned with
+    ``_node_ip_address``; Ray's own processes inherit the variable from here.
+    """
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    ray.init(
+        address="local",
+        _node_ip_address="127.0.0.1",
+        namespace=namespace,
+        num_cpus=num_cpus or max(2, os.cpu_count() or 2),
+        include_dashboard=False,
+        log_to_driver=False,
+        logging_level="ERROR",
+    )
+
+
+class LocalCluster:
+    """Brokers, ZooKeeper and (if needed) Ray for one cluster, as a context manager."""
+
+    def __init__(
+        self,
+        brokers: int = 3,
+        data_dir: str | os.PathLike[str] = "rafka-data",
+        zookeeper: str | None = None,
+        cluster_name: str = "rafka",
+        namespace: str = names.DEFAULT_NAMESPACE,
+        broker_config: dict[str, Any] | None = None,
+        node_ids: list[str] | None = None,
+        start_timeout_s: float = 120.0,
+    ) -> None:
+        self.num_brokers = brokers
+        self.data_dir = Path(data_dir).resolve()
+        self.namespace = namespace
+        self.cluster_name = cluster_name
+        self.node_ids = node_ids
+        self.start_timeout_s = start_timeout_s
+        self._zookeeper_connect = zookeeper
+        self._overrides = dict(broker_config or {})
+        self._zk_server: ZooKeeperServer | None = None
+        self._started_ray = False
+        self.brokers: dict[int, Any] = {}
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @property
+    def zookeeper_connect(self) -> str:
+        """The ZooKeeper connect string the brokers use."""
+        if self._zookeeper_connect is None:
+            raise RuntimeError("the cluster is not started")
+        return self._zookeeper_connect
+
+    def broker_config(self, broker_id: int) -> BrokerConfig:
+        """The config broker ``broker_id`` runs with."""
+        base = BrokerConfig.from_dict({
+            "zookeeper_connect": self.zookeeper_connect,
+            "cluster_name": self.cluster_name,
+            "log_dirs": str(self.data_dir / f"broker-{broker_id}"),
+            **self._overrides,
+        })
+        return base.with_broker_id(broker_id)
+
+    def start(self) -> "LocalCluster":
+        """Start ZooKeeper, Ray and the brokers as needed; wait until a controller is elected."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        if self._zookeeper_connect is None:
+            self._zk_server = ZooKeeperServer(self.data_dir / "zookeeper").start()
+            self._zookeeper_connect = self._zk_server.connect_string
+        if not ray.is_initialized():
+            init_local_ray(self.namespace)
+            self._started_ray = True
+        for broker_id in range(self.num_brokers):
+            self.start_broker(broker_id, wait=False)
+        self.admin().wait_for_cluster(self.num_brokers, int(self.start_timeout_s * 1000))
+        return self
+
+    def stop(self) -> None:
+        """Shut every broker down cleanly, then stop what this object started."""
+        for broker_id in list(self.brokers):
+            self.stop_broker(broker_id)
+        if self._zk_server is not None:
+            self._zk_server.stop()
+            self._zk_server = None
+            self._zookeeper_connect = None
+        if self._started_ray:
+            ray.shutdown()
+            self._started_ray = False
+
+    def __enter__(self) -> "LocalCluster":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ------------------------------------------------------------------ brokers
+
+    def start_broker(self, broker_id: int, wait: bool = True) -> Any:
+        """Start (or restart) one broker; with ``wait``, until it answers."""
+        node_id = self.node_ids[broker_id % len(self.node_ids)] if self.node_ids else None
+        handle = spawn.spawn_broker(self.broker_config(broker_id), self.namespace, node_id)
+        self.brokers[broker_id] = handle
+        if wait:
+            ray.get(handle.ping.remote(), timeout=self.start_timeout_s)
+        return handle
+
+    def stop_broker(self, broker_id: int, timeout_s: float = 30.0) -> None:
+        """Shut a broker down cleanly (logs closed, ZooKeeper session ended), then remove its actor."""
+        handle = self.brokers.pop(broker_id)
+        try:
+            ray.get(handle.shutdown.remote(), timeout=timeout_s)
+        except RAY_ACTOR_ERRORS as exc:
+            logger.warning("broker %d did not shut down cleanly: %s", broker_id, exc)
+        ray.kill(handle, no_restart=True)
+        self._wait_gone(names.broker_actor_name(broker_id), timeout_s)
+
+    def kill_broker(self, broker_id: int) -> int:
+        """SIGKILL a broker's process (its replicas and controller die with it); return the pid."""
+        handle = self.brokers.pop(broker_id)
+        pid = ray.get(handle.describe.remote(), timeout=30)["pid"]
+        os.kill(pid, signal.SIGKILL)
+        self._wait_gone(names.broker_actor_name(broker_id), 30.0)
+        return pid
+
+    def _wait_gone(self, name: str, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                ray.get_actor(name, namespace=self.namespace)
+            except ValueError:
+                return
+            time.sleep(0.05)
+        raise KafkaTimeoutError(f"actor {name} still exists {timeout_s}s after it was stopped")
+
+    # ------------------------------------------------------------------ clients
+
+    def admin(self, **config: Any) -> Admin:
+        """An admin client for this cluster."""
+        return Admin(namespace=self.namespace, **config)
+
+    def producer(self, **config: Any) -> Any:
+        """A producer for this cluster (kafka-python style config)."""
+        from rafka.clients.producer import Producer
+
+        return Producer(namespace=self.namespace, **config)
+
+    def consumer(self, *topics: str, **config: Any) -> Any:
+        """A consumer for this cluster (kafka-python style config)."""
+        from rafka.clients.consumer import Consumer
+
+        return Consumer(*topics, namespace=self.namespace, **config)
