@@ -164,13 +164,15 @@ class Partition:
             error = Errors.NOT_LEADER_OR_FOLLOWER
         if error is not None:
             return self._fetch_error(error, f"{self.name} at broker {self.broker_id}: {error.message}")
-        if request.replica_id != CONSUMER_REPLICA_ID:
-            self.update_follower(request.replica_id, request.fetch_offset)
         bound = None if request.replica_id != CONSUMER_REPLICA_ID else self.high_watermark
         try:
             data = self.log.read(request.fetch_offset, request.max_bytes, bound)
         except OffsetOutOfRangeError as exc:
+            # As Kafka does, a failed read leaves the follower's fetch state alone: an offset outside the
+            # log (a diverged follower ahead of us) says nothing of what the follower holds.
             return self._fetch_error(Errors.OFFSET_OUT_OF_RANGE, str(exc))
+        if request.replica_id != CONSUMER_REPLICA_ID:
+            self.update_follower(request.replica_id, request.fetch_offset)
         return FetchResponse(Errors.NONE, self.high_watermark, self.log.log_start_offset, self.log.log_end_offset, data, self.leader_epoch)
 
     def _fetch_error(self, error: Errors, message: str) -> FetchResponse:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -165,8 +166,8 @@ class PartitionReplica:
         return OffsetsForLeaderEpochResponse(Errors.NONE, epoch, end)
 
     async def describe(self) -> dict[str, Any]:
-        """The replica's state for tools and tests."""
-        return self.partition.describe()
+        """The replica's state for tools and tests, with its process id and log directory."""
+        return {**self.partition.describe(), "pid": os.getpid(), "log_dir": str(self.log.directory)}
 
     async def read_log(self, offset: int, max_bytes: int) -> bytes:
         """Raw bytes of this replica's own log (tools and tests comparing replicas)."""

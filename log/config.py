@@ -18,7 +18,8 @@ INT32_MAX = (1 << 31) - 1
 CLEANUP_POLICIES = ("delete", "compact", "compact,delete")
 
 
-def _bounded(default: Any, low: float, high: float, doc: str) -> Any:
+def bounded(default: Any, low: float, high: float, doc: str) -> Any:
+    """A config field with a default, an allowed range and a one-line description."""
     return field(default=default, metadata={"min": low, "max": high, "doc": doc})
 
 
@@ -26,32 +27,25 @@ def _bounded(default: Any, low: float, high: float, doc: str) -> Any:
 class LogConfig:
     """Settings of one partition log (Kafka's topic-level configs)."""
 
-    segment_bytes: int = _bounded(1 << 30, 14, INT32_MAX, "roll a new segment once the active one reaches this size")
-    segment_ms: int = _bounded(7 * 24 * 3600 * 1000, 1, INT64_MAX, "roll a new segment after this long even if not full")
-    segment_index_bytes: int = _bounded(10 * 1024 * 1024, 8, INT32_MAX, "size at which the offset index is full and the segment rolls")
-    index_interval_bytes: int = _bounded(4096, 0, INT32_MAX, "bytes of log between two sparse index entries")
-    retention_ms: int = _bounded(7 * 24 * 3600 * 1000, -1, INT64_MAX, "delete segments older than this (-1: keep forever)")
-    retention_bytes: int = _bounded(-1, -1, INT64_MAX, "delete old segments while the log is larger than this (-1: no limit)")
+    segment_bytes: int = bounded(1 << 30, 14, INT32_MAX, "roll a new segment once the active one reaches this size")
+    segment_ms: int = bounded(7 * 24 * 3600 * 1000, 1, INT64_MAX, "roll a new segment after this long even if not full")
+    segment_index_bytes: int = bounded(10 * 1024 * 1024, 8, INT32_MAX, "size at which the offset index is full and the segment rolls")
+    index_interval_bytes: int = bounded(4096, 0, INT32_MAX, "bytes of log between two sparse index entries")
+    retention_ms: int = bounded(7 * 24 * 3600 * 1000, -1, INT64_MAX, "delete segments older than this (-1: keep forever)")
+    retention_bytes: int = bounded(-1, -1, INT64_MAX, "delete old segments while the log is larger than this (-1: no limit)")
     cleanup_policy: str = field(default="delete", metadata={"choices": CLEANUP_POLICIES, "doc": "delete, compact, or both"})
-    delete_retention_ms: int = _bounded(24 * 3600 * 1000, 0, INT64_MAX, "how long compaction keeps tombstones")
-    min_cleanable_dirty_ratio: float = _bounded(0.5, 0.0, 1.0, "compact once this share of the log is uncompacted")
-    max_message_bytes: int = _bounded(1048588, 0, INT32_MAX, "largest batch the log accepts")
-    flush_messages: int = _bounded(INT64_MAX, 1, INT64_MAX, "fsync after this many records (1: every append)")
-    flush_ms: int = _bounded(INT64_MAX, 0, INT64_MAX, "fsync when the oldest unflushed record is this old")
-    min_insync_replicas: int = _bounded(1, 1, INT32_MAX, "acks=all needs at least this many in-sync replicas")
+    delete_retention_ms: int = bounded(24 * 3600 * 1000, 0, INT64_MAX, "how long compaction keeps tombstones")
+    min_cleanable_dirty_ratio: float = bounded(0.5, 0.0, 1.0, "compact once this share of the log is uncompacted")
+    max_message_bytes: int = bounded(1048588, 0, INT32_MAX, "largest batch the log accepts")
+    flush_messages: int = bounded(INT64_MAX, 1, INT64_MAX, "fsync after this many records (1: every append)")
+    flush_ms: int = bounded(INT64_MAX, 0, INT64_MAX, "fsync when the oldest unflushed record is this old")
+    min_insync_replicas: int = bounded(1, 1, INT32_MAX, "acks=all needs at least this many in-sync replicas")
     unclean_leader_election_enable: bool = field(default=False, metadata={"doc": "allow an out-of-sync replica to become leader"})
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any], base: "LogConfig | None" = None) -> "LogConfig":
         """Build a config from Kafka names (``retention.ms``) or snake_case, over ``base`` defaults."""
-        known = {f.name: f for f in dataclasses.fields(cls)}
-        changes: dict[str, Any] = {}
-        for raw_key, raw_value in values.items():
-            name = raw_key.replace(".", "_")
-            if name not in known:
-                raise InvalidConfigError(f"unknown topic config {raw_key!r}; known: {', '.join(sorted(k.replace('_', '.') for k in known))}")
-            changes[name] = _coerce(raw_key, known[name], raw_value)
-        return dataclasses.replace(base or cls(), **changes)
+        return apply_overrides(base or cls(), values, "topic")
 
     def to_dict(self) -> dict[str, Any]:
         """The settings under Kafka's dotted names, as ``kafka-configs`` would show them."""
@@ -68,7 +62,20 @@ class LogConfig:
         return "delete" in self.cleanup_policy
 
 
-def _coerce(key: str, spec: dataclasses.Field, value: Any) -> Any:
+def apply_overrides(base: Any, values: Mapping[str, Any], kind: str) -> Any:
+    """Return ``base`` (a config dataclass) with ``values`` applied, each validated against its field."""
+    known = {f.name: f for f in dataclasses.fields(base)}
+    changes: dict[str, Any] = {}
+    for raw_key, raw_value in values.items():
+        name = raw_key.replace(".", "_")
+        if name not in known:
+            names = ", ".join(sorted(k.replace("_", ".") for k in known))
+            raise InvalidConfigError(f"unknown {kind} config {raw_key!r}; known: {names}")
+        changes[name] = coerce_value(raw_key, known[name], raw_value)
+    return dataclasses.replace(base, **changes)
+
+
+def coerce_value(key: str, spec: dataclasses.Field, value: Any) -> Any:
     """Convert a config value (possibly a string from a CLI or Spark option) and check its range."""
     kind = spec.type if isinstance(spec.type, str) else spec.type.__name__
     try:

@@ -111,6 +111,10 @@ class Log:
         if not self.segments:
             self._add_segment(self._new_segment(self.log_start_offset))
         self.log_start_offset = max(self.log_start_offset, self.segments[0].base_offset)
+        if self.log_end_offset < self.log_start_offset:
+            # The start offset was checkpointed (DeleteRecords) above data the crash lost before an fsync;
+            # as in Kafka, restart the log empty there rather than hand out offsets below its start.
+            self.truncate_fully_and_start_at(self.log_start_offset)
         self.recovery_point = min(self.recovery_point, self.log_end_offset)
         self.epoch_cache.truncate_from_end(self.log_end_offset)
         self.epoch_cache.truncate_from_start(self.log_start_offset)
@@ -180,7 +184,10 @@ class Log:
     def _validate(self, data: bytes | bytearray, deep: bool) -> list[tuple[int, BatchHeader]]:
         """Check every batch before anything is written; a bad one rejects the whole append."""
         batches = list(iter_batches(data))
-        consumed = batches[-1][0] + batches[-1][1].size_in_bytes if batches else 0
+        if not batches:
+            # Rejected here, before the leader records its epoch in the cache for an append that never happens.
+            raise CorruptMessageError(f"append of {len(data)} bytes holds no whole batch")
+        consumed = batches[-1][0] + batches[-1][1].size_in_bytes
         if consumed != len(data):
             raise CorruptMessageError(f"append of {len(data)} bytes holds {consumed} bytes of whole batches")
         for position, header in batches:
@@ -294,10 +301,12 @@ class Log:
             return b""
         index = bisect.bisect_right(self._bases, offset) - 1
         while index < len(self.segments):
-            data = self.segments[index].read(offset, max_bytes, max_offset, min_one_batch)
-            if data:
+            segment = self.segments[index]
+            data = segment.read(offset, max_bytes, max_offset, min_one_batch)
+            # Only an offset in a gap at a segment's end (compaction) continues in the next segment; an
+            # empty answer for a batch that does not fit must not skip ahead to a later, smaller batch.
+            if data or segment.find(offset) is not None:
                 return data
-            # The offset fell in a gap at a segment's end (compaction); continue in the next one.
             index += 1
         return b""
 
@@ -305,8 +314,9 @@ class Log:
         """(offset, timestamp) of the first record with timestamp >= ``timestamp``, or None."""
         for segment in self.segments:
             if segment.max_timestamp >= timestamp:
-                found = segment.find_by_timestamp(timestamp)
-                if found is not None and found[0] >= self.log_start_offset:
+                # Records below the log start offset are deleted even while their segment remains.
+                found = segment.find_by_timestamp(timestamp, self.log_start_offset)
+                if found is not None:
                     return found
         return None
 

@@ -59,7 +59,16 @@ class LogSegment:
 
     def _indexes_fit_file(self) -> bool:
         last = self.offset_index.last_entry
-        return last is None or (last[0] >= self.base_offset and last[1] < self.size)
+        if last is None:
+            return True
+        if not (last[0] >= self.base_offset and 0 <= last[1] < self.size):
+            return False
+        # Opening scans the tail from the last entry, so it must name the batch that starts there; a
+        # damaged entry would otherwise fail the open or restore the wrong log end offset.
+        try:
+            return read_header(os.pread(self._fd, HEADER_SIZE, last[1])).base_offset == last[0]
+        except CorruptMessageError:
+            return False
 
     def _restore_tail(self, position: int) -> None:
         """Recompute next offset and max timestamp by scanning headers from ``position`` to the end."""
@@ -223,18 +232,19 @@ class LogSegment:
         """Every batch header in the segment, oldest first."""
         return self._headers_from(0)
 
-    def find_by_timestamp(self, timestamp: int) -> tuple[int, int] | None:
-        """(offset, timestamp) of the first record with timestamp >= ``timestamp`` here, or None."""
+    def find_by_timestamp(self, timestamp: int, min_offset: int = 0) -> tuple[int, int] | None:
+        """(offset, timestamp) of the first record at or above ``min_offset`` with timestamp >=
+        ``timestamp`` here, or None."""
         if self.max_timestamp < timestamp:
             return None
-        found = self.find(self.time_index.lookup(timestamp))
+        found = self.find(max(self.time_index.lookup(timestamp), min_offset))
         if found is None:
             return None
         for position, header in self._headers_from(found[0]):
             if header.max_timestamp >= timestamp:
                 batch = os.pread(self._fd, header.size_in_bytes, position)
                 for record in decode_records(batch, 0, header):
-                    if record.timestamp >= timestamp:
+                    if record.offset >= min_offset and record.timestamp >= timestamp:
                         return record.offset, record.timestamp
         return None
 

@@ -3,6 +3,43 @@
 The design card's folders install as sub-packages of this one namespace: ``rafka.log`` (the partition
 log), ``rafka.protocol`` (record batches, error codes, messages), ``rafka.actors`` (brokers, replicas,
 controller), ``rafka.groups`` (group coordinators) and ``rafka.spark_bridge`` (the PySpark data source).
+
+The public API is loaded on first use, so ``import rafka.log`` does not import Ray::
+
+    import rafka
+    with rafka.LocalCluster(brokers=3, data_dir="data") as cluster:
+        rafka.Admin().create_topic("events", num_partitions=6, replication_factor=3)
+        producer = rafka.Producer(acks="all")
+        producer.send("events", b"hello").get(timeout=10)
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
 __version__ = "0.1.0"
+
+_EXPORTS = {
+    "Producer": "rafka.clients.producer",
+    "Consumer": "rafka.clients.consumer",
+    "Admin": "rafka.clients.admin",
+    "NewTopic": "rafka.actors.controller_events",
+    "LocalCluster": "rafka.cluster.local_cluster",
+    "TopicPartition": "rafka.clients.records",
+    "RecordMetadata": "rafka.clients.records",
+    "ConsumerRecord": "rafka.clients.records",
+    "OffsetAndTimestamp": "rafka.clients.records",
+    "Errors": "rafka.protocol.errors",
+    "RafkaError": "rafka.protocol.errors",
+    "KafkaTimeoutError": "rafka.protocol.errors",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'rafka' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

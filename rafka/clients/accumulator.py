@@ -1,0 +1,145 @@
+"""The producer's record accumulator: per-partition batches waiting to be sent.
+
+``send`` appends to the last open batch of the record's partition (Kafka's RecordAccumulator); the
+sender thread drains a partition's oldest batch when it is full, when ``linger_ms`` has passed, or
+when the producer flushes. ``buffer_memory`` caps the bytes held in unsent and unacknowledged
+batches: ``append`` blocks up to ``max_block_ms`` for room, then raises KafkaTimeoutError.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+
+from rafka.clients.records import FutureRecordMetadata, ProduceRequestResult, TopicPartition
+from rafka.protocol.errors import KafkaTimeoutError
+from rafka.protocol.records.builder import RecordBatchBuilder
+from rafka.protocol.records.compression import Compression
+
+
+class ProducerBatch:
+    """Records for one partition that travel together in one produce request."""
+
+    __slots__ = ("topic_partition", "builder", "result", "created", "attempts", "retry_at", "closed", "_bytes")
+
+    def __init__(self, topic_partition: TopicPartition, batch_size: int, compression: Compression) -> None:
+        self.topic_partition = topic_partition
+        self.builder = RecordBatchBuilder(compression=compression, batch_size=batch_size)
+        self.result = ProduceRequestResult(topic_partition)
+        self.created = time.monotonic()
+        self.attempts = 0
+        self.retry_at = 0.0
+        self.closed = False
+        self._bytes: bytes | None = None
+
+    def encoded(self) -> bytes:
+        """The batch's bytes, built once so a retry resends exactly the same batch."""
+        if self._bytes is None:
+            self.closed = True
+            self._bytes = self.builder.build()
+        return self._bytes
+
+    @property
+    def size(self) -> int:
+        """Bytes this batch holds against ``buffer_memory``."""
+        return self.builder.estimated_size
+
+
+class RecordAccumulator:
+    """Thread-safe per-partition queues of batches, shared by ``send`` and the sender thread."""
+
+    def __init__(self, batch_size: int, linger_ms: int, buffer_memory: int, compression: Compression) -> None:
+        self.batch_size = batch_size
+        self.linger_s = linger_ms / 1000
+        self.buffer_memory = buffer_memory
+        self.compression = compression
+        self._batches: dict[TopicPartition, deque[ProducerBatch]] = {}
+        self._lock = threading.Lock()
+        self._room = threading.Condition(self._lock)
+        self._used = 0
+        self.flushing = 0
+        self.incomplete: set[ProducerBatch] = set()
+
+    def append(
+        self, tp: TopicPartition, timestamp: int, key: bytes | None, value: bytes | None,
+        headers: list[tuple[str, bytes | None]], max_block_s: float,
+    ) -> tuple[FutureRecordMetadata, bool, bool]:
+        """Add a record; return (future, whether a batch of the partition closed, whether one was opened).
+
+        A batch closes when it is full or when the record did not fit and went to a new batch; either
+        way the sender may ship it, and a sticky partitioner moves on.
+        """
+        with self._lock:
+            queue = self._batches.get(tp)
+            if queue is None:
+                queue = self._batches[tp] = deque()
+            batch = queue[-1] if queue else None
+            created = closed = False
+            if batch is not None and not batch.closed and not batch.builder.has_room_for(key, value):
+                batch.closed = closed = True
+            if batch is None or batch.closed:
+                self._wait_for_room(max_block_s, tp)
+                batch = ProducerBatch(tp, self.batch_size, self.compression)
+                queue.append(batch)
+                self.incomplete.add(batch)
+                created = True
+            before = batch.builder.estimated_size
+            relative = batch.builder.append(timestamp, key, value, headers)
+            self._used += batch.builder.estimated_size - before
+            if batch.builder.is_full():
+                batch.closed = closed = True
+        return FutureRecordMetadata(batch.result, relative, timestamp), closed, created
+
+    def _wait_for_room(self, max_block_s: float, tp: TopicPartition) -> None:
+        if self._used < self.buffer_memory:
+            return
+        if not self._room.wait_for(lambda: self._used < self.buffer_memory, max_block_s):
+            raise KafkaTimeoutError(
+                f"buffer_memory={self.buffer_memory} bytes stayed full for max_block_ms={int(max_block_s * 1000)} "
+                f"while sending to {tp.topic}-{tp.partition}"
+            )
+
+    def ready(self, now: float, busy: set[TopicPartition]) -> tuple[list[ProducerBatch], float]:
+        """Drain the oldest sendable batch of every partition not in ``busy``; also return how long the
+        sender may sleep before the next batch becomes sendable by ``linger_ms``."""
+        drained: list[ProducerBatch] = []
+        next_check = self.linger_s if self.linger_s > 0 else 0.05
+        with self._lock:
+            for tp, queue in self._batches.items():
+                if not queue or tp in busy:
+                    continue
+                batch = queue[0]
+                if batch.retry_at > now:
+                    next_check = min(next_check, batch.retry_at - now)
+                    continue
+                waited = now - batch.created
+                if batch.closed or len(queue) > 1 or self.flushing or waited >= self.linger_s:
+                    queue.popleft()
+                    drained.append(batch)
+                else:
+                    next_check = min(next_check, self.linger_s - waited)
+        return drained, max(next_check, 0.0)
+
+    def reenqueue(self, batch: ProducerBatch, retry_at: float) -> None:
+        """Put a batch back at the front of its partition for a retry, keeping the partition's order."""
+        batch.retry_at = retry_at
+        with self._lock:
+            self._batches.setdefault(batch.topic_partition, deque()).appendleft(batch)
+
+    def release(self, batch: ProducerBatch) -> None:
+        """A batch completed: free its memory and wake blocked appends."""
+        with self._lock:
+            self.incomplete.discard(batch)
+            self._used -= batch.size
+            self._room.notify_all()
+
+    def has_unsent(self) -> bool:
+        """Whether any batch waits to be sent."""
+        with self._lock:
+            return any(self._batches.values())
+
+    def pending_results(self) -> list[ProduceRequestResult]:
+        """Results of every batch not yet completed (what ``flush`` waits for)."""
+        with self._lock:
+            return [batch.result for batch in self.incomplete]

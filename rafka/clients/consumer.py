@@ -1,0 +1,219 @@
+"""The consumer: kafka-python's ``KafkaConsumer`` API over the leader replica actors.
+
+Standalone mode: the application chooses partitions with ``assign`` (or ``subscribe`` to whole topics,
+which without a ``group_id`` assigns every partition of them) and positions with ``seek``; ``poll``
+returns ``{TopicPartition: [ConsumerRecord]}`` and iteration yields records one by one. Consumer groups
+(``group_id``) are a separate piece of work and are refused with a clear error for now.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any, Iterable, Iterator
+
+from rafka.actors import names
+from rafka.clients.cluster import ClusterConnection
+from rafka.clients.fetcher import Fetcher
+from rafka.clients.records import ConsumerRecord, OffsetAndTimestamp, TopicPartition
+from rafka.protocol.errors import Errors, InvalidConfigError, UnknownTopicOrPartitionError
+from rafka.protocol.messages.offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
+
+DEFAULT_CONFIG: dict[str, Any] = {
+    "client_id": "rafka-consumer",
+    "group_id": None,
+    "key_deserializer": None,
+    "value_deserializer": None,
+    "auto_offset_reset": "latest",
+    "fetch_min_bytes": 1,
+    "fetch_max_wait_ms": 500,
+    "max_partition_fetch_bytes": 1 << 20,
+    "max_poll_records": 500,
+    "request_timeout_ms": 30_000,
+    "consumer_timeout_ms": float("inf"),
+    "check_crcs": True,
+    "bootstrap_servers": None,
+}
+
+
+class Consumer:
+    """Read records from rafka partitions (``assign``/``seek``/``poll``, or ``for record in consumer``)."""
+
+    def __init__(self, *topics: str, namespace: str = names.DEFAULT_NAMESPACE, ray_address: str | None = None, **configs: Any) -> None:
+        unknown = set(configs) - set(DEFAULT_CONFIG)
+        if unknown:
+            raise InvalidConfigError(f"unknown consumer config {sorted(unknown)}; known: {', '.join(sorted(DEFAULT_CONFIG))}")
+        self.config = {**DEFAULT_CONFIG, **configs}
+        if self.config["group_id"] is not None:
+            raise InvalidConfigError("group_id: consumer groups are not available yet; use assign() or subscribe() without a group")
+        self._cluster = ClusterConnection(namespace, ray_address, int(self.config["request_timeout_ms"]))
+        self._fetcher = Fetcher(
+            self._cluster, int(self.config["max_partition_fetch_bytes"]), int(self.config["fetch_min_bytes"]),
+            int(self.config["fetch_max_wait_ms"]), self.config["auto_offset_reset"],
+            self.config["key_deserializer"], self.config["value_deserializer"], bool(self.config["check_crcs"]),
+        )
+        self._assignment: list[TopicPartition] = []
+        self._paused: set[TopicPartition] = set()
+        self._iterator: Iterator[ConsumerRecord] | None = None
+        self._closed = False
+        if topics:
+            self.subscribe(topics)
+
+    # ------------------------------------------------------------------ assignment
+
+    def assign(self, partitions: Iterable[TopicPartition]) -> None:
+        """Consume exactly these partitions (UNKNOWN_TOPIC_OR_PARTITION if one does not exist)."""
+        wanted = [TopicPartition(*tp) for tp in partitions]
+        for tp in wanted:
+            self._cluster.partition(tp.topic, tp.partition, refresh=True)
+        removed = set(self._assignment) - set(wanted)
+        self._fetcher.forget(removed)
+        self._paused -= removed
+        self._assignment = wanted
+
+    def subscribe(self, topics: Iterable[str] = (), pattern: str | None = None) -> None:
+        """Without a group: assign every partition of the topics (or of topics matching ``pattern``)."""
+        names_ = list(topics)
+        if pattern is not None:
+            regex = re.compile(pattern)
+            names_ += [t.name for t in self._cluster.refresh_metadata(None).topics if regex.fullmatch(t.name)]
+        partitions = [TopicPartition(name, p.partition) for name in names_ for p in self._cluster.topic(name, refresh=True).partitions]
+        self.assign(partitions)
+
+    def unsubscribe(self) -> None:
+        """Drop every partition."""
+        self.assign([])
+
+    def assignment(self) -> set[TopicPartition]:
+        """The partitions being consumed."""
+        return set(self._assignment)
+
+    def pause(self, *partitions: TopicPartition) -> None:
+        """Stop fetching these partitions until resumed."""
+        self._paused.update(partitions)
+
+    def resume(self, *partitions: TopicPartition) -> None:
+        """Fetch these partitions again."""
+        self._paused.difference_update(partitions)
+
+    def paused(self) -> set[TopicPartition]:
+        """The paused partitions."""
+        return set(self._paused)
+
+    # ------------------------------------------------------------------ positions
+
+    def _check_assigned(self, partitions: Iterable[TopicPartition]) -> list[TopicPartition]:
+        result = [TopicPartition(*tp) for tp in partitions] or list(self._assignment)
+        for tp in result:
+            if tp not in self._assignment:
+                raise UnknownTopicOrPartitionError(f"{tp.topic}-{tp.partition} is not assigned to this consumer")
+        return result
+
+    def seek(self, partition: TopicPartition, offset: int) -> None:
+        """The next poll returns records of ``partition`` from ``offset``."""
+        if offset < 0:
+            raise ValueError(f"offset must be >= 0, got {offset}")
+        self._fetcher.seek(self._check_assigned([partition])[0], offset)
+
+    def seek_to_beginning(self, *partitions: TopicPartition) -> None:
+        """Move to the log start offset (all assigned partitions if none given)."""
+        self._fetcher.reset_positions(self._check_assigned(partitions), "earliest")
+
+    def seek_to_end(self, *partitions: TopicPartition) -> None:
+        """Move to the high watermark (all assigned partitions if none given)."""
+        self._fetcher.reset_positions(self._check_assigned(partitions), "latest")
+
+    def position(self, partition: TopicPartition) -> int:
+        """The offset of the next record poll returns for ``partition``."""
+        tp = self._check_assigned([partition])[0]
+        if tp not in self._fetcher.positions:
+            self._fetcher.reset_positions([tp])
+        return self._fetcher.positions[tp]
+
+    def highwater(self, partition: TopicPartition) -> int | None:
+        """The partition's high watermark as of the last fetch."""
+        return self._fetcher.highwater.get(TopicPartition(*partition))
+
+    def beginning_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        """Log start offset of each partition."""
+        found = self._fetcher.list_offsets([TopicPartition(*tp) for tp in partitions], EARLIEST_TIMESTAMP)
+        return {tp: offset for tp, (offset, _) in found.items()}
+
+    def end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        """High watermark of each partition (the offset the next committed record gets)."""
+        found = self._fetcher.list_offsets([TopicPartition(*tp) for tp in partitions], LATEST_TIMESTAMP)
+        return {tp: offset for tp, (offset, _) in found.items()}
+
+    def offsets_for_times(self, timestamps: dict[TopicPartition, int]) -> dict[TopicPartition, OffsetAndTimestamp | None]:
+        """First offset whose timestamp is >= the given one, per partition (None if there is none)."""
+        result: dict[TopicPartition, OffsetAndTimestamp | None] = {}
+        for tp, timestamp in timestamps.items():
+            if timestamp < 0:
+                raise ValueError(f"timestamp for {tp} must be >= 0, got {timestamp}")
+            offset, found_ts = self._fetcher.list_offsets([TopicPartition(*tp)], timestamp)[TopicPartition(*tp)]
+            result[TopicPartition(*tp)] = OffsetAndTimestamp(offset, found_ts) if offset >= 0 else None
+        return result
+
+    # ------------------------------------------------------------------ consuming
+
+    def poll(self, timeout_ms: int = 0, max_records: int | None = None) -> dict[TopicPartition, list[ConsumerRecord]]:
+        """Fetched records by partition: what is buffered, else what arrives within ``timeout_ms``."""
+        if self._closed:
+            raise RuntimeError("poll() on a closed consumer")
+        limit = max_records or int(self.config["max_poll_records"])
+        deadline = time.monotonic() + timeout_ms / 1000
+        active = [tp for tp in self._assignment if tp not in self._paused]
+        while True:
+            if self._fetcher.has_buffered():
+                records = self._fetcher.drain(limit)
+                # Prefetch: the partitions just emptied fetch again while the caller handles these.
+                self._fetcher.send_fetches(active)
+                return records
+            self._fetcher.send_fetches(active)
+            remaining = deadline - time.monotonic()
+            if not self._fetcher.collect(max(0.0, remaining)) and remaining <= 0:
+                return {}
+
+    def __iter__(self) -> "Consumer":
+        return self
+
+    def __next__(self) -> ConsumerRecord:
+        if self._iterator is None:
+            self._iterator = self._records()
+        return next(self._iterator)
+
+    def _records(self) -> Iterator[ConsumerRecord]:
+        timeout_s = self.config["consumer_timeout_ms"] / 1000
+        idle_since = time.monotonic()
+        while True:
+            batch = self.poll(timeout_ms=100)
+            if batch:
+                idle_since = time.monotonic()
+                for records in batch.values():
+                    yield from records
+            elif time.monotonic() - idle_since >= timeout_s:
+                return
+
+    # ------------------------------------------------------------------ metadata and lifecycle
+
+    def topics(self) -> set[str]:
+        """Every topic in the cluster."""
+        return {t.name for t in self._cluster.refresh_metadata(None).topics if t.error is Errors.NONE}
+
+    def partitions_for_topic(self, topic: str) -> set[int] | None:
+        """Partition ids of a topic, or None if it does not exist."""
+        try:
+            return {p.partition for p in self._cluster.topic(topic, refresh=True).partitions}
+        except UnknownTopicOrPartitionError:
+            return None
+
+    def close(self) -> None:
+        """Stop consuming. Idempotent."""
+        self._closed = True
+        self._fetcher.forget(set(self._assignment))
+
+    def __enter__(self) -> "Consumer":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

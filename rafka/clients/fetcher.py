@@ -1,0 +1,221 @@
+"""The consumer's fetch pipeline: one fetch in flight per partition, records buffered for ``poll``.
+
+Fetches go straight to each partition's leader replica and long-poll there (``fetch_min_bytes``,
+``fetch_max_wait_ms``). Responses are decoded to ConsumerRecords and records below the position are
+dropped (a fetch returns whole batches). The position moves as ``poll`` hands records out, and a
+partition's next fetch is sent as soon as its buffer is empty, so it is in flight while the
+application works on the records it just got.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from typing import Any, Callable
+
+import ray
+
+from rafka.actors import names
+from rafka.clients.cluster import ClusterConnection
+from rafka.clients.records import ConsumerRecord, TopicPartition
+from rafka.protocol.errors import Errors, OffsetOutOfRangeError, RafkaError
+from rafka.protocol.messages.fetch import FetchRequest, FetchResponse
+from rafka.protocol.messages.offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, ListOffsetsRequest, ListOffsetsResponse
+from rafka.protocol.records.batch import decode_rows, gc_paused, iter_batches, verify_crc
+
+logger = logging.getLogger(__name__)
+
+RESET_TIMESTAMPS = {"earliest": EARLIEST_TIMESTAMP, "latest": LATEST_TIMESTAMP}
+RETRY_BACKOFF_S = 0.1
+
+
+class NoOffsetForPartitionError(OffsetOutOfRangeError):
+    """A partition has no position and ``auto_offset_reset`` is 'none'."""
+
+
+class Fetcher:
+    """Positions, in-flight fetches and the buffer of fetched records of one consumer."""
+
+    def __init__(
+        self,
+        cluster: ClusterConnection,
+        max_partition_fetch_bytes: int,
+        fetch_min_bytes: int,
+        fetch_max_wait_ms: int,
+        auto_offset_reset: str,
+        key_deserializer: Callable[[bytes], Any] | None,
+        value_deserializer: Callable[[bytes], Any] | None,
+        check_crcs: bool = True,
+    ) -> None:
+        if auto_offset_reset not in ("earliest", "latest", "none"):
+            raise ValueError(f"auto_offset_reset={auto_offset_reset!r} must be 'earliest', 'latest' or 'none'")
+        self.cluster = cluster
+        self.max_partition_fetch_bytes = max_partition_fetch_bytes
+        self.fetch_min_bytes = fetch_min_bytes
+        self.fetch_max_wait_ms = fetch_max_wait_ms
+        self.auto_offset_reset = auto_offset_reset
+        self.key_deserializer = key_deserializer
+        self.value_deserializer = value_deserializer
+        self.check_crcs = check_crcs
+        self.positions: dict[TopicPartition, int] = {}
+        self.highwater: dict[TopicPartition, int] = {}
+        self._inflight: dict[Any, tuple[TopicPartition, int]] = {}
+        self._busy: set[TopicPartition] = set()
+        self._retry_at: dict[TopicPartition, float] = {}
+        self._buffer: deque[tuple[TopicPartition, list[ConsumerRecord]]] = deque()
+
+    # ------------------------------------------------------------------ positions
+
+    def forget(self, partitions: set[TopicPartition]) -> None:
+        """Drop state of partitions no longer assigned (in-flight answers for them are ignored)."""
+        for tp in partitions:
+            self.positions.pop(tp, None)
+            self.highwater.pop(tp, None)
+        self._buffer = deque((tp, records) for tp, records in self._buffer if tp not in partitions)
+
+    def seek(self, tp: TopicPartition, offset: int) -> None:
+        """Set the next offset to fetch; buffered records of the partition are dropped."""
+        self.positions[tp] = offset
+        self._buffer = deque((p, records) for p, records in self._buffer if p != tp)
+
+    def reset_positions(self, partitions: list[TopicPartition], strategy: str | None = None) -> None:
+        """Set positions by ``auto_offset_reset`` (or the given 'earliest'/'latest')."""
+        strategy = strategy or self.auto_offset_reset
+        if strategy == "none":
+            raise NoOffsetForPartitionError(f"no position for {sorted(partitions)} and auto_offset_reset is 'none'")
+        for tp, (offset, _) in self.list_offsets(partitions, RESET_TIMESTAMPS[strategy]).items():
+            self.seek(tp, offset)
+
+    def list_offsets(self, partitions: list[TopicPartition], timestamp: int, timeout_s: float = 30.0) -> dict[TopicPartition, tuple[int, int]]:
+        """ListOffsets at each partition's leader, retrying leader changes until ``timeout_s``."""
+        answers: dict[TopicPartition, tuple[int, int]] = {}
+        for tp in partitions:
+            def ask(tp: TopicPartition = tp) -> ListOffsetsResponse | None:
+                leader, metadata = self.cluster.leader_replica(tp.topic, tp.partition, refresh=True)
+                response: ListOffsetsResponse = ray.get(
+                    leader.list_offsets.remote(ListOffsetsRequest(timestamp, metadata.leader_epoch)), timeout=timeout_s
+                )
+                if response.error is not Errors.NONE:
+                    if response.error.retriable:
+                        return None
+                    raise response.error.exception(response.error_message)
+                return response
+            response = self.cluster.wait_for(ask, timeout_s, f"offsets of {tp.topic}-{tp.partition}")
+            answers[tp] = (response.offset, response.timestamp)
+        return answers
+
+    # ------------------------------------------------------------------ fetching
+
+    def send_fetches(self, partitions: list[TopicPartition]) -> None:
+        """Start a fetch for every partition with a position and none in flight."""
+        now = time.monotonic()
+        missing = [tp for tp in partitions if tp not in self.positions]
+        if missing:
+            self.reset_positions(missing)
+        buffered = {tp for tp, _ in self._buffer}
+        for tp in partitions:
+            if tp in self._busy or tp in buffered or self._retry_at.get(tp, 0.0) > now:
+                continue
+            try:
+                leader, metadata = self.cluster.leader_replica(tp.topic, tp.partition, refresh=tp in self._retry_at)
+            except (RafkaError, ValueError) as exc:
+                logger.debug("no leader for %s: %s", tp, exc)
+                self._retry_at[tp] = now + RETRY_BACKOFF_S
+                continue
+            self._retry_at.pop(tp, None)
+            offset = self.positions[tp]
+            request = FetchRequest(offset, self.max_partition_fetch_bytes, self.fetch_max_wait_ms, self.fetch_min_bytes,
+                                   current_leader_epoch=metadata.leader_epoch)
+            self._inflight[leader.fetch.remote(request)] = (tp, offset)
+            self._busy.add(tp)
+
+    def collect(self, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` for in-flight fetches; buffer what arrived. True if any completed."""
+        if not self._inflight:
+            return False
+        done, _ = ray.wait(list(self._inflight), num_returns=len(self._inflight), timeout=0)
+        if not done and timeout_s > 0:
+            done, _ = ray.wait(list(self._inflight), num_returns=1, timeout=timeout_s)
+        for ref in done:
+            tp, offset = self._inflight.pop(ref)
+            self._busy.discard(tp)
+            self._handle(tp, offset, ref)
+        return bool(done)
+
+    def _handle(self, tp: TopicPartition, offset: int, ref: Any) -> None:
+        if self.positions.get(tp) != offset:
+            return  # reassigned or sought while the fetch was in flight
+        try:
+            response: FetchResponse = ray.get(ref)
+        except ray.exceptions.RayActorError:
+            self.cluster.forget(names.replica_actor_name(tp.topic, tp.partition, self.cluster.partition(tp.topic, tp.partition).leader))
+            self._retry_at[tp] = time.monotonic() + RETRY_BACKOFF_S
+            return
+        if response.error is Errors.OFFSET_OUT_OF_RANGE:
+            logger.info("fetch offset %d out of range for %s: %s", offset, tp, response.error_message)
+            self.reset_positions([tp])
+            return
+        if response.error is not Errors.NONE:
+            if not response.error.retriable:
+                raise response.error.exception(response.error_message)
+            self._retry_at[tp] = time.monotonic() + RETRY_BACKOFF_S
+            return
+        self.highwater[tp] = response.high_watermark
+        records = self._decode(tp, offset, response.records)
+        if records:
+            self._buffer.append((tp, records))
+        elif response.records:
+            # Only records below the position came back (e.g. a compacted tail): move past them.
+            self.positions[tp] = max(offset, _next_offset(response.records))
+
+    def _decode(self, tp: TopicPartition, position: int, data: bytes) -> list[ConsumerRecord]:
+        topic, partition = tp
+        make = tuple.__new__
+        records: list[ConsumerRecord] = []
+        kd, vd = self.key_deserializer, self.value_deserializer
+        with gc_paused():
+            for start, header in iter_batches(data):
+                if header.next_offset <= position or header.is_control:
+                    continue
+                if self.check_crcs:
+                    verify_crc(data, start, header)
+                base, first_ts, ts_type = header.base_offset, header.first_timestamp, header.timestamp_type
+                records.extend(
+                    make(ConsumerRecord, (topic, partition, base + od, first_ts + td, ts_type,
+                                          k if kd is None or k is None else kd(k),
+                                          v if vd is None or v is None else vd(v),
+                                          list(h) if h else []))
+                    for od, td, k, v, h in decode_rows(data, start, header)
+                    if base + od >= position
+                )
+        return records
+
+    def drain(self, max_records: int) -> dict[TopicPartition, list[ConsumerRecord]]:
+        """Take up to ``max_records`` buffered records, grouped by partition."""
+        taken: dict[TopicPartition, list[ConsumerRecord]] = {}
+        count = 0
+        while self._buffer and count < max_records:
+            tp, records = self._buffer[0]
+            room = max_records - count
+            if len(records) > room:
+                self._buffer[0] = (tp, records[room:])
+                records = records[:room]
+            else:
+                self._buffer.popleft()
+            taken.setdefault(tp, []).extend(records)
+            # The position is the next offset poll() returns, so it moves as records are handed out.
+            self.positions[tp] = records[-1].offset + 1
+            count += len(records)
+        return taken
+
+    def has_buffered(self) -> bool:
+        """Whether fetched records wait to be returned."""
+        return bool(self._buffer)
+
+
+def _next_offset(data: bytes) -> int:
+    last = -1
+    for _, header in iter_batches(data):
+        last = header.next_offset
+    return last

@@ -1,0 +1,251 @@
+"""The producer: kafka-python's ``KafkaProducer`` API, sending straight to leader replica actors.
+
+``send`` picks the partition (murmur2 of the key, sticky for null keys, or explicit), appends to the
+partition's open batch and returns a future. A sender thread ships batches to the partitions' leader
+replicas, one in flight per partition so retries keep per-partition order, retries retriable errors
+after refreshing metadata, and completes the futures.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any, Callable
+
+import ray
+
+from rafka.actors import names
+from rafka.clients.accumulator import ProducerBatch, RecordAccumulator
+from rafka.clients.cluster import ClusterConnection
+from rafka.clients.partitioner import DefaultPartitioner
+from rafka.clients.records import FutureRecordMetadata, TopicPartition
+from rafka.protocol.errors import (
+    Errors,
+    InvalidConfigError,
+    KafkaTimeoutError,
+    MessageTooLargeError,
+    NotLeaderOrFollowerError,
+    RafkaError,
+    UnknownTopicOrPartitionError,
+)
+from rafka.protocol.messages.produce import ACKS_ALL, ACKS_NONE, ProduceRequest, ProduceResponse
+from rafka.protocol.records.builder import RECORD_OVERHEAD
+from rafka.protocol.records.compression import Compression
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_CONFIG: dict[str, Any] = {
+    "client_id": "rafka-producer",
+    "acks": 1,
+    "batch_size": 16384,
+    "linger_ms": 0,
+    "buffer_memory": 32 * 1024 * 1024,
+    "max_block_ms": 60_000,
+    "retries": 2_147_483_647,
+    "retry_backoff_ms": 100,
+    "request_timeout_ms": 30_000,
+    "delivery_timeout_ms": 120_000,
+    "max_request_size": 1_048_576,
+    "compression_type": None,
+    "key_serializer": None,
+    "value_serializer": None,
+    "partitioner": None,
+    "bootstrap_servers": None,
+}
+
+
+class Producer:
+    """Publish records to rafka topics (``send(...).get()``, ``flush()``, ``close()``)."""
+
+    def __init__(self, namespace: str = names.DEFAULT_NAMESPACE, ray_address: str | None = None, **configs: Any) -> None:
+        unknown = set(configs) - set(DEFAULT_CONFIG)
+        if unknown:
+            raise InvalidConfigError(f"unknown producer config {sorted(unknown)}; known: {', '.join(sorted(DEFAULT_CONFIG))}")
+        self.config = {**DEFAULT_CONFIG, **configs}
+        acks = self.config["acks"]
+        if acks not in (0, 1, -1, "all", "0", "1", "-1"):
+            raise InvalidConfigError(f"acks={acks!r} must be 0, 1, -1 or 'all'")
+        self.acks = ACKS_ALL if acks in ("all", -1, "-1") else int(acks)
+        self.retries = int(self.config["retries"])
+        self.retry_backoff_s = self.config["retry_backoff_ms"] / 1000
+        self.request_timeout_ms = int(self.config["request_timeout_ms"])
+        self.delivery_timeout_s = self.config["delivery_timeout_ms"] / 1000
+        self.max_block_s = self.config["max_block_ms"] / 1000
+        self.max_request_size = int(self.config["max_request_size"])
+        self._key_serializer: Callable[[Any], bytes] | None = self.config["key_serializer"]
+        self._value_serializer: Callable[[Any], bytes] | None = self.config["value_serializer"]
+        self._partitioner = self.config["partitioner"] or DefaultPartitioner()
+        self._cluster = ClusterConnection(namespace, ray_address, self.request_timeout_ms)
+        self._accumulator = RecordAccumulator(
+            int(self.config["batch_size"]), int(self.config["linger_ms"]), int(self.config["buffer_memory"]),
+            Compression.from_name(self.config["compression_type"]),
+        )
+        self._partitions: dict[str, tuple[int, list[int]]] = {}
+        self._stale: set[TopicPartition] = set()
+        self._wakeup = threading.Event()
+        self._closed = False
+        self.stats = {"records": 0, "batches": 0, "retries": 0, "errors": 0}
+        self._sender = threading.Thread(target=self._run, name=f"{self.config['client_id']}-sender", daemon=True)
+        self._sender.start()
+
+    # ------------------------------------------------------------------ public API
+
+    def send(
+        self,
+        topic: str,
+        value: Any = None,
+        key: Any = None,
+        headers: list[tuple[str, bytes | None]] | None = None,
+        partition: int | None = None,
+        timestamp_ms: int | None = None,
+    ) -> FutureRecordMetadata:
+        """Queue a record; the future's ``get()`` returns its RecordMetadata once acknowledged."""
+        if self._closed:
+            raise KafkaTimeoutError("send() after close(): the producer is closed")
+        if self._key_serializer is not None and key is not None:
+            key = self._key_serializer(key)
+        if self._value_serializer is not None and value is not None:
+            value = self._value_serializer(value)
+        count, available = self._partitions.get(topic) or self._load_partitions(topic)
+        if partition is None:
+            partition = self._partitioner(topic, key, count, available)
+        elif not 0 <= partition < count:
+            raise UnknownTopicOrPartitionError(f"topic {topic!r} has partitions 0..{count - 1}, not {partition}")
+        size = RECORD_OVERHEAD + (len(key) if key else 0) + (len(value) if value else 0)
+        if size > self.max_request_size:
+            raise MessageTooLargeError(f"record of about {size} bytes exceeds max_request_size={self.max_request_size}")
+        timestamp = timestamp_ms if timestamp_ms is not None else int(time.time() * 1000)
+        future, full, created = self._accumulator.append(
+            TopicPartition(topic, partition), timestamp, key, value, headers or [], self.max_block_s
+        )
+        if full:
+            if key is None and hasattr(self._partitioner, "on_new_batch"):
+                self._partitioner.on_new_batch(topic, count, partition, available)
+            self._wakeup.set()
+        elif created:
+            self._wakeup.set()
+        return future
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Send everything queued and wait for every outstanding record to complete."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        self._accumulator.flushing += 1
+        self._wakeup.set()
+        try:
+            for result in self._accumulator.pending_results():
+                remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+                if not result.wait(remaining):
+                    raise KafkaTimeoutError(f"flush() did not complete within {timeout}s")
+        finally:
+            self._accumulator.flushing -= 1
+
+    def close(self, timeout: float | None = None) -> None:
+        """Flush, then stop the sender thread. Idempotent."""
+        if self._closed:
+            return
+        try:
+            self.flush(timeout)
+        finally:
+            self._closed = True
+            self._wakeup.set()
+            self._sender.join(timeout)
+
+    def partitions_for(self, topic: str) -> set[int]:
+        """Partition ids of a topic."""
+        return set(range(self._load_partitions(topic)[0]))
+
+    def metrics(self) -> dict[str, int]:
+        """Counters: records and batches acknowledged, retries, failed batches."""
+        return dict(self.stats)
+
+    def __enter__(self) -> "Producer":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _load_partitions(self, topic: str) -> tuple[int, list[int]]:
+        metadata = self._cluster.topic(topic, refresh=True)
+        entry = (len(metadata.partitions), [p.partition for p in metadata.partitions if p.leader >= 0])
+        self._partitions[topic] = entry
+        return entry
+
+    # ------------------------------------------------------------------ sender thread
+
+    def _run(self) -> None:
+        inflight: dict[Any, ProducerBatch] = {}
+        busy: set[TopicPartition] = set()
+        while True:
+            batches, sleep_s = self._accumulator.ready(time.monotonic(), busy)
+            for batch in batches:
+                self._send_batch(batch, inflight, busy)
+            if inflight:
+                done, _ = ray.wait(list(inflight), num_returns=1, timeout=0.002)
+                for ref in done:
+                    self._complete(ref, inflight.pop(ref), busy)
+                continue
+            if self._closed and not self._accumulator.has_unsent():
+                return
+            self._wakeup.wait(sleep_s)
+            self._wakeup.clear()
+
+    def _send_batch(self, batch: ProducerBatch, inflight: dict[Any, ProducerBatch], busy: set[TopicPartition]) -> None:
+        tp = batch.topic_partition
+        try:
+            refresh = tp in self._stale
+            self._stale.discard(tp)
+            leader, _ = self._cluster.leader_replica(tp.topic, tp.partition, refresh=refresh)
+            request = ProduceRequest(batch.encoded(), self.acks, self.request_timeout_ms)
+            ref = leader.produce.remote(request)
+        except (RafkaError, ValueError) as exc:
+            error = exc if isinstance(exc, RafkaError) else NotLeaderOrFollowerError(f"leader of {tp.topic}-{tp.partition} not found: {exc}")
+            self._retry_or_fail(batch, error)
+            return
+        batch.attempts += 1
+        if self.acks == ACKS_NONE:
+            self._finish(batch, -1, None)
+            return
+        inflight[ref] = batch
+        busy.add(tp)
+
+    def _complete(self, ref: Any, batch: ProducerBatch, busy: set[TopicPartition]) -> None:
+        tp = batch.topic_partition
+        busy.discard(tp)
+        try:
+            response: ProduceResponse = ray.get(ref)
+        except ray.exceptions.RayActorError as exc:
+            self._cluster.forget(names.replica_actor_name(tp.topic, tp.partition, self._leader_of(tp)))
+            self._retry_or_fail(batch, NotLeaderOrFollowerError(f"leader replica of {tp.topic}-{tp.partition} is gone: {type(exc).__name__}"))
+            return
+        if response.error is Errors.NONE:
+            self._finish(batch, response.base_offset, None)
+        else:
+            self._retry_or_fail(batch, response.error.exception(response.error_message))
+
+    def _leader_of(self, tp: TopicPartition) -> int:
+        try:
+            return self._cluster.partition(tp.topic, tp.partition).leader
+        except RafkaError:
+            return -1
+
+    def _retry_or_fail(self, batch: ProducerBatch, error: RafkaError) -> None:
+        tp = batch.topic_partition
+        age = time.monotonic() - batch.created
+        if error.retriable and batch.attempts <= self.retries and age < self.delivery_timeout_s:
+            self.stats["retries"] += 1
+            self._stale.add(tp)
+            self._partitions.pop(tp.topic, None)
+            logger.debug("retrying batch for %s-%d after %s", tp.topic, tp.partition, error)
+            self._accumulator.reenqueue(batch, time.monotonic() + self.retry_backoff_s)
+            return
+        self._finish(batch, -1, error)
+
+    def _finish(self, batch: ProducerBatch, base_offset: int, error: RafkaError | None) -> None:
+        if error is None:
+            self.stats["batches"] += 1
+            self.stats["records"] += batch.builder.record_count
+        else:
+            self.stats["errors"] += 1
+        self._accumulator.release(batch)
+        batch.result.complete(base_offset, error)

@@ -1,0 +1,80 @@
+"""Real parts for integration tests, started once per session: a ZooKeeper server, a three-node Ray
+cluster on this machine (``ray.cluster_utils.Cluster``) and a three-broker rafka cluster, one broker
+pinned to each Ray node with its logs under that node's own directory."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+import ray
+from ray.cluster_utils import Cluster
+
+from rafka.clients.admin import Admin
+from rafka.cluster.local_cluster import LocalCluster
+from rafka.cluster.zookeeper_server import ZooKeeperServer
+
+NAMESPACE = "rafka-test"
+BROKERS = 3
+
+
+@pytest.fixture(scope="session")
+def session_dir() -> Iterator[Path]:
+    """A directory for everything the session's real parts write."""
+    with tempfile.TemporaryDirectory(prefix="rafka-it-") as directory:
+        yield Path(directory)
+
+
+@pytest.fixture(scope="session")
+def zookeeper(session_dir: Path) -> Iterator[ZooKeeperServer]:
+    """A standalone ZooKeeper server on 127.0.0.1."""
+    with ZooKeeperServer(session_dir / "zookeeper") as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def ray_nodes(session_dir: Path) -> Iterator[list[str]]:
+    """A head node plus one Ray node per broker; yields the broker nodes' ids."""
+    ray_tmp = session_dir / "ray"
+    (ray_tmp / "ray").mkdir(parents=True)
+    os.environ["RAY_TMPDIR"] = str(ray_tmp)
+    cluster = Cluster(initialize_head=True, connect=False,
+                      head_node_args={"num_cpus": 2, "include_dashboard": False, "temp_dir": str(ray_tmp)})
+    nodes = [cluster.add_node(num_cpus=1, resources={f"broker-node-{i}": 1}, object_store_memory=128 * 1024 * 1024)
+             for i in range(BROKERS)]
+    cluster.wait_for_nodes()
+    ray.init(address=cluster.address, namespace=NAMESPACE, log_to_driver=False, logging_level="ERROR")
+    yield [node.node_id for node in nodes]
+    ray.shutdown()
+    cluster.shutdown()
+
+
+@pytest.fixture(scope="session")
+def cluster(session_dir: Path, zookeeper: ZooKeeperServer, ray_nodes: list[str]) -> Iterator[LocalCluster]:
+    """Three brokers, one per Ray node, sharing the session's ZooKeeper (chroot /rafka/it)."""
+    local = LocalCluster(
+        brokers=BROKERS, data_dir=session_dir / "data", zookeeper=zookeeper.connect_string,
+        cluster_name="it", namespace=NAMESPACE, node_ids=ray_nodes,
+        broker_config={"zookeeper_session_timeout_ms": 4000, "replica_fetch_backoff_ms": 100},
+    )
+    with local:
+        yield local
+
+
+@pytest.fixture(scope="session")
+def admin(cluster: LocalCluster) -> Admin:
+    """An admin client of the session's cluster."""
+    return cluster.admin()
+
+
+_topic_counter = [0]
+
+
+@pytest.fixture
+def topic_name(request: pytest.FixtureRequest) -> str:
+    """A topic name unique to the test."""
+    _topic_counter[0] += 1
+    return f"{request.node.name[:40].replace('[', '.').replace(']', '')}-{_topic_counter[0]}".replace("_", "-")

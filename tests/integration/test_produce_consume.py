@@ -1,0 +1,156 @@
+"""Produce, replicate and consume end to end through the Producer and Consumer clients."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+
+import pytest
+import ray
+
+from rafka.actors import names
+from rafka.clients.admin import Admin
+from rafka.clients.consumer import Consumer
+from rafka.clients.producer import Producer
+from rafka.clients.records import TopicPartition
+from rafka.cluster.local_cluster import LocalCluster
+from rafka.protocol.messages.fetch import FetchRequest
+from rafka.protocol.messages.produce import ProduceRequest
+from rafka.protocol.records.builder import build_batch
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(180), pytest.mark.usefixtures("cluster")]
+NS = "rafka-test"
+
+
+def _consume_all(topic: str, partitions: int, expected: int) -> list:
+    consumer = Consumer(namespace=NS, auto_offset_reset="earliest", max_poll_records=10_000)
+    consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
+    records: list = []
+    while len(records) < expected:
+        batch = consumer.poll(timeout_ms=10_000)
+        assert batch, f"no records after {len(records)} of {expected}"
+        for part in batch.values():
+            records.extend(part)
+    consumer.close()
+    return records
+
+
+def test_records_keep_their_order_within_each_partition(admin: Admin, topic_name: str) -> None:
+    admin.create_topic(topic_name, num_partitions=3, replication_factor=3)
+    with Producer(namespace=NS, acks="all", linger_ms=2) as producer:
+        futures = [producer.send(topic_name, value=str(i).encode(), key=f"key-{i % 10}".encode()) for i in range(3000)]
+        producer.flush()
+        metadata = [f.get(timeout=30) for f in futures]
+    records = _consume_all(topic_name, 3, 3000)
+    by_key: dict[bytes, list[int]] = {}
+    for record in records:
+        by_key.setdefault(record.key, []).append(int(record.value))
+    for key, values in by_key.items():
+        assert values == sorted(values), f"key {key!r} out of order"
+    for record_meta, i in zip(metadata, range(3000)):
+        assert record_meta.topic == topic_name
+    offsets_per_partition: dict[int, list[int]] = {}
+    for meta in metadata:
+        offsets_per_partition.setdefault(meta.partition, []).append(meta.offset)
+    for offsets in offsets_per_partition.values():
+        assert offsets == list(range(len(offsets)))
+
+
+def test_keyed_records_land_on_kafkas_murmur2_partition(admin: Admin, topic_name: str) -> None:
+    admin.create_topic(topic_name, num_partitions=7, replication_factor=1)
+    # Kafka's UtilsTest: murmur2("foobar") == -790332482, murmur2("abc") == 479470107.
+    expected = {b"foobar": (-790332482 & 0x7FFFFFFF) % 7, b"abc": (479470107 & 0x7FFFFFFF) % 7}
+    with Producer(namespace=NS) as producer:
+        for key, partition in expected.items():
+            assert producer.send(topic_name, b"v", key=key).get(timeout=30).partition == partition
+
+
+def test_acks_all_returns_after_every_follower_has_the_batch(admin: Admin, topic_name: str) -> None:
+    admin.create_topic(topic_name, num_partitions=1, replication_factor=3)
+    with Producer(namespace=NS, acks="all") as producer:
+        meta = producer.send(topic_name, b"replicated").get(timeout=30)
+    for broker_id in range(3):
+        replica = ray.get_actor(names.replica_actor_name(topic_name, 0, broker_id), namespace=NS)
+        assert ray.get(replica.describe.remote(), timeout=30)["log_end_offset"] >= meta.offset + 1
+
+
+def test_long_poll_fetch_wakes_when_data_arrives(admin: Admin, topic_name: str) -> None:
+    admin.create_topic(topic_name, num_partitions=1, replication_factor=1)
+    leader = ray.get_actor(names.replica_actor_name(topic_name, 0, 0), namespace=NS)
+    pending = leader.fetch.remote(FetchRequest(0, max_wait_ms=60_000, min_bytes=1))
+    ready, _ = ray.wait([pending], timeout=0.5)
+    assert not ready, "a fetch with nothing to return must wait in the purgatory"
+    ray.get(leader.produce.remote(ProduceRequest(build_batch([(None, b"wake", 1)]), acks=1)), timeout=30)
+    response = ray.get(pending, timeout=30)
+    assert response.records, "the parked fetch must return the new record, not time out empty"
+
+
+def test_records_above_the_high_watermark_stay_invisible_to_consumers(cluster: LocalCluster, admin: Admin, topic_name: str) -> None:
+    admin.create_topic(topic_name, num_partitions=1, replication_factor=3)
+    replicas = {b: ray.get_actor(names.replica_actor_name(topic_name, 0, b), namespace=NS) for b in range(3)}
+    pids = [ray.get(replicas[b].describe.remote(), timeout=30)["pid"] for b in (1, 2)]
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        response = ray.get(replicas[0].produce.remote(ProduceRequest(build_batch([(None, b"pending", 1)]), acks=1)), timeout=30)
+        state = ray.get(replicas[0].describe.remote(), timeout=30)
+        assert state["log_end_offset"] == response.base_offset + 1
+        assert state["high_watermark"] <= response.base_offset
+        fetched = ray.get(replicas[0].fetch.remote(FetchRequest(0, max_wait_ms=0)), timeout=30)
+        assert fetched.records == b""
+    finally:
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+    consumer = Consumer(namespace=NS, auto_offset_reset="earliest")
+    consumer.assign([TopicPartition(topic_name, 0)])
+    records = []
+    while not records:
+        records = [r for part in consumer.poll(timeout_ms=10_000).values() for r in part]
+    assert records[0].value == b"pending"
+
+
+def test_consumer_seek_position_and_offset_lookups(admin: Admin, topic_name: str) -> None:
+    admin.create_topic(topic_name, num_partitions=1, replication_factor=2)
+    tp = TopicPartition(topic_name, 0)
+    with Producer(namespace=NS, acks="all") as producer:
+        for i in range(100):
+            producer.send(topic_name, str(i).encode(), timestamp_ms=1_000_000 + i * 10)
+        producer.flush()
+    consumer = Consumer(namespace=NS, auto_offset_reset="earliest")
+    consumer.assign([tp])
+    assert consumer.beginning_offsets([tp]) == {tp: 0}
+    assert consumer.end_offsets([tp]) == {tp: 100}
+    found = consumer.offsets_for_times({tp: 1_000_000 + 425})[tp]
+    assert found is not None and found.offset == 43 and found.timestamp == 1_000_430
+    consumer.seek(tp, 90)
+    assert consumer.position(tp) == 90
+    got = []
+    while len(got) < 10:
+        got += [r for part in consumer.poll(timeout_ms=10_000).values() for r in part]
+    assert [r.offset for r in got] == list(range(90, 100))
+    assert consumer.position(tp) == 100
+    consumer.seek_to_beginning(tp)
+    assert consumer.position(tp) == 0
+
+
+def test_concurrent_producers_lose_nothing(admin: Admin, topic_name: str) -> None:
+    admin.create_topic(topic_name, num_partitions=4, replication_factor=3)
+    errors: list[BaseException] = []
+
+    def produce(worker: int) -> None:
+        try:
+            with Producer(namespace=NS, acks="all") as producer:
+                for i in range(500):
+                    producer.send(topic_name, f"{worker}-{i}".encode())
+        except BaseException as exc:  # surfaced by the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=produce, args=(w,)) for w in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors
+    values = {r.value for r in _consume_all(topic_name, 4, 1500)}
+    assert values == {f"{w}-{i}".encode() for w in range(3) for i in range(500)}
