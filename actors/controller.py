@@ -384,7 +384,7 @@ class Controller:
                 self._create_topic(topic)
                 results.append((topic.name, Errors.NONE, None))
             except RafkaError as exc:
-                results.append((topic.name, exc.error, str(exc)))
+                results.append((topic.name, exc.error, exc.message))
         if not event.result.done():
             event.result.set_result(results)
         if self.active:

@@ -170,7 +170,7 @@ class Partition:
         except OffsetOutOfRangeError as exc:
             # As Kafka does, a failed read leaves the follower's fetch state alone: an offset outside the
             # log (a diverged follower ahead of us) says nothing of what the follower holds.
-            return self._fetch_error(Errors.OFFSET_OUT_OF_RANGE, str(exc))
+            return self._fetch_error(Errors.OFFSET_OUT_OF_RANGE, exc.message)
         if request.replica_id != CONSUMER_REPLICA_ID:
             self.update_follower(request.replica_id, request.fetch_offset)
         return FetchResponse(Errors.NONE, self.high_watermark, self.log.log_start_offset, self.log.log_end_offset, data, self.leader_epoch)

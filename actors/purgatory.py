@@ -34,8 +34,11 @@ class Purgatory(Generic[T]):
     async def wait(self, try_complete: Callable[[], T | None], timeout_s: float, on_expire: Callable[[], T]) -> T:
         """Return ``try_complete()`` as soon as it is not None, or ``on_expire()`` after ``timeout_s``."""
         result = try_complete()
-        if result is not None or timeout_s <= 0:
-            return result if result is not None else on_expire()
+        if result is not None:
+            return result
+        if timeout_s <= 0:
+            self.expired += 1
+            return on_expire()
         waiter: _Waiter[T] = _Waiter(try_complete, asyncio.get_running_loop().create_future())
         self._waiters.append(waiter)
         try:

@@ -106,7 +106,7 @@ class PartitionReplica:
         try:
             info = self.partition.append_as_leader(request.records, request.acks, min_isr)
         except RafkaError as exc:
-            return ProduceResponse(exc.error, error_message=str(exc))
+            return ProduceResponse(exc.error, error_message=exc.message)
         self._partition_changed()
         if request.acks != ACKS_ALL:
             return ProduceResponse(Errors.NONE, info.first_offset, -1, self.log.log_start_offset)

@@ -64,7 +64,20 @@ class RecordBatchBuilder:
         headers: Sequence[tuple[str, bytes | None]] = (),
     ) -> int:
         """Add one record and return its offset delta within the batch."""
-        # This is the producer's per-record hot path: keep it to a few type checks and one tuple.
+        return self.try_append(timestamp_ms, key, value, headers, fit=False)
+
+    def try_append(
+        self,
+        timestamp_ms: int,
+        key: bytes | None,
+        value: bytes | None,
+        headers: Sequence[tuple[str, bytes | None]] = (),
+        fit: bool = True,
+    ) -> int:
+        """Append only if the record keeps the batch under ``batch_size`` (an empty batch takes any
+        record, and ``fit=False`` takes any record); return its offset delta, or -1 when it does not
+        fit and nothing was added."""
+        # This is the producer's per-record hot path: a few type checks, one tuple, no other calls.
         if key is None:
             size = RECORD_OVERHEAD
         elif type(key) is bytes:
@@ -75,14 +88,14 @@ class RecordBatchBuilder:
             if type(value) is not bytes:
                 raise TypeError(f"value must be bytes or None, got {type(value).__name__}")
             size += len(value)
-        if headers:
-            # Checked before any state changes: a rejected record must not move the batch's timestamps.
-            checked: list[tuple[str, bytes | None]] | tuple[()] = _check_headers(headers)
+        # Headers are checked before anything changes, so a rejected record leaves no trace.
+        checked = _check_headers(headers) if headers else ()
+        if checked:
             size += sum(len(k) + (len(v) if v else 0) + 4 for k, v in checked)
-        else:
-            checked = ()
         rows = self._rows
         delta = len(rows)
+        if fit and delta and self._size + size > self.batch_size:
+            return -1
         if delta == 0:
             self._first_ts = self._max_ts = timestamp_ms
         elif timestamp_ms > self._max_ts:
@@ -90,12 +103,6 @@ class RecordBatchBuilder:
         rows.append((delta, timestamp_ms - self._first_ts, key, value, checked))
         self._size += size
         return delta
-
-    def has_room_for(self, key: bytes | None, value: bytes | None) -> bool:
-        """Whether a record of this size still fits under ``batch_size`` (an empty batch always has room)."""
-        if not self._rows:
-            return True
-        return self._size + RECORD_OVERHEAD + len(key or b"") + len(value or b"") <= self.batch_size
 
     def is_full(self) -> bool:
         """Whether the batch has reached ``batch_size`` and should be sent."""

@@ -21,7 +21,7 @@ from rafka.protocol.records.compression import Compression
 class ProducerBatch:
     """Records for one partition that travel together in one produce request."""
 
-    __slots__ = ("topic_partition", "builder", "result", "created", "attempts", "retry_at", "closed", "_bytes")
+    __slots__ = ("topic_partition", "builder", "result", "created", "attempts", "retry_at", "closed", "_bytes", "reserved")
 
     def __init__(self, topic_partition: TopicPartition, batch_size: int, compression: Compression) -> None:
         self.topic_partition = topic_partition
@@ -32,6 +32,7 @@ class ProducerBatch:
         self.retry_at = 0.0
         self.closed = False
         self._bytes: bytes | None = None
+        self.reserved = batch_size
 
     def encoded(self) -> bytes:
         """The batch's bytes, built once so a retry resends exactly the same batch."""
@@ -39,11 +40,6 @@ class ProducerBatch:
             self.closed = True
             self._bytes = self.builder.build()
         return self._bytes
-
-    @property
-    def size(self) -> int:
-        """Bytes this batch holds against ``buffer_memory``."""
-        return self.builder.estimated_size
 
 
 class RecordAccumulator:
@@ -55,6 +51,7 @@ class RecordAccumulator:
         self.buffer_memory = buffer_memory
         self.compression = compression
         self._batches: dict[TopicPartition, deque[ProducerBatch]] = {}
+        self._open: dict[TopicPartition, ProducerBatch] = {}
         self._lock = threading.Lock()
         self._room = threading.Condition(self._lock)
         self._used = 0
@@ -64,37 +61,47 @@ class RecordAccumulator:
     def append(
         self, tp: TopicPartition, timestamp: int, key: bytes | None, value: bytes | None,
         headers: list[tuple[str, bytes | None]], max_block_s: float,
-    ) -> tuple[FutureRecordMetadata, bool, bool]:
-        """Add a record; return (future, whether a batch of the partition closed, whether one was opened).
+    ) -> tuple[FutureRecordMetadata, bool]:
+        """Add a record to the partition's open batch; return (future, whether a batch closed).
 
-        A batch closes when it is full or when the record did not fit and went to a new batch; either
-        way the sender may ship it, and a sticky partitioner moves on.
+        A batch closes when the next record does not fit; the record then opens a new batch, the
+        sender may ship the closed one, and a sticky partitioner moves on.
         """
         with self._lock:
-            queue = self._batches.get(tp)
-            if queue is None:
-                queue = self._batches[tp] = deque()
-            batch = queue[-1] if queue else None
-            created = closed = False
-            if batch is not None and not batch.closed and not batch.builder.has_room_for(key, value):
+            batch = self._open.get(tp)
+            closed = False
+            if batch is not None:
+                relative = batch.builder.try_append(timestamp, key, value, headers)
+                if relative >= 0:
+                    if batch.builder.is_full():
+                        # Full: ship now rather than after linger_ms or the next record.
+                        batch.closed = True
+                        del self._open[tp]
+                        return FutureRecordMetadata(batch.result, relative, timestamp), True
+                    return FutureRecordMetadata(batch.result, relative, timestamp), False
                 batch.closed = closed = True
-            if batch is None or batch.closed:
-                self._wait_for_room(max_block_s, tp)
-                batch = ProducerBatch(tp, self.batch_size, self.compression)
-                queue.append(batch)
-                self.incomplete.add(batch)
-                created = True
-            before = batch.builder.estimated_size
+            self._wait_for_room(max_block_s, tp)
+            batch = ProducerBatch(tp, self.batch_size, self.compression)
             relative = batch.builder.append(timestamp, key, value, headers)
-            self._used += batch.builder.estimated_size - before
+            # Reserve a whole batch_size chunk (or the oversized record's size) as Kafka's BufferPool does.
+            batch.reserved = max(self.batch_size, batch.builder.estimated_size)
+            self._used += batch.reserved
+            self._batches.setdefault(tp, deque()).append(batch)
+            self.incomplete.add(batch)
             if batch.builder.is_full():
                 batch.closed = closed = True
-        return FutureRecordMetadata(batch.result, relative, timestamp), closed, created
+            else:
+                self._open[tp] = batch
+        return FutureRecordMetadata(batch.result, relative, timestamp), closed
 
     def _wait_for_room(self, max_block_s: float, tp: TopicPartition) -> None:
-        if self._used < self.buffer_memory:
+        # A new batch reserves batch_size: wait until that chunk fits (a lone batch always may).
+        def fits() -> bool:
+            return self._used == 0 or self._used + self.batch_size <= self.buffer_memory
+
+        if fits():
             return
-        if not self._room.wait_for(lambda: self._used < self.buffer_memory, max_block_s):
+        if not self._room.wait_for(fits, max_block_s):
             raise KafkaTimeoutError(
                 f"buffer_memory={self.buffer_memory} bytes stayed full for max_block_ms={int(max_block_s * 1000)} "
                 f"while sending to {tp.topic}-{tp.partition}"
@@ -116,6 +123,9 @@ class RecordAccumulator:
                 waited = now - batch.created
                 if batch.closed or len(queue) > 1 or self.flushing or waited >= self.linger_s:
                     queue.popleft()
+                    if self._open.get(tp) is batch:
+                        del self._open[tp]
+                    batch.closed = True
                     drained.append(batch)
                 else:
                     next_check = min(next_check, self.linger_s - waited)
@@ -131,7 +141,7 @@ class RecordAccumulator:
         """A batch completed: free its memory and wake blocked appends."""
         with self._lock:
             self.incomplete.discard(batch)
-            self._used -= batch.size
+            self._used -= batch.reserved
             self._room.notify_all()
 
     def has_unsent(self) -> bool:

@@ -1,9 +1,10 @@
 """The producer: kafka-python's ``KafkaProducer`` API, sending straight to leader replica actors.
 
 ``send`` picks the partition (murmur2 of the key, sticky for null keys, or explicit), appends to the
-partition's open batch and returns a future. A sender thread ships batches to the partitions' leader
-replicas, one in flight per partition so retries keep per-partition order, retries retriable errors
-after refreshing metadata, and completes the futures.
+partition's open batch and returns a future. Batches go to the partitions' leader replicas one in
+flight per partition, so retries keep per-partition order; retriable errors are retried after a
+metadata refresh. Shipping and completing happen in "turns" under one lock, taken by ``send`` when a
+batch closes and by a sender thread for lingering batches and while the application is idle.
 """
 
 from __future__ import annotations
@@ -81,9 +82,13 @@ class Producer:
             int(self.config["batch_size"]), int(self.config["linger_ms"]), int(self.config["buffer_memory"]),
             Compression.from_name(self.config["compression_type"]),
         )
-        self._partitions: dict[str, tuple[int, list[int]]] = {}
+        self._partitions: dict[str, tuple[int, list[int], list[TopicPartition]]] = {}
         self._stale: set[TopicPartition] = set()
         self._wakeup = threading.Event()
+        self._io_lock = threading.Lock()
+        self._inflight: dict[Any, ProducerBatch] = {}
+        self._busy: set[TopicPartition] = set()
+        self._next_check = 0.0
         self._closed = False
         self.stats = {"records": 0, "batches": 0, "retries": 0, "errors": 0}
         self._sender = threading.Thread(target=self._run, name=f"{self.config['client_id']}-sender", daemon=True)
@@ -107,7 +112,7 @@ class Producer:
             key = self._key_serializer(key)
         if self._value_serializer is not None and value is not None:
             value = self._value_serializer(value)
-        count, available = self._partitions.get(topic) or self._load_partitions(topic)
+        count, available, tps = self._partitions.get(topic) or self._load_partitions(topic)
         if partition is None:
             partition = self._partitioner(topic, key, count, available)
         elif not 0 <= partition < count:
@@ -116,15 +121,19 @@ class Producer:
         if size > self.max_request_size:
             raise MessageTooLargeError(f"record of about {size} bytes exceeds max_request_size={self.max_request_size}")
         timestamp = timestamp_ms if timestamp_ms is not None else int(time.time() * 1000)
-        future, full, created = self._accumulator.append(
-            TopicPartition(topic, partition), timestamp, key, value, headers or [], self.max_block_s
-        )
-        if full:
+        future, closed = self._accumulator.append(tps[partition], timestamp, key, value, headers or [], self.max_block_s)
+        if closed:
             if key is None and hasattr(self._partitioner, "on_new_batch"):
                 self._partitioner.on_new_batch(topic, count, partition, available)
-            self._wakeup.set()
-        elif created:
-            self._wakeup.set()
+            # Ship from this thread when the sender is not mid-turn: waiting for the sender thread to
+            # win the GIL back from a busy send() loop would cost a switch interval per batch.
+            if self._io_lock.acquire(blocking=False):
+                try:
+                    self._turn()
+                finally:
+                    self._io_lock.release()
+            else:
+                self._wakeup.set()
         return future
 
     def flush(self, timeout: float | None = None) -> None:
@@ -165,32 +174,42 @@ class Producer:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _load_partitions(self, topic: str) -> tuple[int, list[int]]:
+    def _load_partitions(self, topic: str) -> tuple[int, list[int], list[TopicPartition]]:
         metadata = self._cluster.topic(topic, refresh=True)
-        entry = (len(metadata.partitions), [p.partition for p in metadata.partitions if p.leader >= 0])
+        count = len(metadata.partitions)
+        # TopicPartition objects are built once per topic: building one per send is a measurable cost.
+        entry = (count, [p.partition for p in metadata.partitions if p.leader >= 0], [TopicPartition(topic, p) for p in range(count)])
         self._partitions[topic] = entry
         return entry
 
     # ------------------------------------------------------------------ sender thread
 
+    def _turn(self) -> None:
+        """Complete finished requests, then ship every sendable batch (the caller holds ``_io_lock``)."""
+        if self._inflight:
+            done, _ = ray.wait(list(self._inflight), num_returns=len(self._inflight), timeout=0)
+            for ref in done:
+                self._complete(ref, self._inflight.pop(ref))
+        batches, self._next_check = self._accumulator.ready(time.monotonic(), self._busy)
+        for batch in batches:
+            self._send_batch(batch)
+
     def _run(self) -> None:
-        inflight: dict[Any, ProducerBatch] = {}
-        busy: set[TopicPartition] = set()
+        """The sender thread: turns whenever a request completes, a batch lingers long enough, or on wake-up."""
         while True:
-            batches, sleep_s = self._accumulator.ready(time.monotonic(), busy)
-            for batch in batches:
-                self._send_batch(batch, inflight, busy)
-            if inflight:
-                done, _ = ray.wait(list(inflight), num_returns=1, timeout=0.002)
-                for ref in done:
-                    self._complete(ref, inflight.pop(ref), busy)
+            with self._io_lock:
+                self._turn()
+                pending = list(self._inflight)
+                sleep_s = self._next_check
+            if pending:
+                ray.wait(pending, num_returns=1, timeout=min(sleep_s, 0.005))
                 continue
             if self._closed and not self._accumulator.has_unsent():
                 return
             self._wakeup.wait(sleep_s)
             self._wakeup.clear()
 
-    def _send_batch(self, batch: ProducerBatch, inflight: dict[Any, ProducerBatch], busy: set[TopicPartition]) -> None:
+    def _send_batch(self, batch: ProducerBatch) -> None:
         tp = batch.topic_partition
         try:
             refresh = tp in self._stale
@@ -206,12 +225,12 @@ class Producer:
         if self.acks == ACKS_NONE:
             self._finish(batch, -1, None)
             return
-        inflight[ref] = batch
-        busy.add(tp)
+        self._inflight[ref] = batch
+        self._busy.add(tp)
 
-    def _complete(self, ref: Any, batch: ProducerBatch, busy: set[TopicPartition]) -> None:
+    def _complete(self, ref: Any, batch: ProducerBatch) -> None:
         tp = batch.topic_partition
-        busy.discard(tp)
+        self._busy.discard(tp)
         try:
             response: ProduceResponse = ray.get(ref)
         except ray.exceptions.RayActorError as exc:

@@ -7,10 +7,13 @@ record's offset, ``add_callback`` / ``add_errback`` run when its batch completes
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any, Callable, NamedTuple
 
 from rafka.protocol.errors import KafkaTimeoutError
+
+logger = logging.getLogger(__name__)
 
 
 class TopicPartition(NamedTuple):
@@ -160,7 +163,13 @@ class FutureRecordMetadata:
     def _invoke(self, callback: Callback) -> None:
         fn, args, on_success = callback
         error = self._result.error
-        if error is None and on_success:
-            fn(*args, self._metadata())
-        elif error is not None and not on_success:
-            fn(*args, error)
+        try:
+            if error is None and on_success:
+                fn(*args, self._metadata())
+            elif error is not None and not on_success:
+                fn(*args, error)
+        except Exception:
+            # As in Kafka and kafka-python: a failing user callback is logged, never raised into the
+            # sender thread (which would stop it) or into the other records' callbacks.
+            tp = self._result.topic_partition
+            logger.exception("error in a produce callback for %s-%d", tp.topic, tp.partition)

@@ -104,29 +104,32 @@ def test_is_full_once_the_estimate_reaches_batch_size():
     assert builder.is_full()
 
 
-def test_empty_builder_always_has_room_even_for_an_oversized_record():
+def test_empty_builder_takes_even_an_oversized_record():
     builder = RecordBatchBuilder(batch_size=100)
-    assert builder.has_room_for(b"k", b"v" * 10_000)
-    builder.append(0, b"k", b"v" * 10_000)
+    assert builder.try_append(0, b"k", b"v" * 10_000) == 0
     assert builder.is_full()
-    assert not builder.has_room_for(None, None)
+    assert builder.try_append(0, None, None) == -1
+    assert builder.record_count == 1
 
 
-def test_has_room_for_compares_the_next_record_with_batch_size():
-    builder = RecordBatchBuilder(batch_size=HEADER_SIZE + 2 * RECORD_OVERHEAD + 20)
-    builder.append(0, b"0123456789", None)
-    assert builder.has_room_for(b"01234", b"56789")  # lands exactly on batch_size
-    assert builder.has_room_for(None, b"0123456789")
-    assert not builder.has_room_for(b"01234", b"567890")
-    assert not builder.has_room_for(None, b"x" * 11)
+def test_try_append_compares_the_next_record_with_batch_size():
+    size = HEADER_SIZE + 2 * RECORD_OVERHEAD + 20
+    exact = RecordBatchBuilder(batch_size=size)
+    exact.append(0, b"0123456789", None)
+    assert exact.try_append(0, b"01234", b"56789") == 1  # lands exactly on batch_size
+    over = RecordBatchBuilder(batch_size=size)
+    over.append(0, b"0123456789", None)
+    assert over.try_append(0, b"01234", b"567890") == -1
+    assert over.try_append(0, None, b"x" * 11) == -1
+    assert over.record_count == 1 and over.estimated_size == HEADER_SIZE + RECORD_OVERHEAD + 10
 
 
-def test_has_room_for_scales_with_batch_size():
+def test_try_append_room_scales_with_batch_size():
     small, large = RecordBatchBuilder(batch_size=200), RecordBatchBuilder(batch_size=20_000)
     for builder in (small, large):
         builder.append(0, b"k", b"v")
-    assert not small.has_room_for(b"k", b"v" * 1_000)
-    assert large.has_room_for(b"k", b"v" * 1_000)
+    assert small.try_append(0, b"k", b"v" * 1_000) == -1
+    assert large.try_append(0, b"k", b"v" * 1_000) == 1
 
 
 # ------------------------------------------------------------------ type checks

@@ -1,0 +1,49 @@
+"""``rafka topics``: create, list and describe topics, printing what kafka-topics.sh prints."""
+
+from __future__ import annotations
+
+import argparse
+
+from rafka.clients.admin import Admin, TopicDescription
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``rafka topics`` (kafka-topics.sh's names)."""
+    action = parser.add_mutually_exclusive_group(required=True)
+    action.add_argument("--create", action="store_true", help="create a topic")
+    action.add_argument("--list", action="store_true", help="list topic names")
+    action.add_argument("--describe", action="store_true", help="describe one topic, or all")
+    parser.add_argument("--topic", help="the topic")
+    parser.add_argument("--partitions", type=int, default=1, help="partitions of a new topic")
+    parser.add_argument("--replication-factor", type=int, default=1, help="replicas of each partition")
+    parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE", help="a topic config override")
+
+
+def format_description(description: TopicDescription) -> str:
+    """kafka-topics.sh --describe output for one topic."""
+    configs = ",".join(f"{k}={v}" for k, v in sorted(description.config.items()))
+    rf = len(description.partitions[0].replicas) if description.partitions else 0
+    lines = [f"Topic: {description.name}\tPartitionCount: {len(description.partitions)}\t"
+             f"ReplicationFactor: {rf}\tConfigs: {configs}"]
+    for p in description.partitions:
+        offline = f"\tOffline: {','.join(map(str, p.offline_replicas))}" if p.offline_replicas else ""
+        lines.append(f"\tTopic: {description.name}\tPartition: {p.partition}\tLeader: {p.leader if p.leader >= 0 else 'none'}\t"
+                     f"Replicas: {','.join(map(str, p.replicas))}\tIsr: {','.join(map(str, p.isr))}{offline}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace, admin: Admin) -> int:
+    """Execute ``rafka topics``."""
+    if args.create:
+        if not args.topic:
+            raise SystemExit("--create needs --topic")
+        config = dict(item.split("=", 1) for item in args.config)
+        admin.create_topic(args.topic, args.partitions, args.replication_factor, config)
+        print(f"Created topic {args.topic}.")
+    elif args.list:
+        for name in admin.list_topics():
+            print(name)
+    else:
+        topics = [args.topic] if args.topic else admin.list_topics()
+        print("\n".join(format_description(admin.describe_topic(t)) for t in topics))
+    return 0

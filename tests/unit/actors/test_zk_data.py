@@ -1,0 +1,145 @@
+"""Tests for rafka.actors.zk_data: znode paths and JSON that match Kafka's ZooKeeper layout."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from rafka.actors import zk_data
+from rafka.actors.zk_data import BrokerRegistration, LeaderIsrAndEpoch
+
+
+def as_json(data: bytes) -> dict:
+    value = json.loads(data.decode())
+    assert isinstance(value, dict)
+    return value
+
+
+# ------------------------------------------------------------------ paths
+
+
+def test_paths_follow_kafkas_layout() -> None:
+    assert zk_data.broker_path(3) == "/brokers/ids/3"
+    assert zk_data.topic_path("events") == "/brokers/topics/events"
+    assert zk_data.partitions_path("events") == "/brokers/topics/events/partitions"
+    assert zk_data.partition_state_path("events", 7) == "/brokers/topics/events/partitions/7/state"
+    assert zk_data.topic_config_path("events") == "/config/topics/events"
+    assert zk_data.delete_topic_path("events") == "/admin/delete_topics/events"
+    assert (zk_data.CONTROLLER, zk_data.CONTROLLER_EPOCH, zk_data.CLUSTER_ID) == ("/controller", "/controller_epoch", "/cluster/id")
+    assert zk_data.ISR_CHANGE_NOTIFICATION == "/isr_change_notification"
+
+
+def test_partition_state_path_sits_under_partitions_path() -> None:
+    assert zk_data.partition_state_path("t", 0).startswith(zk_data.partitions_path("t") + "/")
+
+
+def test_persistent_paths_cover_every_parent_the_cluster_writes_under() -> None:
+    parents = {zk_data.BROKER_IDS, zk_data.TOPICS, zk_data.CONFIG_TOPICS, zk_data.ISR_CHANGE_NOTIFICATION, zk_data.DELETE_TOPICS}
+    assert parents <= set(zk_data.PERSISTENT_PATHS)
+    assert all(p.startswith("/") and not p.endswith("/") for p in zk_data.PERSISTENT_PATHS)
+
+
+# ------------------------------------------------------------------ partition state
+
+
+def test_partition_state_uses_kafkas_field_names() -> None:
+    value = as_json(LeaderIsrAndEpoch(2, 5, (2, 0, 1), 3, zk_version=11).encode())
+    assert value == {"version": 1, "leader": 2, "leader_epoch": 5, "isr": [2, 0, 1], "controller_epoch": 3}
+
+
+def test_partition_state_round_trips_with_the_znode_version() -> None:
+    state = LeaderIsrAndEpoch(-1, 9, (), 4)
+    assert LeaderIsrAndEpoch.decode(state.encode(), 17) == LeaderIsrAndEpoch(-1, 9, (), 4, 17)
+
+
+def test_partition_state_written_by_kafka_decodes() -> None:
+    kafka = b'{"controller_epoch":12,"leader":1,"version":1,"leader_epoch":3,"isr":[1,2]}'
+    assert LeaderIsrAndEpoch.decode(kafka, 2) == LeaderIsrAndEpoch(1, 3, (1, 2), 12, 2)
+
+
+# ------------------------------------------------------------------ brokers
+
+
+def test_broker_registration_uses_kafkas_field_names() -> None:
+    value = as_json(BrokerRegistration(1, "10.0.0.1", "node-a", "rack-1", 1_700_000_000_000).encode())
+    assert value["version"] == 5
+    assert value["host"] == "10.0.0.1"
+    assert value["rack"] == "rack-1"
+    assert value["timestamp"] == "1700000000000"  # Kafka writes the timestamp as a string
+    assert {"port", "jmx_port", "node_id"} <= set(value)
+
+
+@pytest.mark.parametrize("rack", ["rack-1", None])
+def test_broker_registration_round_trips(rack: str | None) -> None:
+    registration = BrokerRegistration(4, "host-4", "node-4", rack, 1_700_000_000_123)
+    assert BrokerRegistration.decode(4, registration.encode()) == registration
+
+
+def test_broker_registration_without_timestamp_is_stamped_now(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(zk_data, "now_ms", lambda: 1_234)
+    decoded = BrokerRegistration.decode(0, BrokerRegistration(0, "h", "n").encode())
+    assert decoded.timestamp == 1_234
+
+
+def test_broker_registration_tolerates_kafkas_extra_fields() -> None:
+    kafka = json.dumps({"version": 5, "host": "h", "port": 9092, "jmx_port": -1, "timestamp": "42",
+                        "endpoints": ["PLAINTEXT://h:9092"], "node_id": "n", "rack": None}).encode()
+    assert BrokerRegistration.decode(7, kafka) == BrokerRegistration(7, "h", "n", None, 42)
+
+
+# ------------------------------------------------------------------ topics
+
+
+def test_assignment_uses_string_partition_keys_and_version_2() -> None:
+    value = as_json(zk_data.encode_assignment({1: (2, 0), 0: (0, 1)}))
+    assert value == {"version": 2, "partitions": {"0": [0, 1], "1": [2, 0]}}
+
+
+@pytest.mark.parametrize("seed", [1, 7, 42])
+def test_assignment_round_trips_keeping_replica_order(seed: int) -> None:
+    rng = random.Random(seed)
+    assignment = {p: tuple(rng.sample(range(10), rng.randint(1, 5))) for p in range(rng.randint(1, 30))}
+    assert zk_data.decode_assignment(zk_data.encode_assignment(assignment)) == assignment
+
+
+def test_assignment_written_by_kafka_decodes() -> None:
+    kafka = b'{"version":2,"partitions":{"1":[2,3],"0":[1,2]},"adding_replicas":{},"removing_replicas":{}}'
+    assert zk_data.decode_assignment(kafka) == {0: (1, 2), 1: (2, 3)}
+
+
+def test_topic_config_is_stringified_under_config() -> None:
+    value = as_json(zk_data.encode_topic_config({"retention.ms": 60000, "cleanup.policy": "compact"}))
+    assert value == {"version": 1, "config": {"retention.ms": "60000", "cleanup.policy": "compact"}}
+    assert zk_data.decode_topic_config(zk_data.encode_topic_config({"a.b": "1"})) == {"a.b": "1"}
+
+
+# ------------------------------------------------------------------ controller, ISR changes, cluster id
+
+
+def test_controller_uses_brokerid_and_round_trips(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(zk_data, "now_ms", lambda: 99)
+    data = zk_data.encode_controller(3)
+    assert as_json(data) == {"version": 1, "brokerid": 3, "timestamp": "99"}
+    assert zk_data.decode_controller(data) == 3
+
+
+def test_isr_change_notification_round_trips_in_order() -> None:
+    partitions = [("events", 3), ("audit", 0), ("events", 1)]
+    data = zk_data.encode_isr_change(partitions)
+    assert as_json(data) == {"version": 1, "partitions": [
+        {"topic": "events", "partition": 3}, {"topic": "audit", "partition": 0}, {"topic": "events", "partition": 1}]}
+    assert zk_data.decode_isr_change(data) == partitions
+
+
+def test_cluster_id_round_trips_with_string_version() -> None:
+    data = zk_data.encode_cluster_id("AbC-123")
+    assert as_json(data) == {"version": "1", "id": "AbC-123"}
+    assert zk_data.decode_cluster_id(data) == "AbC-123"
+
+
+def test_encoding_is_compact_and_deterministic() -> None:
+    first = LeaderIsrAndEpoch(1, 2, (1, 2), 3).encode()
+    assert first == LeaderIsrAndEpoch(1, 2, (1, 2), 3).encode()
+    assert b" " not in first
