@@ -80,6 +80,7 @@ class RecordAccumulator:
                         return FutureRecordMetadata(batch.result, relative, timestamp), True
                     return FutureRecordMetadata(batch.result, relative, timestamp), False
                 batch.closed = closed = True
+                del self._open[tp]
             self._wait_for_room(max_block_s, tp)
             batch = ProducerBatch(tp, self.batch_size, self.compression)
             relative = batch.builder.append(timestamp, key, value, headers)
