@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 demo: setup
-	$(PY) examples/storage_demo.py
+	$(PY) examples/demo.py
 
 test: setup
 	$(PY) -m pytest

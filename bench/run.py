@@ -11,7 +11,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import storage  # noqa: E402  (bench/ is a folder of scripts, not a package)
+import cluster  # noqa: E402  (bench/ is a folder of scripts, not a package)
+import storage  # noqa: E402
 
 
 def print_table(title: str, header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
@@ -27,8 +28,14 @@ def main() -> None:
     """Parse options and run the benchmarks."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--storage-mib", type=int, default=1024, help="MiB written by the storage benchmark")
+    parser.add_argument("--records", type=int, default=1_000_000, help="records per cluster benchmark run")
+    parser.add_argument("--only", choices=("storage", "cluster"), default=None, help="run one area")
     args = parser.parse_args()
-    print_table("Storage", ("what", "records/s", "MB/s", "note"), storage.run(args.storage_mib))
+    if args.only in (None, "storage"):
+        print_table("Storage", ("what", "records/s", "MB/s", "note"), storage.run(args.storage_mib))
+    if args.only in (None, "cluster"):
+        print_table("Cluster (3 brokers, 6 partitions, 100-byte records)",
+                    ("what", "records/s", "MB/s", "latency", "target"), cluster.run(args.records))
 
 
 if __name__ == "__main__":

@@ -173,8 +173,10 @@ def _sticky_target(
        partitions, move one over, preferring a partition the donor did not own.
 
     Each move lowers the sum of squared counts, so step 3 ends, and when it
-    ends goal (1) holds exactly. Goal (2) is met when it is cheap: nothing
-    moves unless balance needs it, but the moves chosen are not proven minimal.
+    ends goal (1) holds exactly. For goal (2), nothing moves unless balance
+    needs it; with equal subscriptions each member keeps min(valid owned, new
+    count) partitions, the optimum (the tests check both properties), but with
+    different subscriptions the moves chosen are not proven minimal.
     """
     topics_of = {member: frozenset(sub.topics) for member, sub in subscriptions.items()}
     takers = _members_per_topic(subscriptions)

@@ -61,11 +61,13 @@ class RecordAccumulator:
     def append(
         self, tp: TopicPartition, timestamp: int, key: bytes | None, value: bytes | None,
         headers: list[tuple[str, bytes | None]], max_block_s: float,
-    ) -> tuple[FutureRecordMetadata, bool]:
-        """Add a record to the partition's open batch; return (future, whether a batch closed).
+    ) -> tuple[FutureRecordMetadata, bool, bool]:
+        """Add a record to the partition's open batch; return (future, whether a batch closed,
+        whether a batch was opened).
 
-        A batch closes when the next record does not fit; the record then opens a new batch, the
-        sender may ship the closed one, and a sticky partitioner moves on.
+        A batch closes when it is full or the next record does not fit (the record then opens a new
+        batch): the sender may ship it and a sticky partitioner moves on. With ``linger_ms=0`` an
+        opened batch is sendable at once, so the producer wakes its sender.
         """
         with self._lock:
             batch = self._open.get(tp)
@@ -77,8 +79,8 @@ class RecordAccumulator:
                         # Full: ship now rather than after linger_ms or the next record.
                         batch.closed = True
                         del self._open[tp]
-                        return FutureRecordMetadata(batch.result, relative, timestamp), True
-                    return FutureRecordMetadata(batch.result, relative, timestamp), False
+                        return FutureRecordMetadata(batch.result, relative, timestamp), True, False
+                    return FutureRecordMetadata(batch.result, relative, timestamp), False, False
                 batch.closed = closed = True
                 del self._open[tp]
             self._wait_for_room(max_block_s, tp)
@@ -93,7 +95,7 @@ class RecordAccumulator:
                 batch.closed = closed = True
             else:
                 self._open[tp] = batch
-        return FutureRecordMetadata(batch.result, relative, timestamp), closed
+        return FutureRecordMetadata(batch.result, relative, timestamp), closed, True
 
     def _wait_for_room(self, max_block_s: float, tp: TopicPartition) -> None:
         # A new batch reserves batch_size: wait until that chunk fits (a lone batch always may).

@@ -89,6 +89,7 @@ class Producer:
         self._inflight: dict[Any, ProducerBatch] = {}
         self._busy: set[TopicPartition] = set()
         self._next_check = 0.0
+        self._linger_zero = int(self.config["linger_ms"]) == 0
         self._closed = False
         self.stats = {"records": 0, "batches": 0, "retries": 0, "errors": 0}
         self._sender = threading.Thread(target=self._run, name=f"{self.config['client_id']}-sender", daemon=True)
@@ -121,10 +122,10 @@ class Producer:
         if size > self.max_request_size:
             raise MessageTooLargeError(f"record of about {size} bytes exceeds max_request_size={self.max_request_size}")
         timestamp = timestamp_ms if timestamp_ms is not None else int(time.time() * 1000)
-        future, closed = self._accumulator.append(tps[partition], timestamp, key, value, headers or [], self.max_block_s)
-        if closed:
-            if key is None and hasattr(self._partitioner, "on_new_batch"):
-                self._partitioner.on_new_batch(topic, count, partition, available)
+        future, closed, opened = self._accumulator.append(tps[partition], timestamp, key, value, headers or [], self.max_block_s)
+        if closed and key is None and hasattr(self._partitioner, "on_new_batch"):
+            self._partitioner.on_new_batch(topic, count, partition, available)
+        if closed or (opened and self._linger_zero):
             # Ship from this thread when the sender is not mid-turn: waiting for the sender thread to
             # win the GIL back from a busy send() loop would cost a switch interval per batch.
             if self._io_lock.acquire(blocking=False):

@@ -1,0 +1,70 @@
+"""Cluster benchmark (issue: cluster core): the seeds' benchmark at this machine's scale.
+
+One producer, 100-byte records, 3 brokers, 6 partitions; replication factor 1 and 3; acks 1 and all;
+one consumer; acks=all latency at a throttled 10,000 records/s; and the memory of an idle partition
+replica actor. Everything runs in one process against one local cluster, so ratios are comparable.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Any
+
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+
+import ray  # noqa: E402
+
+from rafka.actors import names  # noqa: E402
+from rafka.cli.perf import consumer_perf, producer_perf  # noqa: E402
+from rafka.cluster.local_cluster import LocalCluster  # noqa: E402
+
+NAMESPACE = "rafka-bench"
+PRODUCER = {"batch_size": 262_144, "linger_ms": 5}
+
+
+def _idle_replica_memory_mb() -> tuple[float, float]:
+    """(RSS, USS) in MB of an idle replica actor's process, from Linux's /proc/<pid>/smaps_rollup.
+
+    USS (private pages) is what one more replica costs; RSS also counts pages shared with other workers.
+    """
+    replica = ray.get_actor(names.replica_actor_name("idle", 0, 0), namespace=NAMESPACE)
+    pid = ray.get(replica.describe.remote(), timeout=30)["pid"]
+    fields: dict[str, int] = {}
+    for line in open(f"/proc/{pid}/smaps_rollup"):
+        parts = line.split()
+        if len(parts) >= 3 and parts[-1] == "kB":
+            fields[parts[0].rstrip(":")] = int(parts[1])
+    uss = fields.get("Private_Clean", 0) + fields.get("Private_Dirty", 0)
+    return fields.get("Rss", 0) / 1000, uss / 1000
+
+
+def run(records: int = 1_000_000) -> list[tuple[str, ...]]:
+    """Run every cluster measurement; return table rows (what, records/s, MB/s, latency, target)."""
+    rows: list[tuple[str, ...]] = []
+    with tempfile.TemporaryDirectory(prefix="rafka-bench-") as data_dir:
+        with LocalCluster(brokers=3, data_dir=data_dir, namespace=NAMESPACE) as cluster:
+            admin = cluster.admin()
+            admin.create_topic("rf1", 6, 1)
+            admin.create_topic("rf3", 6, 3)
+            admin.create_topic("lat", 6, 3)
+            admin.create_topic("idle", 1, 1)
+            cases: list[tuple[str, str, Any, str]] = [
+                ("produce RF 1, acks=1", "rf1", 1, ">= 500,000"),
+                ("produce RF 3, acks=1", "rf3", 1, ""),
+                ("produce RF 3, acks=all", "rf3", "all", ">= 200,000"),
+            ]
+            for label, topic, acks, target in cases:
+                result = producer_perf(NAMESPACE, topic, records, 100, -1, {**PRODUCER, "acks": acks}, progress=False)
+                rows.append((label, f"{result.records_per_s:,.0f}", f"{result.mb_per_s:.1f}",
+                             f"p50 {result.percentile(0.5):.0f} / p99 {result.percentile(0.99):.0f} ms", target))
+            consumed = consumer_perf(NAMESPACE, "rf1", records, progress=False)
+            rows.append(("consume (1 consumer, 6 partitions)", f"{consumed.records_per_s:,.0f}",
+                         f"{consumed.bytes / consumed.seconds / 1e6:.1f}", "-", ">= 1,000,000"))
+            throttled = producer_perf(NAMESPACE, "lat", 100_000, 100, 10_000, {"acks": "all", "linger_ms": 0}, progress=False)
+            rows.append(("acks=all at 10,000 records/s (RF 3)", f"{throttled.records_per_s:,.0f}", f"{throttled.mb_per_s:.1f}",
+                         f"p50 {throttled.percentile(0.5):.1f} / p99 {throttled.percentile(0.99):.1f} / "
+                         f"p99.9 {throttled.percentile(0.999):.1f} ms", "p99 <= 10 ms"))
+            rss, uss = _idle_replica_memory_mb()
+            rows.append(("idle partition replica actor", "-", "-", f"RSS {rss:.0f} MB, USS {uss:.0f} MB", "<= 60 MB"))
+    return rows
