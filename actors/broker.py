@@ -15,6 +15,7 @@ from typing import Any
 
 import ray
 from kazoo.exceptions import BadVersionError, NoNodeError
+from kazoo.protocol.states import KazooState
 
 from rafka.actors import names, spawn
 from rafka.actors.broker_config import BrokerConfig
@@ -25,6 +26,7 @@ from rafka.log.config import LogConfig
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.control import (
     ControlResponse,
+    LeaderAndIsrPartitionState,
     LeaderAndIsrRequest,
     LeaderAndIsrResponse,
     PartitionError,
@@ -34,6 +36,11 @@ from rafka.protocol.messages.control import (
 from rafka.protocol.messages.metadata import MetadataRequest, MetadataResponse
 
 logger = logging.getLogger(__name__)
+
+REPLICA_CHECK_INTERVAL_S = 0.5
+REPLICA_PING_TIMEOUT_S = 10.0
+CONTROLLED_SHUTDOWN_ATTEMPTS = 3
+CONTROLLED_SHUTDOWN_BACKOFF_S = 0.5
 
 
 class Broker:
@@ -52,14 +59,39 @@ class Broker:
         self.metadata_cache = MetadataCache()
         self.controller_epoch = 0
         self.replicas: dict[tuple[str, int], Any] = {}
+        self.partition_states: dict[tuple[str, int], LeaderAndIsrPartitionState] = {}
+        self.replica_restarts = 0
         self._mailbox = asyncio.Lock()
+        self._stopped = asyncio.Event()
+        self._supervisor = asyncio.get_event_loop().create_task(self._supervise())
         # Wait up to two session timeouts for a previous incarnation's ephemeral znode to expire.
         self.zk.register_broker(
             BrokerRegistration(self.broker_id, self.host, self.node_id),
             timeout_s=2 * config.zookeeper_session_timeout_ms / 1000 + 5,
         )
+        self._loop = asyncio.get_event_loop()
+        self.zk.zk.add_listener(self._on_session_state)
         self.controller = spawn.spawn_controller(config, namespace, self.node_id)
         logger.info("broker %d registered on node %s (%s)", self.broker_id, self.node_id, self.host)
+
+    def _on_session_state(self, state: str) -> None:
+        # Kazoo's thread: a lost session took the ephemeral registration with it; once kazoo has a new
+        # session, register again (a new incarnation the controller treats as a restart).
+        if state == KazooState.LOST and not self._stopped.is_set():
+            self._loop.call_soon_threadsafe(lambda: self._loop.create_task(self._reregister()))
+
+    async def _reregister(self) -> None:
+        while not self._stopped.is_set():
+            try:
+                await self._loop.run_in_executor(None, lambda: self.zk.register_broker(
+                    BrokerRegistration(self.broker_id, self.host, self.node_id),
+                    timeout_s=2 * self.config.zookeeper_session_timeout_ms / 1000 + 5,
+                ))
+                logger.info("broker %d re-registered after its ZooKeeper session expired", self.broker_id)
+                return
+            except Exception as exc:  # the connection may still be re-establishing: try again
+                logger.warning("broker %d re-registration failed: %s", self.broker_id, exc)
+                await asyncio.sleep(0.5)
 
     # ------------------------------------------------------------------ control requests
 
@@ -73,6 +105,7 @@ class Broker:
             for state in request.partitions:
                 if self.broker_id not in state.replicas:
                     continue
+                self.partition_states[(state.topic, state.partition)] = state
                 replica = self._replica(state.topic, state.partition)
                 call = replica.become_leader if state.leader == self.broker_id else replica.become_follower
                 pending.append((state, call.remote(state)))
@@ -104,6 +137,7 @@ class Broker:
             self.controller_epoch = request.controller_epoch
             errors = []
             for topic, partition in request.partitions:
+                self.partition_states.pop((topic, partition), None)
                 replica = self.replicas.pop((topic, partition), None)
                 if replica is None:
                     continue
@@ -115,6 +149,45 @@ class Broker:
                     error = Errors.KAFKA_STORAGE_ERROR
                 errors.append(PartitionError(topic, partition, error))
             return ControlResponse(Errors.NONE, tuple(errors))
+
+    async def _supervise(self) -> None:
+        """Notice replica actors that died while this broker lives; restart them from disk.
+
+        A restarted replica reopens its log (recovering it) and gets the partition's last
+        LeaderAndIsr again, so it resumes as leader or follower at the same leader epoch.
+        """
+        while not self._stopped.is_set():
+            await asyncio.sleep(REPLICA_CHECK_INTERVAL_S)
+            hosted = list(self.replicas.items())
+            pings = [asyncio.wait_for(asyncio.wrap_future(r.ping.remote().future()), REPLICA_PING_TIMEOUT_S) for _, r in hosted]
+            results = await asyncio.gather(*pings, return_exceptions=True)
+            dead = {key for (key, replica), result in zip(hosted, results)
+                    if isinstance(result, ray.exceptions.RayActorError) and self.replicas.get(key) is replica}
+            # Ray keeps a dead actor's name while its owner (this broker) holds a handle: drop them all.
+            del hosted, pings, results
+            for key in dead:
+                self.replicas.pop(key, None)
+            missing = {key for key in self.partition_states if key not in self.replicas}
+            for key in sorted(dead | missing):
+                await self._restart_replica(key, replica_died=key in dead)
+
+    async def _restart_replica(self, key: tuple[str, int], replica_died: bool) -> None:
+        async with self._mailbox:
+            state = self.partition_states.get(key)
+            if state is None or self._stopped.is_set():
+                self.replicas.pop(key, None)
+                return
+            if replica_died:
+                self.replica_restarts += 1
+                logger.warning("replica %s-%d on broker %d died; restarting it from disk", key[0], key[1], self.broker_id)
+            try:
+                replica = self._replica(*key)
+                call = replica.become_leader if state.leader == self.broker_id else replica.become_follower
+                await call.remote(state)
+            except (ValueError, ray.exceptions.RayActorError) as exc:
+                # The dead actor's name may not be free yet: the next supervision pass retries.
+                self.replicas.pop(key, None)
+                logger.warning("restarting replica %s-%d failed, will retry: %s", key[0], key[1], exc)
 
     def _replica(self, topic: str, partition: int) -> Any:
         """The replica actor of a partition on this broker, started (and its log opened) on first use."""
@@ -163,8 +236,33 @@ class Broker:
         """Handles of the replica actors this broker hosts (tools and tests)."""
         return dict(self.replicas)
 
+    async def wait_until_stopped(self) -> int:
+        """Returns only when the broker shuts down cleanly: the controller keeps this call outstanding,
+        and Ray fails it as soon as the broker's process dies."""
+        await self._stopped.wait()
+        return self.broker_id
+
+    async def _controlled_shutdown(self) -> None:
+        """Ask the controller to move leadership away first (retried while the controller moves)."""
+        for _ in range(CONTROLLED_SHUTDOWN_ATTEMPTS):
+            controller_id = self.metadata_cache.controller_id
+            try:
+                controller = ray.get_actor(names.controller_actor_name(controller_id), namespace=self.namespace)
+                error, remaining = await controller.controlled_shutdown.remote(self.broker_id)
+            except (ValueError, ray.exceptions.RayActorError) as exc:
+                logger.warning("controlled shutdown of broker %d: controller %d unreachable: %s", self.broker_id, controller_id, exc)
+            else:
+                if error is Errors.NONE and remaining == 0:
+                    logger.info("controlled shutdown of broker %d succeeded", self.broker_id)
+                    return
+                logger.warning("controlled shutdown of broker %d: %s, still leading %d partitions", self.broker_id, error.name, remaining)
+            await asyncio.sleep(CONTROLLED_SHUTDOWN_BACKOFF_S)
+
     async def shutdown(self) -> None:
-        """Close every replica's log cleanly, stop the controller and end the ZooKeeper session."""
+        """Controlled shutdown, then close every replica's log, stop the controller, end the session."""
+        if self.config.controlled_shutdown_enable:
+            await self._controlled_shutdown()
+        self._stopped.set()
         async with self._mailbox:
             for replica in list(self.replicas.values()):
                 try:

@@ -46,6 +46,7 @@ class BrokerConfig:
     min_insync_replicas: int = bounded(1, 1, INT32_MAX, "default min.insync.replicas")
     unclean_leader_election_enable: bool = field(default=False, metadata={"doc": "default unclean.leader.election.enable"})
     controlled_shutdown_enable: bool = field(default=True, metadata={"doc": "move leadership away before stopping"})
+    ray_failure_detection_enable: bool = field(default=True, metadata={"doc": "fail a broker over as soon as Ray reports its process dead, before its ZooKeeper session expires"})
     offsets_topic_num_partitions: int = bounded(50, 1, INT32_MAX, "partitions of __consumer_offsets")
     offsets_topic_replication_factor: int = bounded(3, 1, 32767, "replication factor of __consumer_offsets")
 

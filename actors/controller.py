@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from typing import Any
 
 import ray
@@ -23,6 +24,8 @@ from rafka.actors.broker_config import BrokerConfig
 from rafka.actors.controller_context import ControllerContext, TopicPartition
 from rafka.actors.controller_events import (
     BrokerChange,
+    BrokerDied,
+    ControlledShutdown,
     ControllerEvent,
     CreateTopics,
     IsrChangeNotification,
@@ -33,7 +36,7 @@ from rafka.actors.controller_events import (
     Startup,
     TopicChange,
 )
-from rafka.actors.election import NO_LEADER, offline_leader
+from rafka.actors.election import NO_LEADER, controlled_shutdown_leader, offline_leader
 from rafka.actors.mailbox import Mailbox
 from rafka.actors.replica_assignment import assign_replicas, topic_names_collide, validate_topic_name
 from rafka.actors.request_batch import RequestBatch
@@ -68,6 +71,7 @@ class Controller:
         self.shutting_down = False
         self.unclean_elections = 0
         self._broker_handles: dict[int, Any] = {}
+        self._death_watches: dict[int, asyncio.Task] = {}
         self.mailbox: Mailbox[ControllerEvent] = Mailbox(self.process, f"controller-{self.broker_id}")
         self.zk.zk.add_listener(self._on_session_state)
         self.mailbox.put(Startup())
@@ -80,6 +84,16 @@ class Controller:
         self.mailbox.put(CreateTopics(tuple(topics), result))
         return await result
 
+    async def controlled_shutdown(self, broker_id: int, timeout_s: float = 30.0) -> tuple[Errors, int]:
+        """Move leadership off a stopping broker; return (error, partitions it still leads) once the
+        new leaders have applied their LeaderAndIsr, so clients find them at once."""
+        result: asyncio.Future = asyncio.get_running_loop().create_future()
+        self.mailbox.put(ControlledShutdown(broker_id, result))
+        error, remaining, refs = await result
+        if refs:
+            await asyncio.wait([asyncio.wrap_future(ref.future()) for ref in refs], timeout=timeout_s)
+        return error, remaining
+
     async def resign(self) -> None:
         """The hosting broker is stopping: stop acting as controller and release ``/controller``."""
         self.mailbox.put(Resign())
@@ -90,7 +104,7 @@ class Controller:
         """Whether this controller is active, its epoch and what it knows."""
         stats = self.mailbox.stats
         return {
-            "broker_id": self.broker_id, "active": self.active, "epoch": self.ctx.epoch,
+            "broker_id": self.broker_id, "active": self.active, "epoch": self.ctx.epoch, "pid": os.getpid(),
             "live_brokers": sorted(self.ctx.live_brokers), "topics": sorted(self.ctx.assignments),
             "offline_partitions": len(self.ctx.partitions_in(PartitionState.OFFLINE_PARTITION)),
             "unclean_elections": self.unclean_elections,
@@ -116,8 +130,10 @@ class Controller:
         try:
             self._dispatch(event)
         except ControllerMovedError as exc:
+            # Kafka's triggerControllerMove: resign and give up /controller, so an election follows.
             logger.warning("controller %d: %s; resigning", self.broker_id, exc)
             self._resign()
+            self.zk.release_controller()
 
     def _dispatch(self, event: ControllerEvent) -> None:
         match event:
@@ -131,6 +147,10 @@ class Controller:
                 self._resign()
             case CreateTopics():
                 self._process_create_topics(event)
+            case ControlledShutdown():
+                self._process_controlled_shutdown(event)
+            case BrokerDied() if self.active:
+                self._process_broker_died(event)
             case BrokerChange() if self.active:
                 self._process_broker_change()
             case TopicChange() if self.active:
@@ -164,6 +184,9 @@ class Controller:
         self.active = False
         self.ctx = ControllerContext()
         self._broker_handles.clear()
+        for watch in self._death_watches.values():
+            watch.cancel()
+        self._death_watches.clear()
 
     def _on_controller_failover(self) -> None:
         """Kafka's onControllerFailover: bump the epoch, watch, rebuild the context, resend leadership."""
@@ -186,6 +209,7 @@ class Controller:
             for replica in ctx.replicas(tp):
                 live = ctx.is_live(replica)
                 ctx.replica_states[(tp[0], tp[1], replica)] = ReplicaState.ONLINE_REPLICA if live else ReplicaState.OFFLINE_REPLICA
+        self._watch_broker_deaths()
         batch = RequestBatch()
         batch.add_full_metadata(list(ctx.live_brokers))
         for tp in ctx.partitions():
@@ -227,7 +251,8 @@ class Controller:
     def _initialize_leader(self, tp: TopicPartition, batch: RequestBatch) -> bool:
         """New partition: leader = first live assigned replica, ISR = live assigned replicas."""
         ctx = self.ctx
-        live = tuple(r for r in ctx.replicas(tp) if ctx.is_live(r))
+        electable = ctx.electable()
+        live = tuple(r for r in ctx.replicas(tp) if r in electable)
         if not live:
             self._log_state_change(f"{tp[0]}-{tp[1]} has no live replica among {list(ctx.replicas(tp))}; stays NewPartition")
             return False
@@ -247,11 +272,11 @@ class Controller:
             current = self.zk.partition_state(*tp)
             if current is None:
                 return self._initialize_leader(tp, batch)
-            if ctx.is_live(current.leader):
+            if current.leader in ctx.electable():
                 ctx.leadership[tp] = current
                 batch.add_leader_and_isr(ctx, list(ctx.replicas(tp)), tp)
                 return True
-            decision, unclean = offline_leader(ctx.replicas(tp), current.isr, set(ctx.live_brokers), unclean_allowed)
+            decision, unclean = offline_leader(ctx.replicas(tp), current.isr, ctx.electable(), unclean_allowed)
             if decision.leader == NO_LEADER:
                 ctx.leadership[tp] = current
                 self._log_state_change(f"{tp[0]}-{tp[1]}: no live in-sync replica in ISR {list(current.isr)}; stays offline")
@@ -291,6 +316,13 @@ class Controller:
     def _process_broker_change(self) -> None:
         ctx = self.ctx
         current = self.zk.live_brokers(watch=self._watcher(BrokerChange()))
+        # A broker Ray reported dead keeps its ephemeral znode until its session expires: that
+        # znode is the dead incarnation, not a restart.
+        for broker, registered_at in list(ctx.dead_incarnations.items()):
+            if broker in current and current[broker].timestamp == registered_at:
+                del current[broker]
+            else:
+                del ctx.dead_incarnations[broker]
         started = set(current) - set(ctx.live_brokers)
         failed = set(ctx.live_brokers) - set(current)
         # A broker that restarted between two reads registers with a new session: treat it as both.
@@ -298,6 +330,8 @@ class Controller:
         ctx.live_brokers = current
         for broker in failed | started | bounced:
             self._broker_handles.pop(broker, None)
+        ctx.shutting_down -= failed
+        self._watch_broker_deaths()
         batch = RequestBatch()
         if failed | bounced:
             self._on_broker_failure(failed | bounced, batch)
@@ -337,6 +371,86 @@ class Controller:
         self._online_partitions(
             ctx.partitions_in(PartitionState.OFFLINE_PARTITION) + ctx.partitions_in(PartitionState.NEW_PARTITION), batch
         )
+
+    def _process_broker_died(self, event: BrokerDied) -> None:
+        ctx = self.ctx
+        registration = ctx.live_brokers.get(event.broker_id)
+        if registration is None or registration.timestamp != event.registered_at:
+            return
+        logger.info("controller %d: Ray reports broker %d's process gone; failing it over now", self.broker_id, event.broker_id)
+        del ctx.live_brokers[event.broker_id]
+        ctx.dead_incarnations[event.broker_id] = event.registered_at
+        ctx.shutting_down.discard(event.broker_id)
+        self._broker_handles.pop(event.broker_id, None)
+        batch = RequestBatch()
+        self._on_broker_failure({event.broker_id}, batch)
+        batch.add_broker_change()
+        self._send(batch)
+
+    def _watch_broker_deaths(self) -> None:
+        """Keep one call outstanding on every live broker: Ray fails it as soon as the process dies."""
+        if not self.config.ray_failure_detection_enable:
+            return
+        for broker, registration in self.ctx.live_brokers.items():
+            watch = self._death_watches.get(broker)
+            if watch is not None and not watch.done() and getattr(watch, "registered_at", None) == registration.timestamp:
+                continue
+            if watch is not None:
+                watch.cancel()
+            task = asyncio.get_running_loop().create_task(self._await_death(broker, registration.timestamp))
+            task.registered_at = registration.timestamp  # type: ignore[attr-defined]
+            self._death_watches[broker] = task
+
+    async def _await_death(self, broker: int, registered_at: int) -> None:
+        try:
+            handle = ray.get_actor(names.broker_actor_name(broker), namespace=self.namespace)
+            await handle.wait_until_stopped.remote()
+        except ray.exceptions.RayActorError:
+            self.mailbox.put(BrokerDied(broker, registered_at))
+        except (ValueError, asyncio.CancelledError):
+            return
+
+    def _process_controlled_shutdown(self, event: ControlledShutdown) -> None:
+        """Kafka's controlled shutdown: new leaders by the controlled-shutdown selector, then drop the
+        broker from the ISRs it follows, so stopping it makes nothing unavailable."""
+        if not self.active:
+            event.result.set_result((Errors.NOT_CONTROLLER, -1, []))
+            return
+        ctx = self.ctx
+        broker = event.broker_id
+        if not ctx.is_live(broker):
+            event.result.set_result((Errors.NONE, 0, []))
+            return
+        ctx.shutting_down.add(broker)
+        batch = RequestBatch()
+        for tp in ctx.partitions_led_by({broker}):
+            self._move_leadership_off(tp, broker, batch)
+        for tp in ctx.partitions_on({broker}):
+            if ctx.leadership.get(tp) is not None and ctx.leadership[tp].leader != broker:
+                self._remove_from_isr(tp, {broker}, batch)
+        refs = self._send(batch)
+        # Count only what could have moved: a partition with no other live in-sync replica stays put.
+        remaining = [tp for tp in ctx.partitions_led_by({broker})
+                     if set(ctx.leadership[tp].isr) & ctx.electable() - {broker}]
+        event.result.set_result((Errors.NONE, len(remaining), refs))
+
+    def _move_leadership_off(self, tp: TopicPartition, broker: int, batch: RequestBatch) -> None:
+        ctx = self.ctx
+        for _ in range(ELECTION_ATTEMPTS):
+            current = self.zk.partition_state(*tp)
+            if current is None or current.leader != broker:
+                return
+            decision = controlled_shutdown_leader(ctx.replicas(tp), current.isr, set(ctx.live_brokers), ctx.shutting_down)
+            if decision is None:
+                return
+            new = LeaderIsrAndEpoch(decision.leader, current.leader_epoch + 1, decision.isr, ctx.epoch, current.zk_version)
+            try:
+                ctx.leadership[tp] = self.zk.update_partition_state(tp[0], tp[1], new, ctx.epoch_zk_version)
+            except BadVersionError:
+                continue
+            self._log_state_change(f"{tp[0]}-{tp[1]}: leadership moved off shutting-down broker {broker} to {decision.leader}")
+            batch.add_leader_and_isr(ctx, list(ctx.replicas(tp)), tp)
+            return
 
     # ------------------------------------------------------------------ topics and ISR changes
 
@@ -404,24 +518,25 @@ class Controller:
 
     # ------------------------------------------------------------------ sending
 
-    def _send(self, batch: RequestBatch) -> None:
-        """Send LeaderAndIsr, then UpdateMetadata, to each broker (each broker applies them in order)."""
+    def _send(self, batch: RequestBatch) -> list[Any]:
+        """Send LeaderAndIsr, then UpdateMetadata, to each broker (each broker applies them in order);
+        return the refs of the requests sent."""
         leader_and_isr, update_metadata = batch.build(self.ctx, self.broker_id)
-        for broker, request in leader_and_isr.items():
-            self._call(broker, "leader_and_isr", request)
-        for broker, request in update_metadata.items():
-            self._call(broker, "update_metadata", request)
+        refs = [self._call(broker, "leader_and_isr", request) for broker, request in leader_and_isr.items()]
+        refs += [self._call(broker, "update_metadata", request) for broker, request in update_metadata.items()]
+        return [ref for ref in refs if ref is not None]
 
-    def _call(self, broker: int, method: str, request: object) -> None:
+    def _call(self, broker: int, method: str, request: object) -> Any:
         handle = self._broker_handles.get(broker)
         if handle is None:
             try:
                 handle = self._broker_handles[broker] = ray.get_actor(names.broker_actor_name(broker), namespace=self.namespace)
             except ValueError:
                 logger.warning("controller %d: broker %d has no actor; %s not sent", self.broker_id, broker, method)
-                return
-        future = getattr(handle, method).remote(request).future()
-        future.add_done_callback(lambda done: _log_failure(done, broker, method))
+                return None
+        ref = getattr(handle, method).remote(request)
+        ref.future().add_done_callback(lambda done: _log_failure(done, broker, method))
+        return ref
 
     def _log_state_change(self, message: str) -> None:
         state_change_logger.info("[Controller id=%d epoch=%d] %s", self.broker_id, self.ctx.epoch, message)

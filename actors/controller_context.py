@@ -26,6 +26,8 @@ class ControllerContext:
     leadership: dict[TopicPartition, LeaderIsrAndEpoch] = field(default_factory=dict)
     partition_states: dict[TopicPartition, PartitionState] = field(default_factory=dict)
     replica_states: dict[tuple[str, int, int], ReplicaState] = field(default_factory=dict)
+    shutting_down: set[int] = field(default_factory=set)
+    dead_incarnations: dict[int, int] = field(default_factory=dict)
 
     def partitions(self) -> list[TopicPartition]:
         """Every partition of every topic."""
@@ -50,6 +52,10 @@ class ControllerContext:
     def is_live(self, broker_id: int) -> bool:
         """Whether a broker is registered."""
         return broker_id in self.live_brokers
+
+    def electable(self) -> set[int]:
+        """Live brokers that may lead: not the ones in controlled shutdown."""
+        return set(self.live_brokers) - self.shutting_down
 
     def remove_topic(self, topic: str) -> None:
         """Forget a deleted topic."""

@@ -45,6 +45,23 @@ class Resign:
 
 
 @dataclass(frozen=True)
+class BrokerDied:
+    """Ray reported the process of this broker incarnation gone: fail it over before its session ends."""
+
+    broker_id: int
+    registered_at: int
+
+
+@dataclass(frozen=True, eq=False)
+class ControlledShutdown:
+    """A broker is stopping: move leadership off it and drop it from ISRs; the future gets
+    (error, partitions it still leads, refs of the LeaderAndIsr requests sent)."""
+
+    broker_id: int
+    result: asyncio.Future
+
+
+@dataclass(frozen=True)
 class NewTopic:
     """A topic to create: name, partitions, replication factor and config overrides."""
 
@@ -62,4 +79,5 @@ class CreateTopics:
     result: asyncio.Future
 
 
-ControllerEvent = Startup | Reelect | BrokerChange | TopicChange | IsrChangeNotification | SessionExpired | Resign | CreateTopics
+ControllerEvent = (Startup | Reelect | BrokerChange | TopicChange | IsrChangeNotification | SessionExpired | Resign
+                   | CreateTopics | BrokerDied | ControlledShutdown)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from rafka.log.checkpoint import HIGH_WATERMARK_FILE, OffsetCheckpoint
+from rafka.log.leader_epoch_cache import UNDEFINED_EPOCH
 from rafka.log.log import Log, LogAppendInfo, wall_clock_ms
 from rafka.protocol.errors import (
     Errors,
@@ -219,6 +220,22 @@ class Partition:
             self.log.append_as_follower(response.records)
         self.high_watermark = min(self.log.log_end_offset, response.high_watermark)
         return len(response.records)
+
+    def truncate_to_leader(self, leader_epoch: int, leader_end_offset: int) -> int:
+        """KIP-101: truncate to where this log diverges from the leader's; return bytes removed.
+
+        ``leader_epoch``/``leader_end_offset`` answer OffsetsForLeaderEpoch for this replica's latest
+        epoch. If the leader knows only an older epoch, both logs agree up to the end of that epoch
+        in both (KIP-279). With no answer (UNDEFINED) the HW is the only safe point left.
+        """
+        if leader_epoch == UNDEFINED_EPOCH:
+            target = self.high_watermark
+        else:
+            local_end = self.log.end_offset_for_epoch(leader_epoch)[1]
+            target = min(leader_end_offset, local_end) if local_end >= 0 else leader_end_offset
+        removed = self.log.truncate_to(target)
+        self.high_watermark = min(self.high_watermark, self.log.log_end_offset)
+        return removed
 
     # ------------------------------------------------------------------ offsets
 

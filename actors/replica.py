@@ -169,6 +169,10 @@ class PartitionReplica:
         """The replica's state for tools and tests, with its process id and log directory."""
         return {**self.partition.describe(), "pid": os.getpid(), "log_dir": str(self.log.directory)}
 
+    async def ping(self) -> str:
+        """Liveness check for the broker's supervision: the replica's role."""
+        return self.partition.role.value
+
     async def read_log(self, offset: int, max_bytes: int) -> bytes:
         """Raw bytes of this replica's own log (tools and tests comparing replicas)."""
         return self.log.read(offset, max_bytes)
@@ -229,23 +233,17 @@ class PartitionReplica:
         latest = self.log.epoch_cache.latest_epoch
         if latest == UNDEFINED_EPOCH:
             # No epochs (an empty or pre-epoch log): Kafka's fallback is the high watermark.
-            self.log.truncate_to(self.partition.high_watermark)
+            self.partition.truncate_to_leader(UNDEFINED_EPOCH, -1)
             return True
         response: OffsetsForLeaderEpochResponse = await leader.offsets_for_leader_epoch.remote(
             OffsetsForLeaderEpochRequest(latest, self.partition.broker_id, epoch)
         )
         if response.error is not Errors.NONE:
             return False
-        if response.leader_epoch == UNDEFINED_EPOCH:
-            target = self.partition.high_watermark
-        else:
-            # KIP-279: if the leader knows only an older epoch, stop where both logs end that epoch.
-            local_end = self.log.end_offset_for_epoch(response.leader_epoch)[1]
-            target = min(response.end_offset, local_end if local_end >= 0 else response.end_offset)
-        removed = self.log.truncate_to(target)
-        self.partition.high_watermark = min(self.partition.high_watermark, self.log.log_end_offset)
+        removed = self.partition.truncate_to_leader(response.leader_epoch, response.end_offset)
         if removed:
-            logger.info("%s: truncated %d bytes to offset %d (leader epoch %d)", self.partition.name, removed, target, response.leader_epoch)
+            logger.info("%s: truncated %d bytes to offset %d (leader epoch %d)", self.partition.name, removed,
+                        self.log.log_end_offset, response.leader_epoch)
         return True
 
     async def _lookup(self, name: str) -> Any:

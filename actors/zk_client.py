@@ -195,6 +195,16 @@ class ZkClient:
             stat = self.zk.exists(zd.CONTROLLER)
             return stat is not None and stat.ephemeralOwner == self.session_id
 
+    def release_controller(self) -> None:
+        """Delete ``/controller`` if this session holds it, so a fresh election runs (a controller whose
+        epoch was overtaken must not keep the znode that stops everyone else from taking over)."""
+        stat = self.zk.exists(zd.CONTROLLER)
+        if stat is not None and stat.ephemeralOwner == self.session_id:
+            try:
+                self.zk.delete(zd.CONTROLLER, version=stat.version)
+            except (NoNodeError, BadVersionError):
+                pass
+
     def controller_id(self, watch: Callable | None = None) -> int:
         """The current controller's broker id, or -1."""
         try:

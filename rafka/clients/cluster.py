@@ -99,12 +99,18 @@ class ClusterConnection:
             raise KafkaTimeoutError(f"no rafka brokers found in Ray namespace {self.namespace!r}")
         request = MetadataRequest(tuple(topics) if topics is not None else None)
         failures = []
+        uninitialised: MetadataResponse | None = None
         for broker_id in ids:
             try:
                 response: MetadataResponse = ray.get(self.broker(broker_id).metadata.remote(request), timeout=self.request_timeout_s)
             except RAY_ACTOR_ERRORS as exc:
                 self.forget(names.broker_actor_name(broker_id))
                 failures.append(f"broker {broker_id}: {type(exc).__name__}")
+                continue
+            if response.controller_id < 0:
+                # A (re)started broker the controller has not briefed yet knows nothing: ask another.
+                uninitialised = response
+                failures.append(f"broker {broker_id}: no metadata yet")
                 continue
             with self._lock:
                 self.controller_id = response.controller_id
@@ -115,6 +121,8 @@ class ClusterConnection:
                     else:
                         self._topics.pop(topic.name, None)
             return response
+        if uninitialised is not None:
+            return uninitialised
         raise KafkaTimeoutError(f"no rafka broker answered a metadata request ({'; '.join(failures)})")
 
     def topic(self, topic: str, refresh: bool = False) -> TopicMetadata:

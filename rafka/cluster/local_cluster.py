@@ -127,7 +127,9 @@ class LocalCluster:
     def start_broker(self, broker_id: int, wait: bool = True) -> Any:
         """Start (or restart) one broker; with ``wait``, until it answers."""
         node_id = self.node_ids[broker_id % len(self.node_ids)] if self.node_ids else None
-        handle = spawn.spawn_broker(self.broker_config(broker_id), self.namespace, node_id)
+        # Detached, so a killed broker's name is free at once for its restart (Ray keeps a dead
+        # actor's name while its owner holds a handle); stop() kills them explicitly.
+        handle = spawn.spawn_broker(self.broker_config(broker_id), self.namespace, node_id, detached=True)
         self.brokers[broker_id] = handle
         if wait:
             ray.get(handle.ping.remote(), timeout=self.start_timeout_s)
@@ -150,6 +152,19 @@ class LocalCluster:
         os.kill(pid, signal.SIGKILL)
         self._wait_gone(names.broker_actor_name(broker_id), 30.0)
         return pid
+
+    def broker_pids(self, broker_id: int) -> list[int]:
+        """Process ids of a broker, its controller actor and its replica actors (for fault injection)."""
+        handle = self.brokers[broker_id]
+        pids = [ray.get(handle.describe.remote(), timeout=30)["pid"]]
+        controller = ray.get_actor(names.controller_actor_name(broker_id), namespace=self.namespace)
+        pids.append(ray.get(controller.describe.remote(), timeout=30)["pid"])
+        for replica in ray.get(handle.replica_handles.remote(), timeout=30).values():
+            try:
+                pids.append(ray.get(replica.describe.remote(), timeout=30)["pid"])
+            except RAY_ACTOR_ERRORS:
+                continue
+        return pids
 
     def _wait_gone(self, name: str, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
