@@ -228,7 +228,8 @@ class Broker:
         """This broker's identity and what it hosts."""
         return {
             "broker_id": self.broker_id, "node_id": self.node_id, "host": self.host, "log_dirs": self.config.log_dirs,
-            "controller_epoch": self.controller_epoch, "pid": os.getpid(),
+            "controller_epoch": self.controller_epoch, "pid": os.getpid(), "replica_restarts": self.replica_restarts,
+            "zk_session": (self.zk.zk.client_id[0], self.zk.zk.client_id[1].hex()),
             "replicas": sorted(f"{t}-{p}" for t, p in self.replicas),
         }
 

@@ -12,6 +12,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import cluster  # noqa: E402  (bench/ is a folder of scripts, not a package)
+import failover  # noqa: E402
 import storage  # noqa: E402
 
 
@@ -29,13 +30,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--storage-mib", type=int, default=1024, help="MiB written by the storage benchmark")
     parser.add_argument("--records", type=int, default=1_000_000, help="records per cluster benchmark run")
-    parser.add_argument("--only", choices=("storage", "cluster"), default=None, help="run one area")
+    parser.add_argument("--only", choices=("storage", "cluster", "failover"), default=None, help="run one area")
     args = parser.parse_args()
     if args.only in (None, "storage"):
         print_table("Storage", ("what", "records/s", "MB/s", "note"), storage.run(args.storage_mib))
     if args.only in (None, "cluster"):
         print_table("Cluster (3 brokers, 6 partitions, 100-byte records)",
                     ("what", "records/s", "MB/s", "latency", "target"), cluster.run(args.records))
+    if args.only in (None, "failover"):
+        print_table("Failover (acks=all producer, RF 3, min.insync.replicas 2, 6 s session timeout)",
+                    ("fault", "unavailability (longest gap between acks)", "target"), failover.run())
 
 
 if __name__ == "__main__":
