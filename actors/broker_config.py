@@ -22,17 +22,12 @@ class BrokerConfig:
     zookeeper_session_timeout_ms: int = bounded(6000, 1000, 600_000, "ZooKeeper session timeout: bounds failure detection")
     cluster_name: str = field(default="rafka", metadata={"doc": "names the ZooKeeper chroot /rafka/<cluster_name>"})
     log_dirs: str = field(default="/tmp/rafka-logs", metadata={"doc": "directory holding this broker's partition directories"})
-    num_partitions: int = bounded(1, 1, INT32_MAX, "partitions of auto-created topics")
-    default_replication_factor: int = bounded(1, 1, 32767, "replication factor of auto-created topics")
-    auto_create_topics_enable: bool = field(default=False, metadata={"doc": "create unknown topics on metadata requests"})
-    delete_topic_enable: bool = field(default=True, metadata={"doc": "allow deleting topics"})
     replica_lag_time_max_ms: int = bounded(10_000, 1, INT64_MAX, "a follower this far behind leaves the ISR")
     replica_fetch_wait_max_ms: int = bounded(500, 0, INT32_MAX, "longest a follower fetch waits at the leader")
     replica_fetch_min_bytes: int = bounded(1, 1, INT32_MAX, "bytes a follower fetch waits for")
     replica_fetch_max_bytes: int = bounded(1 << 20, 0, INT32_MAX, "bytes a follower fetches per request")
     replica_fetch_backoff_ms: int = bounded(1000, 0, INT32_MAX, "pause after a failed follower fetch")
     replica_high_watermark_checkpoint_interval_ms: int = bounded(5000, 1, INT64_MAX, "how often the HW is checkpointed")
-    log_flush_offset_checkpoint_interval_ms: int = bounded(60_000, 0, INT32_MAX, "how often the recovery point is checkpointed")
     log_retention_check_interval_ms: int = bounded(300_000, 1, INT64_MAX, "how often retention and compaction run")
     log_segment_bytes: int = bounded(1 << 30, 14, INT32_MAX, "default segment.bytes")
     log_roll_ms: int = bounded(7 * 24 * 3600 * 1000, 1, INT64_MAX, "default segment.ms")
@@ -47,8 +42,6 @@ class BrokerConfig:
     unclean_leader_election_enable: bool = field(default=False, metadata={"doc": "default unclean.leader.election.enable"})
     controlled_shutdown_enable: bool = field(default=True, metadata={"doc": "move leadership away before stopping"})
     ray_failure_detection_enable: bool = field(default=True, metadata={"doc": "fail a broker over as soon as Ray reports its process dead, before its ZooKeeper session expires"})
-    offsets_topic_num_partitions: int = bounded(50, 1, INT32_MAX, "partitions of __consumer_offsets")
-    offsets_topic_replication_factor: int = bounded(3, 1, 32767, "replication factor of __consumer_offsets")
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any], base: "BrokerConfig | None" = None) -> "BrokerConfig":

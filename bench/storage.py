@@ -23,14 +23,6 @@ MiB = 1 << 20
 RECORD_SIZE = 100
 
 
-def _fsync_file(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def one_mib_batch() -> tuple[bytes, int]:
     """A ~1 MiB batch of 100-byte records and its record count."""
     builder = RecordBatchBuilder(batch_size=MiB)

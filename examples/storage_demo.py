@@ -8,7 +8,7 @@
    and keeps everything that was flushed.
 4. Records are read back by offset and by timestamp, and the remaining records are appended.
 
-Run it with ``make demo`` (or ``python examples/storage_demo.py``).
+Run it with ``.venv/bin/python examples/storage_demo.py`` (``make demo`` runs the cluster demo).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rafka.log.checkpoint import OffsetCheckpoint
-from rafka.log.files import CLEANED_SUFFIX, SWAP_SUFFIX, fsync_dir
+from rafka.log.files import CLEANED_SUFFIX, SWAP_SUFFIX, fsync_dir, write_durably
 from rafka.log.log import Log
 from rafka.log.segment import LogSegment
 from rafka.protocol.records.batch import BatchHeader, decode_rows, encode_batch
@@ -145,10 +145,7 @@ def _swap_in(log: Log, old: LogSegment, data: bytes) -> LogSegment:
     """Replace ``old``'s file with ``data`` through the cleaned -> swap -> log renames."""
     cleaned = Path(f"{old.log_path}{CLEANED_SUFFIX}")
     swap = Path(f"{old.log_path}{SWAP_SUFFIX}")
-    with open(cleaned, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
+    write_durably(cleaned, data)
     os.replace(cleaned, swap)
     fsync_dir(log.directory)
     old.delete()

@@ -56,12 +56,17 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data``: write a temp file, fsync it, rename it over, fsync the dir."""
-    temp = path.with_name(path.name + TEMP_SUFFIX)
-    with open(temp, "wb") as handle:
+def write_durably(path: Path, data: bytes) -> None:
+    """Write ``path`` (replacing any content) and fsync it before returning."""
+    with open(path, "wb") as handle:
         handle.write(data)
         handle.flush()
         os.fsync(handle.fileno())
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data``: write a temp file, fsync it, rename it over, fsync the dir."""
+    temp = path.with_name(path.name + TEMP_SUFFIX)
+    write_durably(temp, data)
     os.replace(temp, path)
     fsync_dir(path.parent)

@@ -31,7 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--address", default=None, help="Ray cluster address (default: RAY_ADDRESS or auto)")
     sub = parser.add_subparsers(dest="command", required=True)
     up = sub.add_parser("up", help="start or join a Ray cluster and start the brokers")
-    up.add_argument("--brokers", type=int, default=None, help="number of brokers (default: one per Ray node)")
+    up.add_argument("--brokers", type=int, default=None,
+                    help="number of brokers (default: one per Ray node, or 3 on a single machine)")
     up.add_argument("--data-dir", type=Path, default=Path("rafka-data"))
     up.add_argument("--zookeeper", default=None, help="HOST:PORT[/chroot]; default: an embedded server in the data dir")
     up.add_argument("--cluster-name", default="rafka")

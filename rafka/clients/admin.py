@@ -15,19 +15,7 @@ import ray
 from rafka.actors.controller_events import NewTopic
 from rafka.clients.cluster import RAY_ACTOR_ERRORS, ClusterConnection
 from rafka.protocol.errors import Errors
-from rafka.protocol.messages.metadata import BrokerMetadata
-
-
-@dataclass(frozen=True)
-class PartitionDescription:
-    """One partition as kafka-topics --describe shows it."""
-
-    partition: int
-    leader: int
-    leader_epoch: int
-    replicas: tuple[int, ...]
-    isr: tuple[int, ...]
-    offline_replicas: tuple[int, ...] = ()
+from rafka.protocol.messages.metadata import BrokerMetadata, PartitionMetadata
 
 
 @dataclass(frozen=True)
@@ -35,7 +23,7 @@ class TopicDescription:
     """A topic's partitions and config overrides."""
 
     name: str
-    partitions: tuple[PartitionDescription, ...]
+    partitions: tuple[PartitionMetadata, ...]
     config: Mapping[str, str] = field(default_factory=dict)
     is_internal: bool = False
 
@@ -96,11 +84,7 @@ class Admin:
     def describe_topic(self, name: str) -> TopicDescription:
         """Leader, replicas and ISR of each partition (UNKNOWN_TOPIC_OR_PARTITION if there is no such topic)."""
         metadata = self._cluster.topic(name, refresh=True)
-        partitions = tuple(
-            PartitionDescription(p.partition, p.leader, p.leader_epoch, p.replicas, p.isr, p.offline_replicas)
-            for p in metadata.partitions
-        )
-        return TopicDescription(name, partitions, self._topic_config(name), metadata.is_internal)
+        return TopicDescription(name, metadata.partitions, self._topic_config(name), metadata.is_internal)
 
     def _topic_config(self, name: str) -> dict[str, str]:
         for broker_id in self._cluster.broker_ids():

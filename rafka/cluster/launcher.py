@@ -102,19 +102,27 @@ def up(
     data_dir.mkdir(parents=True, exist_ok=True)
     previous = ClusterState.load(data_dir)
     started_ray = False
-    if address is None and not os.environ.get("RAY_ADDRESS"):
-        try:
-            connect("auto", namespace)
-        except (ConnectionError, RuntimeError, ValueError):
-            address = start_local_ray()
-            started_ray = True
-    connect(address, namespace)
+    # Join only a Ray cluster named by --address or RAY_ADDRESS, or the one this data dir used
+    # before: Ray's "auto" would also pick up any other Ray instance running on this machine.
+    address = address or os.environ.get("RAY_ADDRESS") or (previous.ray_address if previous else None)
+    try:
+        if address is None:
+            raise ConnectionError("no Ray address given")
+        connect(address, namespace)
+    except (ConnectionError, RuntimeError, ValueError):
+        address = start_local_ray()
+        started_ray = True
+        connect(address, namespace)
+    nodes = _alive_nodes()
     embedded = zookeeper is None
     if embedded:
+        if len(nodes) > 1:
+            raise ValueError("the embedded ZooKeeper listens on 127.0.0.1 only; on a multi-node Ray cluster "
+                             "pass --zookeeper HOST:PORT of an ensemble every node can reach")
         server = ZooKeeperServer.attach(data_dir / "zookeeper") or ZooKeeperServer(data_dir / "zookeeper").start(detach=True)
         zookeeper = server.connect_string
-    nodes = _alive_nodes()
-    count = brokers or (previous.brokers and len(previous.brokers)) or max(1, len(nodes))
+    # One broker per Ray node on a real cluster; three on a single machine, enough for replication 3.
+    count = brokers or (previous.brokers and len(previous.brokers)) or (len(nodes) if len(nodes) > 1 else 3)
     for broker_id in range(count):
         name = names.broker_actor_name(broker_id)
         try:
