@@ -79,11 +79,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``rafka`` script: Kafka errors print their code and message, exit 1."""
+    """Entry point of the ``rafka`` script: Kafka errors and bad input print a message and exit 1."""
     args = build_parser().parse_args(argv)
     try:
         return run(args)
-    except RafkaError as exc:
+    except (RafkaError, FileNotFoundError, ValueError) as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1
 

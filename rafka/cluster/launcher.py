@@ -122,7 +122,7 @@ def up(
         server = ZooKeeperServer.attach(data_dir / "zookeeper") or ZooKeeperServer(data_dir / "zookeeper").start(detach=True)
         zookeeper = server.connect_string
     # One broker per Ray node on a real cluster; three on a single machine, enough for replication 3.
-    count = brokers or (previous.brokers and len(previous.brokers)) or (len(nodes) if len(nodes) > 1 else 3)
+    count = brokers or (previous and len(previous.brokers)) or (len(nodes) if len(nodes) > 1 else 3)
     for broker_id in range(count):
         name = names.broker_actor_name(broker_id)
         try:
