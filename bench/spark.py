@@ -6,7 +6,8 @@ One run, one cluster (``LocalCluster``, 3 brokers, replication factor 1, acks=1)
 ``rafka`` source into Spark's ``noop`` sink (every row is materialised, nothing else is done).
 Spark's Python workers connect to Ray on their first task and keep their producer, as in a real
 application, so warm-up jobs run before the timed ones: a small write before (b), and reading back
-(b)'s records (which checks them) before (d). Target: (d) >= 0.5 x (c).
+(b)'s records (which checks them) before (d). Each reader runs three times and keeps its best run,
+because the JVM's JIT keeps speeding Spark up over the first few jobs. Target: (d) >= 0.5 x (c).
 
 Run alone with ``python bench/spark.py [--records N]``.
 """
@@ -29,6 +30,7 @@ PARTITIONS = 4
 FETCH_BYTES = 4 << 20  # the plain consumer's perf-test fetch size, used by both readers
 PRODUCER_CONFIG = {"batch_size": 262_144, "linger_ms": 5}
 NAMESPACE = "rafka-bench-spark"
+READ_RUNS = 3  # reads leave the data in place: keep each reader's best run on this noisy machine
 
 
 def _spark_session():
@@ -71,7 +73,7 @@ def run(records: int = 1_000_000) -> list[tuple[str, str, str]]:
             for topic in ("plain", "spark-out", "warm"):  # 4 partitions each, spread over the 3 brokers
                 admin.create_topic(topic, num_partitions=PARTITIONS, replication_factor=1)
             plain_write = producer_perf(NAMESPACE, "plain", records, RECORD_SIZE, producer_config=PRODUCER_CONFIG, progress=False)
-            plain_read = consumer_perf(NAMESPACE, "plain", records, progress=False)
+            plain_reads = [consumer_perf(NAMESPACE, "plain", records, progress=False) for _ in range(READ_RUNS)]
 
             spark = _spark_session()
             cluster_options = {"rafka.ray.address": ray.get_runtime_context().gcs_address, "rafka.namespace": NAMESPACE}
@@ -91,21 +93,24 @@ def run(records: int = 1_000_000) -> list[tuple[str, str, str]]:
             spark_write_s = _timed(lambda: write("spark-out", records))
             # Checking what (b) wrote also warms the read path up (Python workers, the JVM's JIT).
             read_count = spark.read.format("rafka").options(**cluster_options).option("subscribe", "spark-out").load().count()
-            spark_read_s = _timed(lambda: read("plain"))
+            spark_read_s = min(_timed(lambda: read("plain")) for _ in range(READ_RUNS))
             spark.stop()
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if read_count != records:
         raise RuntimeError(f"the Spark write left {read_count} records in the topic, not {records}")
     plain_write_rate = plain_write.records_per_s
-    plain_read_rate = plain_read.records_per_s
+    plain_read_rate = max(run.records_per_s for run in plain_reads)
+    if any(run.records != records for run in plain_reads):
+        raise RuntimeError(f"the plain consumer read {[run.records for run in plain_reads]} records, not {records}")
     spark_write_rate = records / spark_write_s
     spark_read_rate = records / spark_read_s
     return [
         ("(a) plain Producer write (one process)", f"{plain_write_rate:,.0f}", f"{records:,} x {RECORD_SIZE} B, {PARTITIONS} partitions, acks=1"),
         ("(b) Spark batch write, local[2]", f"{spark_write_rate:,.0f}", f"(b)/(a) = {spark_write_rate / plain_write_rate:.2f}"),
-        ("(c) plain Consumer read (one process)", f"{plain_read_rate:,.0f}", f"{plain_read.records:,} records"),
-        ("(d) Spark batch read into noop, local[2]", f"{spark_read_rate:,.0f}", f"(d)/(c) = {spark_read_rate / plain_read_rate:.2f} (target >= 0.5)"),
+        ("(c) plain Consumer read (one process)", f"{plain_read_rate:,.0f}", f"best of {READ_RUNS}, {FETCH_BYTES >> 20} MiB fetches"),
+        ("(d) Spark batch read into noop, local[2]", f"{spark_read_rate:,.0f}",
+         f"best of {READ_RUNS}; (d)/(c) = {spark_read_rate / plain_read_rate:.2f} (target >= 0.5)"),
     ]
 
 

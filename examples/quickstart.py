@@ -28,6 +28,7 @@ BASE_TS = (int(time.time()) - 60) * 1000
 
 
 def main() -> None:
+    """Run the quickstart."""
     with tempfile.TemporaryDirectory(prefix="rafka-quickstart-") as data_dir:
         print(f"starting ZooKeeper, Ray and 3 brokers (data in {data_dir})")
         with rafka.LocalCluster(brokers=3, data_dir=data_dir):

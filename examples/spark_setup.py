@@ -51,7 +51,8 @@ def spark_session(app: str, ray_token: str | None = None) -> Any:
 
     builder = (SparkSession.builder.master(os.environ.get("SPARK_MASTER", "local[2]")).appName(app)
                .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1")
-               .config("spark.ui.enabled", "false").config("spark.sql.session.timeZone", "UTC")
+               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.session.timeZone", "UTC")
                .config("spark.sql.shuffle.partitions", "2"))
     if ray_token:
         builder = builder.config("spark.executorEnv.RAY_AUTH_MODE", "token").config("spark.executorEnv.RAY_AUTH_TOKEN", ray_token)
