@@ -181,14 +181,20 @@ class Fetcher:
                 if self.check_crcs:
                     verify_crc(data, start, header)
                 base, first_ts, ts_type = header.base_offset, header.first_timestamp, header.timestamp_type
-                records.extend(
+                rows = decode_rows(data, start, header)
+                if kd is None and vd is None and base >= position:
+                    # The common case, kept to one tuple per record: no deserializers, whole batch wanted.
+                    records += [make(ConsumerRecord, (topic, partition, base + od, first_ts + td, ts_type, k, v,
+                                                      list(h) if h else [])) for od, td, k, v, h in rows]
+                    continue
+                records += [
                     make(ConsumerRecord, (topic, partition, base + od, first_ts + td, ts_type,
                                           k if kd is None or k is None else kd(k),
                                           v if vd is None or v is None else vd(v),
                                           list(h) if h else []))
-                    for od, td, k, v, h in decode_rows(data, start, header)
+                    for od, td, k, v, h in rows
                     if base + od >= position
-                )
+                ]
         return records
 
     def drain(self, max_records: int) -> dict[TopicPartition, list[ConsumerRecord]]:
