@@ -3,11 +3,12 @@
     python examples/spark_streaming_job.py --local --seconds 60     # LocalCluster + a sample event producer
     python examples/spark_streaming_job.py --ray-address 127.0.0.1:6379 --checkpoint /data/ck/counts
 
-Counts per action and 10-second window (by the records' timestamps, with a 30-second watermark) go to
-``event-counts`` as JSON keyed by ``action@window-start``, in update mode: a window's count is
-written again each time it grows, and the newest record per key is the current count. Stop it
-(Ctrl-C or ``--seconds``) and start it again with the same ``--checkpoint``: it continues from the
-offsets in the checkpoint, with no gap and nothing read twice.
+Counts per action and 10-second window (by the records' timestamps, with a 5-second watermark) go to
+``event-counts`` as JSON keyed by ``action@window-start``, in append mode: each window's final count
+is written once, when the watermark passes the window's end. (PySpark's Python data sources take
+the append and complete output modes; update mode is refused by Spark.) Stop it (Ctrl-C or
+``--seconds``) and start it again with the same ``--checkpoint``: it continues from the offsets and
+window state in the checkpoint, with no gap and nothing read twice.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def sample_events(options: dict[str, str], topic: str, stop: threading.Event, pe
         while not stop.wait(1 / 10):
             for _ in range(per_second // 10):
                 event = {"user": f"u{rng.randrange(50)}", "action": rng.choice(["view", "click", "buy"]), "amount": rng.uniform(1, 100)}
-                producer.send(topic, json.dumps(event).encode())
+                producer.send(topic, json.dumps(event).encode(), key=event["user"].encode())
 
 
 def main() -> None:
@@ -58,13 +59,13 @@ def main() -> None:
         counts = (spark.readStream.format("rafka").options(**options).option("subscribe", args.events)
                   .option("startingOffsets", "earliest").option("maxOffsetsPerTrigger", args.max_offsets_per_trigger).load()
                   .selectExpr("timestamp", f"from_json(cast(value as string), '{EVENT_SCHEMA}') AS e")
-                  .withWatermark("timestamp", "30 seconds")
+                  .withWatermark("timestamp", "5 seconds")
                   .groupBy("e.action", window("timestamp", "10 seconds"))
                   .count())
         query = (counts.selectExpr("concat(action, '@', cast(window.start AS string)) AS key",
                                    "to_json(struct(action, window.start AS window_start, count)) AS value")
                  .writeStream.format("rafka").options(**options).option("topic", args.counts)
-                 .option("checkpointLocation", str(args.checkpoint)).outputMode("update")
+                 .option("checkpointLocation", str(args.checkpoint)).outputMode("append")
                  .trigger(processingTime="2 seconds").start())
         print(f"query {query.id} running; checkpoint {args.checkpoint.resolve()}")
         with contextlib.suppress(KeyboardInterrupt):

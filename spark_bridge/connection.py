@@ -26,7 +26,7 @@ from rafka.clients.producer import Producer
 from rafka.clients.records import TopicPartition
 from rafka.protocol.errors import KafkaTimeoutError
 from rafka.spark_bridge.offset_ranges import PartitionOffsets
-from rafka.spark_bridge.options import ClusterSettings, TopicPartitionKey
+from rafka.spark_bridge.options import ClusterSettings, TopicPartitionKey, option_error
 
 PROBE_TIMEOUT_S = 5.0
 AUTH_HINT = (
@@ -36,6 +36,7 @@ AUTH_HINT = (
 )
 
 _lock = threading.Lock()
+_joined: list[str] = []  # the address this process passed to ray.init, as the option spelled it
 _clusters: dict[ClusterSettings, ClusterConnection] = {}
 _consumers: dict[ClusterSettings, Consumer] = {}
 _producers: dict[tuple[ClusterSettings, tuple[tuple[str, Any], ...]], Producer] = {}
@@ -62,9 +63,9 @@ def connect(settings: ClusterSettings) -> None:
     target = _target(settings)
     if ray.is_initialized():
         current = ray.get_runtime_context().gcs_address
-        if settings.ray_address and settings.ray_address not in ("auto", current):
-            raise KafkaTimeoutError(f"this Spark Python worker is connected to the Ray cluster at {current!r}; "
-                                    f"option 'rafka.ray.address' asks for {settings.ray_address!r} (one Ray cluster per worker)")
+        if settings.ray_address and settings.ray_address not in ("auto", current, *_joined):
+            raise option_error("rafka.ray.address", f"asks for the Ray cluster at {settings.ray_address!r}, but this Python "
+                                                    f"process is connected to {current!r} (one Ray cluster per process)")
         return
     if "RAY_AUTH_TOKEN" in os.environ:
         # A token alone still fails with a misleading ConnectionError unless token mode is switched on.
@@ -74,6 +75,7 @@ def connect(settings: ClusterSettings) -> None:
         ensure_ray(target, settings.namespace)
     except KafkaTimeoutError as exc:
         raise KafkaTimeoutError(f"{exc}. {AUTH_HINT}") from exc
+    _joined.append(target)
 
 
 def cluster(settings: ClusterSettings) -> ClusterConnection:
@@ -87,8 +89,8 @@ def cluster(settings: ClusterSettings) -> ClusterConnection:
     if settings.cluster_id is not None:
         actual = created.refresh_metadata([]).cluster_id
         if actual != settings.cluster_id:
-            raise KafkaTimeoutError(f"option 'rafka.cluster.id': the cluster in Ray namespace {settings.namespace!r} "
-                                    f"at {_target(settings)!r} has id {actual!r}, not {settings.cluster_id!r}")
+            raise option_error("rafka.cluster.id", f"the cluster in Ray namespace {settings.namespace!r} at "
+                                                   f"{_target(settings)!r} has id {actual!r}, not {settings.cluster_id!r}")
     with _lock:
         return _clusters.setdefault(settings, created)
 

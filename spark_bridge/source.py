@@ -10,7 +10,6 @@ on first use. Each Spark input partition is one ``OffsetRange`` of one topic-par
 
 from __future__ import annotations
 
-import logging
 import re
 import time
 from dataclasses import dataclass
@@ -39,8 +38,6 @@ from pyspark.sql.types import (
 from rafka.protocol.errors import UnknownTopicOrPartitionError
 from rafka.spark_bridge import offset_ranges as plan
 from rafka.spark_bridge.options import SourceOptions, TopicPartitionKey, include_headers, option_error, parse_source_options
-
-logger = logging.getLogger(__name__)
 
 HEADERS_FIELD = StructField("headers", ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())])))
 
