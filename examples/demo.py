@@ -2,7 +2,8 @@
 
 It starts ZooKeeper, Ray and three brokers on this machine (loopback only), creates a topic with 6
 partitions and replication factor 3, produces 1,000,000 records of 100 bytes with acks=all, consumes
-them back, checks every partition's count against its high watermark, and shuts everything down.
+them back, checks every partition's count against its high watermark, reads the topic again with
+Spark (``spark.read.format("rafka")``) and aggregates it, and shuts everything down.
 """
 
 from __future__ import annotations
@@ -20,6 +21,30 @@ from rafka.cli.perf import consumer_perf, producer_perf  # noqa: E402
 from rafka.cli.topics import format_description  # noqa: E402
 
 NAMESPACE = "rafka-demo"
+
+
+def spark_step(records: int) -> None:
+    """Read the demo topic back through the Spark bridge and aggregate it with Spark SQL."""
+    import ray
+    from pyspark.sql import functions as F
+    from spark_setup import spark_session
+
+    print("== reading the topic with Spark: spark.read.format('rafka').option('subscribe', 'demo')")
+    started = time.perf_counter()
+    spark = spark_session("rafka-demo")
+    try:
+        frame = (spark.read.format("rafka").option("subscribe", "demo").option("rafka.namespace", NAMESPACE)
+                 .option("rafka.ray.address", ray.get_runtime_context().gcs_address).load())
+        per_partition = (frame.groupBy("partition")
+                         .agg(F.count("*").alias("records"), F.min("offset").alias("first_offset"),
+                              F.max("offset").alias("last_offset"), F.avg(F.length("value")).alias("avg_value_bytes"))
+                         .orderBy("partition"))
+        per_partition.show()
+        total = per_partition.agg(F.sum("records")).first()[0]
+        print(f"   Spark read {total:,} records in {time.perf_counter() - started:.1f}s (session start included)")
+        assert total == records, "Spark did not read every record"
+    finally:
+        spark.stop()
 
 
 def main() -> None:
@@ -49,6 +74,7 @@ def main() -> None:
         ends = consumer.end_offsets([rafka.TopicPartition("demo", p) for p in range(6)])
         print(f"== high watermarks per partition: {[ends[tp] for tp in sorted(ends)]} (sum {sum(ends.values()):,})")
         assert consumed.records == args.records == sum(ends.values()), "records were lost or duplicated"
+        spark_step(args.records)
         print("== shutting down")
     print(f"done in {time.perf_counter() - started:.1f}s")
 
