@@ -13,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import cluster  # noqa: E402  (bench/ is a folder of scripts, not a package)
 import failover  # noqa: E402
+import spark  # noqa: E402
 import storage  # noqa: E402
 
 
@@ -30,7 +31,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--storage-mib", type=int, default=1024, help="MiB written by the storage benchmark")
     parser.add_argument("--records", type=int, default=1_000_000, help="records per cluster benchmark run")
-    parser.add_argument("--only", choices=("storage", "cluster", "failover"), default=None, help="run one area")
+    parser.add_argument("--only", choices=("storage", "cluster", "failover", "spark"), default=None, help="run one area")
     args = parser.parse_args()
     if args.only in (None, "storage"):
         print_table("Storage", ("what", "records/s", "MB/s", "note"), storage.run(args.storage_mib))
@@ -40,6 +41,9 @@ def main() -> None:
     if args.only in (None, "failover"):
         print_table("Failover (acks=all producer, RF 3, min.insync.replicas 2, 6 s session timeout)",
                     ("fault", "unavailability (longest gap between acks)", "target"), failover.run())
+    if args.only in (None, "spark"):
+        print_table(f"Spark bridge ({args.records:,} records of 100 bytes, local[2])", ("what", "rows/s", "note"),
+                    spark.run(args.records))
 
 
 if __name__ == "__main__":
