@@ -40,7 +40,7 @@ from rafka.protocol.messages.produce import ACKS_ALL, ProduceRequest, ProduceRes
 
 logger = logging.getLogger(__name__)
 
-HOUSEKEEPING_TICK_S = 0.25
+HOUSEKEEPING_TICK_S = 1.0
 
 
 class PartitionReplica:

@@ -78,3 +78,23 @@ def topic_name(request: pytest.FixtureRequest) -> str:
     """A topic name unique to the test."""
     _topic_counter[0] += 1
     return f"{request.node.name[:40].replace('[', '.').replace(']', '')}-{_topic_counter[0]}".replace("_", "-")
+
+
+# Modules that start clusters of their own run first, before the shared session cluster exists, and
+# the Spark tests run last: on a 2-core machine every idle replica actor costs CPU, so the fewer
+# clusters are alive at once, the steadier the timing-sensitive failover tests are.
+_MODULE_ORDER = ("test_zookeeper_server", "test_failover", "test_fault_injection", "test_restart")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Order integration modules: own-cluster modules, then shared-cluster ones, then Spark."""
+
+    def rank(item: pytest.Item) -> int:
+        path = item.path
+        if "integration" not in path.parts:
+            return 0
+        if "spark" in path.parts:
+            return 3
+        return 1 if path.stem in _MODULE_ORDER else 2
+
+    items.sort(key=lambda item: (rank(item), _MODULE_ORDER.index(item.path.stem) if item.path.stem in _MODULE_ORDER else 0))

@@ -17,7 +17,7 @@ import ray
 from rafka.cluster.local_cluster import LocalCluster
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def spark(cluster: LocalCluster) -> Iterator[Any]:
     """A local[2] SparkSession with the ``rafka`` format registered."""
     os.environ["PYSPARK_PYTHON"] = sys.executable
