@@ -48,16 +48,23 @@ def fadmin(fcluster: LocalCluster) -> Admin:
 
 
 def wait_until(predicate: Callable[[], Any], timeout_s: float, what: str) -> Any:
+    """Poll ``predicate`` until it returns something other than None or False (0 is a broker id)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         try:
             value = predicate()
         except Exception:  # the cluster may be mid-failover
             value = None
-        if value:
+        if value is not None and value is not False:
             return value
         time.sleep(0.1)
     raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
+
+
+def other_controller(admin: Admin, old: int) -> int | None:
+    """The controller's broker id if one other than ``old`` is elected, else None."""
+    current = admin.describe_cluster().controller_id
+    return current if current not in (-1, old) else None
 
 
 def consume_values(topic: str, partitions: int, expected: int) -> list[bytes]:
@@ -104,7 +111,7 @@ def test_controller_failover_elects_another_broker_with_a_higher_epoch(fcluster:
     before = fadmin.describe_cluster().controller_id
     old = ray.get(ray.get_actor(names.controller_actor_name(before), namespace=NS).describe.remote())
     fcluster.kill_broker(before)
-    after = wait_until(lambda: (c := fadmin.describe_cluster().controller_id) not in (-1, before) and c, 90, "a new controller")
+    after = wait_until(lambda: other_controller(fadmin, before), 90, "a new controller")
     state = ray.get(ray.get_actor(names.controller_actor_name(after), namespace=NS).describe.remote())
     assert state["active"] and state["epoch"] > old["epoch"]
     fadmin.create_topic("after-controller-failover", 2, 2)
@@ -139,7 +146,7 @@ def test_paused_broker_is_fenced_and_rejoins_as_a_new_incarnation(fcluster: Loca
     for pid in pids:
         os.kill(pid, signal.SIGSTOP)
     try:
-        new_controller = wait_until(lambda: (c := fadmin.describe_cluster().controller_id) not in (-1, controller) and c,
+        new_controller = wait_until(lambda: other_controller(fadmin, controller),
                                     15 * SESSION_TIMEOUT_MS / 1000, "another controller while the old one is paused")
         with Producer(namespace=NS, acks="all") as producer:
             meta = producer.send("zombie", b"during-pause").get(timeout=60)
