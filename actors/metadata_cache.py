@@ -36,9 +36,12 @@ class MetadataCache:
             partitions = self.topics.setdefault(topic.topic, {})
             for partition in topic.partitions:
                 offline = tuple(r for r in partition.replicas if r not in live)
-                error = Errors.LEADER_NOT_AVAILABLE if partition.leader not in live else Errors.NONE
+                # A leader that is not live is no leader to clients (Kafka reports -1): the state znode
+                # keeps naming a dead leader while no in-sync replica can take over.
+                leader = partition.leader if partition.leader in live else -1
+                error = Errors.LEADER_NOT_AVAILABLE if leader < 0 else Errors.NONE
                 partitions[partition.partition] = PartitionMetadata(
-                    partition.partition, partition.leader, partition.leader_epoch, partition.replicas,
+                    partition.partition, leader, partition.leader_epoch, partition.replicas,
                     partition.isr, offline, error,
                 )
             if topic.configs:

@@ -50,15 +50,16 @@ def fadmin(fcluster: LocalCluster) -> Admin:
 def wait_until(predicate: Callable[[], Any], timeout_s: float, what: str) -> Any:
     """Poll ``predicate`` until it returns something other than None or False (0 is a broker id)."""
     deadline = time.monotonic() + timeout_s
+    last: Any = None
     while time.monotonic() < deadline:
         try:
             value = predicate()
-        except Exception:  # the cluster may be mid-failover
-            value = None
+        except Exception as exc:  # the cluster may be mid-failover
+            value, last = None, exc
         if value is not None and value is not False:
             return value
         time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
+    raise AssertionError(f"timed out after {timeout_s}s waiting for {what} (last error: {last!r})")
 
 
 def other_controller(admin: Admin, old: int) -> int | None:
@@ -242,7 +243,12 @@ def test_seed_003_all_in_sync_replicas_dead(fcluster: LocalCluster, fadmin: Admi
         assert new.isr == (follower,)
         assert consume_values(topic, 1, 1) == [b"replicated"]
     else:
-        wait_until(lambda: fadmin.describe_topic(topic).partitions[0].leader == -1, 90, "the partition to go offline")
+        seen: list[Any] = []
+        try:
+            wait_until(lambda: (seen.append(p := fadmin.describe_topic(topic).partitions[0]), p.leader == -1)[1], 90,
+                       f"the partition to go offline after broker {leader} died (follower {follower} was paused)")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; last seen {seen[-1:]}") from None
     fcluster.start_broker(leader)
     back = wait_until(lambda: (p := fadmin.describe_topic(topic).partitions[0]).leader >= 0 and len(p.isr) == 2 and p, 60,
                       "both replicas in sync again")

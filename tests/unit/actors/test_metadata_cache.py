@@ -45,12 +45,12 @@ def test_partition_with_live_leader_has_no_error_and_no_offline_replicas() -> No
     assert partitions_of(cache, "events")[0] == PartitionMetadata(0, 1, 4, (0, 1, 2), (1, 2), (), Errors.NONE)
 
 
-def test_partition_whose_leader_is_not_live_is_leader_not_available() -> None:
+def test_partition_whose_leader_is_not_live_is_leader_not_available_with_no_leader() -> None:
     cache = MetadataCache()
     cache.update(update(TopicPartitions("events", (part(0, 2), part(1, 0))), live=(0, 1)))
     partitions = partitions_of(cache, "events")
     assert partitions[0].error is Errors.LEADER_NOT_AVAILABLE
-    assert partitions[0].leader == 2
+    assert partitions[0].leader == -1
     assert partitions[1].error is Errors.NONE
 
 
