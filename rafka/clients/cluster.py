@@ -20,6 +20,7 @@ from rafka.protocol.errors import Errors, KafkaTimeoutError, UnknownTopicOrParti
 from rafka.protocol.messages.metadata import MetadataRequest, MetadataResponse, PartitionMetadata, TopicMetadata
 
 RAY_ACTOR_ERRORS = (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError, ValueError)
+PREFERRED_BROKER_WAIT_S = 2.0
 
 
 def ensure_ray(address: str | None = None, namespace: str = names.DEFAULT_NAMESPACE) -> None:
@@ -93,16 +94,41 @@ class ClusterConnection:
     # ------------------------------------------------------------------ metadata
 
     def refresh_metadata(self, topics: list[str] | None) -> MetadataResponse:
-        """Ask the brokers (any live one) for metadata and cache it."""
+        """Ask the brokers for metadata and cache the answer of the lowest-numbered one that answers.
+
+        Every broker is asked at once, but answers are taken in broker order, so consecutive calls
+        read the same broker's cache (a topic just created stays visible) while a paused or dying
+        broker, whose calls hang, costs at most ``PREFERRED_BROKER_WAIT_S`` instead of the timeout.
+        """
         ids = self.broker_ids()
         if not ids:
             raise KafkaTimeoutError(f"no rafka brokers found in Ray namespace {self.namespace!r}")
         request = MetadataRequest(tuple(topics) if topics is not None else None)
+        pending: dict[int, Any] = {}
         failures = []
-        uninitialised: MetadataResponse | None = None
         for broker_id in ids:
             try:
-                response: MetadataResponse = ray.get(self.broker(broker_id).metadata.remote(request), timeout=self.request_timeout_s)
+                pending[broker_id] = self.broker(broker_id).metadata.remote(request)
+            except RAY_ACTOR_ERRORS as exc:
+                self.forget(names.broker_actor_name(broker_id))
+                failures.append(f"broker {broker_id}: {type(exc).__name__}")
+        deadline = time.monotonic() + self.request_timeout_s
+        uninitialised: MetadataResponse | None = None
+        while pending:
+            # In broker order, each gets a short wait; once every broker had its turn, take any answer.
+            for broker_id, ref in list(pending.items()):
+                wait_s = min(PREFERRED_BROKER_WAIT_S, max(0.0, deadline - time.monotonic()))
+                if ray.wait([ref], timeout=wait_s)[0]:
+                    break
+            else:
+                ready, _ = ray.wait(list(pending.values()), num_returns=1, timeout=max(0.0, deadline - time.monotonic()))
+                if not ready:
+                    failures += [f"broker {b}: no answer in {self.request_timeout_s:.0f}s" for b in pending]
+                    break
+                broker_id = next(b for b, r in pending.items() if r == ready[0])
+            ref = pending.pop(broker_id)
+            try:
+                response: MetadataResponse = ray.get(ref)
             except RAY_ACTOR_ERRORS as exc:
                 self.forget(names.broker_actor_name(broker_id))
                 failures.append(f"broker {broker_id}: {type(exc).__name__}")
