@@ -9,6 +9,7 @@ StopReplica) are applied one at a time under one lock: the broker's mailbox.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 from typing import Any
@@ -21,7 +22,10 @@ from rafka.actors import names, spawn
 from rafka.actors.broker_config import BrokerConfig
 from rafka.actors.metadata_cache import MetadataCache
 from rafka.actors.zk_client import ZkClient
+from rafka.actors.controller_events import NewTopic
 from rafka.actors.zk_data import BrokerRegistration, LeaderIsrAndEpoch
+from rafka.groups.group_metadata import validate_group_id
+from rafka.groups.offsets_codec import OFFSETS_TOPIC, partition_for
 from rafka.log.config import LogConfig
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.control import (
@@ -33,6 +37,7 @@ from rafka.protocol.messages.control import (
     StopReplicaRequest,
     UpdateMetadataRequest,
 )
+from rafka.protocol.messages.groups import FindCoordinatorResponse
 from rafka.protocol.messages.metadata import MetadataRequest, MetadataResponse
 
 logger = logging.getLogger(__name__)
@@ -72,6 +77,7 @@ class Broker:
         self._loop = asyncio.get_event_loop()
         self.zk.zk.add_listener(self._on_session_state)
         self.controller = spawn.spawn_controller(config, namespace, self.node_id)
+        self.coordinator = spawn.spawn_coordinator(config, namespace, self.node_id)
         logger.info("broker %d registered on node %s (%s)", self.broker_id, self.node_id, self.host)
 
     def _on_session_state(self, state: str) -> None:
@@ -118,7 +124,14 @@ class Broker:
                     self.replicas.pop((state.topic, state.partition), None)
                     error = Errors.KAFKA_STORAGE_ERROR
                 errors.append(PartitionError(state.topic, state.partition, error))
+                if state.topic == OFFSETS_TOPIC and error is Errors.NONE:
+                    self._tell_coordinator(state.partition, state.leader == self.broker_id, state.leader_epoch)
             return LeaderAndIsrResponse(Errors.NONE, tuple(errors))
+
+    def _tell_coordinator(self, partition: int, is_leader: bool, leader_epoch: int) -> None:
+        """The group coordinator loads (or unloads) the groups of an offsets partition this broker leads."""
+        count = len(self.zk.assignment(OFFSETS_TOPIC)) if is_leader else self.config.offsets_topic_num_partitions
+        self.coordinator.on_leadership.remote(partition, is_leader, leader_epoch, count)
 
     async def update_metadata(self, request: UpdateMetadataRequest) -> ControlResponse:
         """Refresh the metadata cache from the controller."""
@@ -138,6 +151,8 @@ class Broker:
             errors = []
             for topic, partition in request.partitions:
                 self.partition_states.pop((topic, partition), None)
+                if topic == OFFSETS_TOPIC:
+                    self._tell_coordinator(partition, False, -1)
                 replica = self.replicas.pop((topic, partition), None)
                 if replica is None:
                     continue
@@ -211,14 +226,56 @@ class Broker:
         return Errors.NONE, written.zk_version
 
     async def metadata(self, request: MetadataRequest) -> MetadataResponse:
-        """Answer from the metadata cache."""
+        """Answer from the metadata cache; with ``auto_create_topics_enable``, unknown topics asked for
+        by name are created (and reported LEADER_NOT_AVAILABLE until they have leaders)."""
         cache = self.metadata_cache
+        if self.config.auto_create_topics_enable and request.topics and request.allow_auto_topic_creation:
+            missing = [t for t in request.topics if t not in cache.topics]
+            if missing:
+                await self._create_topics([NewTopic(t, self.config.num_partitions, self.config.default_replication_factor)
+                                           for t in missing])
+                return MetadataResponse(
+                    brokers=tuple(cache.brokers[b] for b in sorted(cache.brokers)), controller_id=cache.controller_id,
+                    topics=tuple(t if t.name not in missing else dataclasses.replace(t, error=Errors.LEADER_NOT_AVAILABLE)
+                                 for t in cache.topic_metadata(request.topics)),
+                    cluster_id=self.cluster_id,
+                )
         return MetadataResponse(
             brokers=tuple(cache.brokers[b] for b in sorted(cache.brokers)),
             controller_id=cache.controller_id,
             topics=cache.topic_metadata(request.topics),
             cluster_id=self.cluster_id,
         )
+
+    async def _create_topics(self, topics: list[NewTopic]) -> list[tuple[str, Errors, str | None]]:
+        """Ask the controller to create topics; creation is idempotent for our purposes, so an
+        unreachable controller or an existing topic is left for the caller's retry to find."""
+        try:
+            controller = ray.get_actor(names.controller_actor_name(self.metadata_cache.controller_id), namespace=self.namespace)
+            return await controller.create_topics.remote(topics)
+        except (ValueError, ray.exceptions.RayActorError) as exc:
+            logger.warning("broker %d: cannot reach the controller to create %s: %s", self.broker_id, [t.name for t in topics], exc)
+            return [(t.name, Errors.NOT_CONTROLLER, str(exc)) for t in topics]
+
+    async def find_coordinator(self, group_id: str) -> FindCoordinatorResponse:
+        """FindCoordinator: the leader of the group's ``__consumer_offsets`` partition, creating the
+        topic on first use (COORDINATOR_NOT_AVAILABLE until it has leaders)."""
+        try:
+            validate_group_id(group_id)
+        except RafkaError as exc:
+            return FindCoordinatorResponse(exc.error, error_message=exc.message)
+        partitions = self.metadata_cache.topics.get(OFFSETS_TOPIC)
+        if not partitions:
+            replication = min(self.config.offsets_topic_replication_factor, len(self.metadata_cache.brokers) or 1)
+            config = (("cleanup.policy", "compact"), ("segment.bytes", str(self.config.offsets_topic_segment_bytes)))
+            results = await self._create_topics([NewTopic(OFFSETS_TOPIC, self.config.offsets_topic_num_partitions, replication, config)])
+            return FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE,
+                                           error_message=f"{OFFSETS_TOPIC} is being created: {results[0][1].name}")
+        leader = partitions[partition_for(group_id, len(partitions))]
+        if leader.error is not Errors.NONE or leader.leader < 0:
+            return FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE, error_message=(
+                f"{OFFSETS_TOPIC}-{leader.partition}, which owns group {group_id}, has no leader"))
+        return FindCoordinatorResponse(Errors.NONE, leader.leader)
 
     async def topic_config(self, topic: str) -> dict[str, str]:
         """A topic's config overrides, as the controller last sent them."""
@@ -277,6 +334,7 @@ class Broker:
                 await self.controller.resign.remote()
             except ray.exceptions.RayActorError:
                 pass
+            ray.kill(self.coordinator, no_restart=True)
             self.zk.close()
 
     async def ping(self) -> int:

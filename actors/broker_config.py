@@ -10,7 +10,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from rafka.log.config import INT32_MAX, INT64_MAX, LogConfig, apply_overrides, bounded
+from rafka.log.config import INT16_MAX, INT32_MAX, INT64_MAX, LogConfig, apply_overrides, bounded
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,17 @@ class BrokerConfig:
     unclean_leader_election_enable: bool = field(default=False, metadata={"doc": "default unclean.leader.election.enable"})
     controlled_shutdown_enable: bool = field(default=True, metadata={"doc": "move leadership away before stopping"})
     ray_failure_detection_enable: bool = field(default=True, metadata={"doc": "fail a broker over as soon as Ray reports its process dead, before its ZooKeeper session expires"})
+    auto_create_topics_enable: bool = field(default=False, metadata={"doc": "create a topic the first time a client asks for its metadata"})
+    num_partitions: int = bounded(1, 1, INT32_MAX, "partitions of an auto-created topic")
+    default_replication_factor: int = bounded(1, 1, INT16_MAX, "replication factor of an auto-created topic")
+    offsets_topic_num_partitions: int = bounded(50, 1, INT32_MAX, "partitions of __consumer_offsets (fixed once created)")
+    offsets_topic_replication_factor: int = bounded(3, 1, INT16_MAX, "replication factor of __consumer_offsets (at most the live brokers)")
+    offsets_topic_segment_bytes: int = bounded(100 * 1024 * 1024, 14, INT32_MAX, "segment.bytes of __consumer_offsets")
+    offsets_commit_timeout_ms: int = bounded(5000, 1, INT32_MAX, "how long a commit waits for every in-sync offsets replica")
+    offset_metadata_max_bytes: int = bounded(4096, 0, INT32_MAX, "longest metadata string an offset commit may carry")
+    group_min_session_timeout_ms: int = bounded(6000, 0, INT32_MAX, "shortest session timeout a consumer may ask for")
+    group_max_session_timeout_ms: int = bounded(300_000, 0, INT32_MAX, "longest session timeout a consumer may ask for")
+    group_initial_rebalance_delay_ms: int = bounded(3000, 0, INT32_MAX, "how long a new group waits for more members before its first rebalance")
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any], base: "BrokerConfig | None" = None) -> "BrokerConfig":
@@ -67,3 +78,8 @@ class BrokerConfig:
             min_insync_replicas=self.min_insync_replicas,
             unclean_leader_election_enable=self.unclean_leader_election_enable,
         )
+
+
+LAUNCH_DEFAULTS: dict[str, Any] = {"offsets_topic_num_partitions": 8}
+"""Defaults ``LocalCluster`` and ``rafka up`` use instead of Kafka's: every replica is a process, and
+Kafka's 50 offsets partitions at replication factor 3 would start 150 of them on a group's first use."""

@@ -29,3 +29,8 @@ def broker_id_of(actor_name: str) -> int | None:
     if actor_name.startswith(BROKER_PREFIX) and actor_name[len(BROKER_PREFIX):].isdigit():
         return int(actor_name[len(BROKER_PREFIX):])
     return None
+
+
+def coordinator_actor_name(broker_id: int) -> str:
+    """The group coordinator actor hosted by ``broker_id``."""
+    return f"group-coordinator-{broker_id}"

@@ -24,8 +24,10 @@ def _remote_classes() -> dict[str, Any]:
     from rafka.actors.broker import Broker
     from rafka.actors.controller import Controller
     from rafka.actors.replica import PartitionReplica
+    from rafka.groups.coordinator import GroupCoordinator
 
-    return {"broker": ray.remote(Broker), "controller": ray.remote(Controller), "replica": ray.remote(PartitionReplica)}
+    return {"broker": ray.remote(Broker), "controller": ray.remote(Controller), "replica": ray.remote(PartitionReplica),
+            "coordinator": ray.remote(GroupCoordinator)}
 
 
 def _options(name: str, namespace: str, node_id: str | None, detached: bool) -> dict[str, Any]:
@@ -47,6 +49,12 @@ def spawn_controller(config: BrokerConfig, namespace: str, node_id: str) -> Any:
     """Start the controller actor of a broker, on the broker's node; it dies with its broker."""
     name = names.controller_actor_name(config.broker_id)
     return _remote_classes()["controller"].options(**_options(name, namespace, node_id, False)).remote(config, namespace)
+
+
+def spawn_coordinator(config: BrokerConfig, namespace: str, node_id: str) -> Any:
+    """Start the group coordinator of a broker, on the broker's node; it dies with its broker."""
+    name = names.coordinator_actor_name(config.broker_id)
+    return _remote_classes()["coordinator"].options(**_options(name, namespace, node_id, False)).remote(config, namespace)
 
 
 def spawn_replica(topic: str, partition: int, config: BrokerConfig, log_config: LogConfig, namespace: str, node_id: str) -> Any:

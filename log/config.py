@@ -15,6 +15,7 @@ from rafka.protocol.errors import InvalidConfigError
 
 INT64_MAX = (1 << 63) - 1
 INT32_MAX = (1 << 31) - 1
+INT16_MAX = (1 << 15) - 1
 CLEANUP_POLICIES = ("delete", "compact", "compact,delete")
 
 

@@ -2,21 +2,30 @@
 
 Standalone mode: the application chooses partitions with ``assign`` (or ``subscribe`` to whole topics,
 which without a ``group_id`` assigns every partition of them) and positions with ``seek``; ``poll``
-returns ``{TopicPartition: [ConsumerRecord]}`` and iteration yields records one by one. Consumer groups
-(``group_id``) are a separate piece of work and are refused with a clear error for now.
+returns ``{TopicPartition: [ConsumerRecord]}`` and iteration yields records one by one.
+
+Group mode (``group_id`` set, then ``subscribe``): the group's coordinator splits the subscribed
+partitions among the members; ``poll`` joins, rebalances and (with ``enable_auto_commit``) commits,
+a background thread heartbeats, and a member starts each partition at the group's committed offset
+(``auto_offset_reset`` where there is none). ``assign`` with a ``group_id`` consumes chosen partitions
+and may commit them while the group has no members, as Kafka allows.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import time
-from typing import Any, Iterable, Iterator
+from concurrent.futures import Future
+from typing import Any, Callable, Iterable, Iterator
 
 from rafka.actors import names
 from rafka.clients.cluster import ClusterConnection
 from rafka.clients.fetcher import Fetcher
-from rafka.clients.records import ConsumerRecord, OffsetAndTimestamp, TopicPartition
-from rafka.protocol.errors import Errors, InvalidConfigError, UnknownTopicOrPartitionError
+from rafka.clients.group_coordinator import CommitFailedError, ConsumerCoordinator, RebalanceListener
+from rafka.clients.records import ConsumerRecord, OffsetAndMetadata, OffsetAndTimestamp, TopicPartition
+from rafka.groups.group_metadata import validate_group_id
+from rafka.protocol.errors import Errors, InvalidConfigError, InvalidGroupIdError, RafkaError, UnknownTopicOrPartitionError
 from rafka.protocol.messages.offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 
 DEFAULT_CONFIG: dict[str, Any] = {
@@ -33,7 +42,17 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "consumer_timeout_ms": float("inf"),
     "check_crcs": True,
     "bootstrap_servers": None,
+    "enable_auto_commit": True,
+    "auto_commit_interval_ms": 5000,
+    "session_timeout_ms": 10_000,
+    "heartbeat_interval_ms": 3000,
+    "max_poll_interval_ms": 300_000,
+    "partition_assignment_strategy": ("range", "roundrobin"),
+    "metadata_max_age_ms": 300_000,
+    "exclude_internal_topics": True,
 }
+
+logger = logging.getLogger(__name__)
 
 
 class Consumer:
@@ -45,8 +64,14 @@ class Consumer:
             raise InvalidConfigError(f"unknown consumer config {sorted(unknown)}; known: {', '.join(sorted(DEFAULT_CONFIG))}")
         self.config = {**DEFAULT_CONFIG, **configs}
         if self.config["group_id"] is not None:
-            raise InvalidConfigError("group_id: consumer groups are not available yet; use assign() or subscribe() without a group")
+            validate_group_id(self.config["group_id"])
+            if int(self.config["heartbeat_interval_ms"]) >= int(self.config["session_timeout_ms"]):
+                raise InvalidConfigError(f"heartbeat_interval_ms={self.config['heartbeat_interval_ms']} must be lower than "
+                                         f"session_timeout_ms={self.config['session_timeout_ms']}")
         self._cluster = ClusterConnection(namespace, ray_address, int(self.config["request_timeout_ms"]))
+        self._group = ConsumerCoordinator(self._cluster, self.config) if self.config["group_id"] is not None else None
+        self._subscribed = False
+        self._next_auto_commit = time.monotonic() + int(self.config["auto_commit_interval_ms"]) / 1000
         self._fetcher = Fetcher(
             self._cluster, int(self.config["max_partition_fetch_bytes"]), int(self.config["fetch_min_bytes"]),
             int(self.config["fetch_max_wait_ms"]), self.config["auto_offset_reset"],
@@ -71,17 +96,32 @@ class Consumer:
         self._paused -= removed
         self._assignment = wanted
 
-    def subscribe(self, topics: Iterable[str] = (), pattern: str | None = None) -> None:
-        """Without a group: assign every partition of the topics (or of topics matching ``pattern``)."""
+    def subscribe(self, topics: Iterable[str] = (), pattern: str | None = None, listener: RebalanceListener | None = None) -> None:
+        """With a ``group_id``: join the group for these topics (or every topic matching ``pattern``), the
+        coordinator deciding which partitions are this member's; ``listener`` hears of each change.
+        Without one: assign every partition of the topics."""
         names_ = list(topics)
+        if isinstance(topics, str):
+            raise TypeError(f"subscribe() takes a list of topics, got the string {topics!r}")
+        if self._group is not None:
+            if not names_ and pattern is None:
+                raise ValueError("subscribe() needs topics or a pattern")
+            self._group.subscribe(tuple(names_), pattern, listener)
+            self._subscribed = True
+            return
         if pattern is not None:
             regex = re.compile(pattern)
-            names_ += [t.name for t in self._cluster.refresh_metadata(None).topics if regex.fullmatch(t.name)]
+            names_ += [t.name for t in self._cluster.refresh_metadata(None).topics if regex.fullmatch(t.name) and not t.is_internal]
         partitions = [TopicPartition(name, p.partition) for name in names_ for p in self._cluster.topic(name, refresh=True).partitions]
         self.assign(partitions)
 
     def unsubscribe(self) -> None:
-        """Drop every partition."""
+        """Drop every partition (and leave the group)."""
+        if self._group is not None and self._subscribed:
+            self._commit_on_revoke(set(self._assignment))
+            self._group.leave_group()
+            self._group.assignment = set()
+            self._subscribed = False
         self.assign([])
 
     def assignment(self) -> set[TopicPartition]:
@@ -162,6 +202,9 @@ class Consumer:
             raise RuntimeError("poll() on a closed consumer")
         limit = max_records or int(self.config["max_poll_records"])
         deadline = time.monotonic() + timeout_ms / 1000
+        if self._group is not None and self._subscribed:
+            self._group.ensure_active_group(self._apply_assignment)
+            self._maybe_auto_commit()
         active = [tp for tp in self._assignment if tp not in self._paused]
         while True:
             if self._fetcher.has_buffered():
@@ -194,6 +237,75 @@ class Consumer:
             elif time.monotonic() - idle_since >= timeout_s:
                 return
 
+    # ------------------------------------------------------------------ groups and committed offsets
+
+    def _apply_assignment(self, revoked: set[TopicPartition], added: set[TopicPartition]) -> None:
+        """A rebalance's outcome: stop on revoked partitions (committing them first), start added ones at
+        the group's committed offsets."""
+        self._commit_on_revoke(revoked)
+        self._fetcher.forget(revoked)
+        self._paused -= revoked
+        self._assignment = [tp for tp in self._assignment if tp not in revoked] + sorted(added - set(self._assignment))
+        if added:
+            assert self._group is not None
+            for tp, committed in self._group.fetch_committed(sorted(added)).items():
+                if committed is not None:
+                    self._fetcher.seek(tp, committed.offset)
+
+    def _commit_on_revoke(self, revoked: set[TopicPartition]) -> None:
+        if not revoked or not self.config["enable_auto_commit"] or self._group is None:
+            return
+        offsets = {tp: OffsetAndMetadata(self._fetcher.positions[tp], "") for tp in revoked if tp in self._fetcher.positions}
+        try:
+            if offsets:
+                self._group.commit(offsets)
+        except CommitFailedError as exc:
+            logger.warning("auto-commit before giving up %s failed: %s", sorted(revoked), exc)
+
+    def _maybe_auto_commit(self) -> None:
+        if not self.config["enable_auto_commit"] or time.monotonic() < self._next_auto_commit:
+            return
+        self._next_auto_commit = time.monotonic() + int(self.config["auto_commit_interval_ms"]) / 1000
+        offsets = self._current_offsets()
+        if offsets:
+            self.commit_async(offsets)
+
+    def _current_offsets(self) -> dict[TopicPartition, OffsetAndMetadata]:
+        return {tp: OffsetAndMetadata(self._fetcher.positions[tp], "") for tp in self._assignment if tp in self._fetcher.positions}
+
+    def _require_group(self, what: str) -> ConsumerCoordinator:
+        if self._group is None:
+            raise InvalidGroupIdError(f"{what} requires a group_id")
+        return self._group
+
+    def commit(self, offsets: dict[TopicPartition, OffsetAndMetadata | int] | None = None) -> None:
+        """Commit ``offsets`` (default: the position of every assigned partition) and wait for it.
+
+        Raises CommitFailedError if the group rebalanced since this member joined.
+        """
+        group = self._require_group("commit()")
+        group.commit(self._normalise(offsets))
+
+    def commit_async(self, offsets: dict[TopicPartition, OffsetAndMetadata | int] | None = None,
+                     callback: Callable[[dict[TopicPartition, OffsetAndMetadata], Exception | None], None] | None = None) -> Future:
+        """Commit in the background; ``callback(offsets, exception_or_None)`` runs when it completes."""
+        group = self._require_group("commit_async()")
+        return group.commit_async(self._normalise(offsets), callback)
+
+    def _normalise(self, offsets: dict[TopicPartition, OffsetAndMetadata | int] | None) -> dict[TopicPartition, OffsetAndMetadata]:
+        if offsets is None:
+            return self._current_offsets()
+        return {TopicPartition(*tp): v if isinstance(v, OffsetAndMetadata) else OffsetAndMetadata(int(v), "")
+                for tp, v in offsets.items()}
+
+    def committed(self, partition: TopicPartition, metadata: bool = False) -> int | OffsetAndMetadata | None:
+        """The group's committed offset of ``partition`` (None if it has none); with ``metadata``, an OffsetAndMetadata."""
+        group = self._require_group("committed()")
+        found = group.fetch_committed([TopicPartition(*partition)])[TopicPartition(*partition)]
+        if found is None or metadata:
+            return found
+        return found.offset
+
     # ------------------------------------------------------------------ metadata and lifecycle
 
     def topics(self) -> set[str]:
@@ -207,9 +319,20 @@ class Consumer:
         except UnknownTopicOrPartitionError:
             return None
 
-    def close(self) -> None:
-        """Stop consuming. Idempotent."""
+    def close(self, autocommit: bool = True) -> None:
+        """Stop consuming; in a group, commit (if auto-commit is on) and leave it at once. Idempotent."""
+        if self._closed:
+            return
         self._closed = True
+        if self._group is not None:
+            if autocommit and self.config["enable_auto_commit"] and self._subscribed:
+                try:
+                    offsets = self._current_offsets()
+                    if offsets:
+                        self._group.commit(offsets)
+                except (CommitFailedError, RafkaError) as exc:
+                    logger.warning("final auto-commit of group %s failed: %s", self.config["group_id"], exc)
+            self._group.close()
         self._fetcher.forget(set(self._assignment))
 
     def __enter__(self) -> "Consumer":

@@ -35,6 +35,7 @@ from rafka.protocol.records.builder import RECORD_OVERHEAD
 from rafka.protocol.records.compression import Compression
 
 logger = logging.getLogger(__name__)
+METADATA_RETRY_BACKOFF_S = 0.05
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "client_id": "rafka-producer",
@@ -176,7 +177,17 @@ class Producer:
         self.close()
 
     def _load_partitions(self, topic: str) -> tuple[int, list[int], list[TopicPartition]]:
-        metadata = self._cluster.topic(topic, refresh=True)
+        # A topic being auto-created answers LEADER_NOT_AVAILABLE until it has leaders: wait for it up
+        # to max_block_ms. An unknown topic fails at once, which is clearer than Kafka's timeout.
+        deadline = time.monotonic() + self.max_block_s
+        while True:
+            try:
+                metadata = self._cluster.topic(topic, refresh=True)
+                break
+            except RafkaError as exc:
+                if isinstance(exc, UnknownTopicOrPartitionError) or not exc.retriable or time.monotonic() > deadline:
+                    raise
+                time.sleep(METADATA_RETRY_BACKOFF_S)
         count = len(metadata.partitions)
         # TopicPartition objects are built once per topic: building one per send is a measurable cost.
         entry = (count, [p.partition for p in metadata.partitions if p.leader >= 0], [TopicPartition(topic, p) for p in range(count)])

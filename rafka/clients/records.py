@@ -1,8 +1,9 @@
 """The client-side value types, named as kafka-python names them.
 
-``TopicPartition``, ``RecordMetadata``, ``ConsumerRecord`` and ``OffsetAndTimestamp`` are named
-tuples; ``FutureRecordMetadata`` is what ``Producer.send`` returns: ``get(timeout)`` blocks for the
-record's offset, ``add_callback`` / ``add_errback`` run when its batch completes.
+``TopicPartition``, ``RecordMetadata``, ``ConsumerRecord``, ``OffsetAndTimestamp`` and
+``OffsetAndMetadata`` are named tuples; ``FutureRecordMetadata`` is what ``Producer.send`` returns:
+``get(timeout)`` blocks for the record's offset, ``add_callback`` / ``add_errback`` run when its batch
+completes.
 """
 
 from __future__ import annotations
@@ -50,6 +51,13 @@ class OffsetAndTimestamp(NamedTuple):
 
     offset: int
     timestamp: int
+
+
+class OffsetAndMetadata(NamedTuple):
+    """A group's committed offset of one partition (the next offset to consume) and its metadata string."""
+
+    offset: int
+    metadata: str
 
 
 class ProduceRequestResult:

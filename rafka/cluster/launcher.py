@@ -21,7 +21,7 @@ from typing import Any
 import ray
 
 from rafka.actors import names, spawn
-from rafka.actors.broker_config import BrokerConfig
+from rafka.actors.broker_config import LAUNCH_DEFAULTS, BrokerConfig
 from rafka.clients.admin import Admin, ClusterDescription
 from rafka.clients.cluster import RAY_ACTOR_ERRORS
 from rafka.cluster.zookeeper_server import ZooKeeperServer
@@ -132,7 +132,7 @@ def up(
             pass
         config = BrokerConfig.from_dict({
             "zookeeper_connect": zookeeper, "cluster_name": cluster_name,
-            "log_dirs": str(data_dir / f"broker-{broker_id}"), **(broker_config or {}),
+            "log_dirs": str(data_dir / f"broker-{broker_id}"), **LAUNCH_DEFAULTS, **(broker_config or {}),
         }).with_broker_id(broker_id)
         spawn.spawn_broker(config, namespace, nodes[broker_id % len(nodes)], detached=True)
     ClusterState(namespace, cluster_name, zookeeper, list(range(count)),

@@ -18,7 +18,7 @@ from typing import Any
 import ray
 
 from rafka.actors import names, spawn
-from rafka.actors.broker_config import BrokerConfig
+from rafka.actors.broker_config import LAUNCH_DEFAULTS, BrokerConfig
 from rafka.clients.admin import Admin
 from rafka.clients.cluster import RAY_ACTOR_ERRORS
 from rafka.cluster.zookeeper_server import ZooKeeperServer
@@ -86,6 +86,7 @@ class LocalCluster:
             "zookeeper_connect": self.zookeeper_connect,
             "cluster_name": self.cluster_name,
             "log_dirs": str(self.data_dir / f"broker-{broker_id}"),
+            **LAUNCH_DEFAULTS,
             **self._overrides,
         })
         return base.with_broker_id(broker_id)
