@@ -3,6 +3,7 @@
     rafka up [--brokers N] [--data-dir DIR] [--zookeeper HOST:PORT[/chroot]]
     rafka status | rafka down
     rafka topics --create --topic T --partitions 6 --replication-factor 3
+    rafka groups --describe --group G  rafka groups --reset-offsets --group G --all-topics --to-earliest --execute
     rafka produce --topic T            rafka consume --topic T --from-beginning
     rafka perf produce --topic T --num-records 1000000 --record-size 100 --throughput -1
 """
@@ -20,7 +21,7 @@ from pathlib import Path
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
 from rafka.actors.names import DEFAULT_NAMESPACE  # noqa: E402
-from rafka.cli import console, perf, topics  # noqa: E402
+from rafka.cli import console, groups, perf, topics  # noqa: E402
 from rafka.protocol.errors import RafkaError  # noqa: E402
 
 
@@ -41,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     down.add_argument("--data-dir", type=Path, default=Path("rafka-data"))
     sub.add_parser("status", help="brokers, controller and topics")
     topics.add_arguments(sub.add_parser("topics", help="create, list, describe topics"))
+    groups.add_arguments(sub.add_parser("groups", help="list, describe, reset offsets of, delete consumer groups"))
     console.add_produce_arguments(sub.add_parser("produce", help="console producer: one record per stdin line"))
     console.add_consume_arguments(sub.add_parser("consume", help="console consumer"))
     perf.add_arguments(sub.add_parser("perf", help="producer and consumer performance tests"))
@@ -71,6 +73,10 @@ def run(args: argparse.Namespace) -> int:
         from rafka.clients.admin import Admin
 
         return topics.run(args, Admin(namespace=args.namespace))
+    if args.command == "groups":
+        from rafka.clients.admin import Admin
+
+        return groups.run(args, Admin(namespace=args.namespace))
     if args.command == "produce":
         return console.produce(args, args.namespace)
     if args.command == "consume":

@@ -1,4 +1,5 @@
-"""The admin client: create, list and describe topics; describe the cluster.
+"""The admin client: create, list and describe topics; look up offsets; describe the cluster; manage
+consumer groups (the group operations live in ``group_admin``).
 
 Requests go to the active controller actor (found through any broker's metadata), which validates
 them and writes ZooKeeper; ``create_topic`` then waits until every partition has a leader, so the
@@ -8,12 +9,15 @@ topic can be used as soon as the call returns.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import ray
 
 from rafka.actors.controller_events import NewTopic
 from rafka.clients.cluster import RAY_ACTOR_ERRORS, ClusterConnection
+from rafka.clients.fetcher import list_offsets
+from rafka.clients.group_admin import GroupAdminMixin
+from rafka.clients.records import OffsetAndTimestamp, TopicPartition
 from rafka.protocol.errors import Errors
 from rafka.protocol.messages.metadata import BrokerMetadata, PartitionMetadata
 
@@ -37,8 +41,8 @@ class ClusterDescription:
     brokers: tuple[BrokerMetadata, ...]
 
 
-class Admin:
-    """Topic and cluster administration (kafka-python's KafkaAdminClient, trimmed)."""
+class Admin(GroupAdminMixin):
+    """Topic, cluster and consumer-group administration (kafka-python's KafkaAdminClient, trimmed)."""
 
     def __init__(self, namespace: str = "rafka", ray_address: str | None = None, request_timeout_ms: int = 30_000) -> None:
         self._cluster = ClusterConnection(namespace, ray_address, request_timeout_ms)
@@ -93,6 +97,13 @@ class Admin:
             except RAY_ACTOR_ERRORS:
                 continue
         return {}
+
+    def list_offsets(self, partitions: Iterable[TopicPartition], timestamp: int) -> dict[TopicPartition, OffsetAndTimestamp]:
+        """ListOffsets at each partition's leader: ``timestamp`` is EARLIEST_TIMESTAMP (the log start),
+        LATEST_TIMESTAMP (the high watermark), or a time in ms whose first offset is wanted (-1 if no
+        record is that new)."""
+        found = list_offsets(self._cluster, [TopicPartition(*tp) for tp in partitions], timestamp, self._timeout_s)
+        return {tp: OffsetAndTimestamp(offset, found_ts) for tp, (offset, found_ts) in found.items()}
 
     def describe_cluster(self) -> ClusterDescription:
         """Live brokers, the controller and the cluster id."""

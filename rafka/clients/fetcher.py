@@ -89,21 +89,7 @@ class Fetcher:
 
     def list_offsets(self, partitions: list[TopicPartition], timestamp: int, timeout_s: float = 30.0) -> dict[TopicPartition, tuple[int, int]]:
         """ListOffsets at each partition's leader, retrying leader changes until ``timeout_s``."""
-        answers: dict[TopicPartition, tuple[int, int]] = {}
-        for tp in partitions:
-            def ask(tp: TopicPartition = tp) -> ListOffsetsResponse | None:
-                leader, metadata = self.cluster.leader_replica(tp.topic, tp.partition, refresh=True)
-                response: ListOffsetsResponse = ray.get(
-                    leader.list_offsets.remote(ListOffsetsRequest(timestamp, metadata.leader_epoch)), timeout=timeout_s
-                )
-                if response.error is not Errors.NONE:
-                    if response.error.retriable:
-                        return None
-                    raise response.error.exception(response.error_message)
-                return response
-            response = self.cluster.wait_for(ask, timeout_s, f"offsets of {tp.topic}-{tp.partition}")
-            answers[tp] = (response.offset, response.timestamp)
-        return answers
+        return list_offsets(self.cluster, partitions, timestamp, timeout_s)
 
     # ------------------------------------------------------------------ fetching
 
@@ -218,6 +204,27 @@ class Fetcher:
     def has_buffered(self) -> bool:
         """Whether fetched records wait to be returned."""
         return bool(self._buffer)
+
+
+def list_offsets(cluster: ClusterConnection, partitions: list[TopicPartition], timestamp: int,
+                 timeout_s: float = 30.0) -> dict[TopicPartition, tuple[int, int]]:
+    """(offset, timestamp) of each partition from ListOffsets at its leader, retrying leader changes until
+    ``timeout_s``; the admin client shares it with the consumer."""
+    answers: dict[TopicPartition, tuple[int, int]] = {}
+    for tp in partitions:
+        def ask(tp: TopicPartition = tp) -> ListOffsetsResponse | None:
+            leader, metadata = cluster.leader_replica(tp.topic, tp.partition, refresh=True)
+            response: ListOffsetsResponse = ray.get(
+                leader.list_offsets.remote(ListOffsetsRequest(timestamp, metadata.leader_epoch)), timeout=timeout_s
+            )
+            if response.error is not Errors.NONE:
+                if response.error.retriable:
+                    return None
+                raise response.error.exception(response.error_message)
+            return response
+        response = cluster.wait_for(ask, timeout_s, f"offsets of {tp.topic}-{tp.partition}")
+        answers[tp] = (response.offset, response.timestamp)
+    return answers
 
 
 def _next_offset(data: bytes) -> int:

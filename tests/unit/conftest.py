@@ -1,0 +1,289 @@
+"""Shared fixtures for unit tests of client code: ``fake_ray``, a fake Ray boundary.
+
+The real clients (ClusterConnection, Admin, the CLI) run unchanged; only Ray's calls are replaced.
+Named actors are plain Python objects answering with the protocol dataclasses, and
+``handle.method.remote(...)`` runs at ``ray.get`` time, so actor failures surface where Ray raises them.
+The brokers, partition leaders and group coordinators model just what their contracts promise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+import pytest
+import ray
+
+from rafka.actors import names
+from rafka.groups.subscription_codec import encode_assignment
+from rafka.protocol.errors import Errors
+from rafka.protocol.messages.groups import (
+    CommittedOffset,
+    FindCoordinatorResponse,
+    GroupDescription,
+    GroupListing,
+    GroupResponse,
+    MemberDescription,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    OffsetFetchRequest,
+    OffsetFetchResponse,
+    PartitionResult,
+)
+from rafka.protocol.messages.metadata import (
+    BrokerMetadata,
+    MetadataRequest,
+    MetadataResponse,
+    PartitionMetadata,
+    TopicMetadata,
+)
+from rafka.protocol.messages.offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, ListOffsetsRequest, ListOffsetsResponse
+
+NAMESPACE = names.DEFAULT_NAMESPACE
+
+
+@dataclass
+class FakePartitionLog:
+    """A partition as ListOffsets sees it: log start, high watermark and each record's timestamp."""
+
+    log_start: int
+    high_watermark: int
+    timestamps: dict[int, int] = field(default_factory=dict)
+
+
+@dataclass
+class FakeGroup:
+    """A group as its coordinator keeps it; ``offsets`` maps (topic, partition) to (offset, metadata)."""
+
+    state: str = "Empty"
+    members: list[MemberDescription] = field(default_factory=list)
+    offsets: dict[tuple[str, int], tuple[int, str]] = field(default_factory=dict)
+    protocol: str = ""
+    generation_id: int = -1
+
+
+class FakeReplica:
+    """A partition leader answering ListOffsets from a FakePartitionLog."""
+
+    def __init__(self, log: FakePartitionLog) -> None:
+        self.log = log
+
+    def list_offsets(self, request: ListOffsetsRequest) -> ListOffsetsResponse:
+        if request.timestamp == EARLIEST_TIMESTAMP:
+            return ListOffsetsResponse(Errors.NONE, self.log.log_start)
+        if request.timestamp == LATEST_TIMESTAMP:
+            return ListOffsetsResponse(Errors.NONE, self.log.high_watermark)
+        newer = sorted((o, ts) for o, ts in self.log.timestamps.items() if ts >= request.timestamp)
+        return ListOffsetsResponse(Errors.NONE, *newer[0]) if newer else ListOffsetsResponse(Errors.NONE, -1, -1)
+
+
+class FakeBroker:
+    """A broker: metadata, topic configs and FindCoordinator."""
+
+    def __init__(self, fake: FakeRay, broker_id: int) -> None:
+        self.fake = fake
+        self.broker_id = broker_id
+        self.find_coordinator_calls: list[str] = []
+
+    def metadata(self, request: MetadataRequest) -> MetadataResponse:
+        wanted = sorted(self.fake.topics) if request.topics is None else request.topics
+        topics = tuple(
+            TopicMetadata(t, tuple(PartitionMetadata(p, 0, 0, (0,), (0,)) for p in range(len(self.fake.topics[t]))))
+            if t in self.fake.topics else TopicMetadata(t, error=Errors.UNKNOWN_TOPIC_OR_PARTITION)
+            for t in wanted
+        )
+        brokers = tuple(BrokerMetadata(b, "127.0.0.1", f"node-{b}") for b in self.fake.broker_ids)
+        return MetadataResponse(brokers, 0, topics, "fake-cluster")
+
+    def topic_config(self, topic: str) -> dict[str, str]:
+        return {}
+
+    def find_coordinator(self, group_id: str) -> FindCoordinatorResponse:
+        self.find_coordinator_calls.append(group_id)
+        if not group_id:
+            return FindCoordinatorResponse(Errors.INVALID_GROUP_ID, error_message="the group id is empty")
+        if self.fake.find_coordinator_errors:
+            return FindCoordinatorResponse(self.fake.find_coordinator_errors.pop(0), error_message="scripted")
+        if self.fake.stale_coordinator_answers:
+            return FindCoordinatorResponse(Errors.NONE, self.fake.stale_coordinator_answers.pop(0))
+        return FindCoordinatorResponse(Errors.NONE, self.fake.owner(group_id))
+
+
+class FakeCoordinator:
+    """A group coordinator keeping FakeGroups; groups another broker owns get NOT_COORDINATOR."""
+
+    def __init__(self, fake: FakeRay, broker_id: int) -> None:
+        self.fake = fake
+        self.broker_id = broker_id
+        self.groups: dict[str, FakeGroup] = {}
+        self.commits: list[OffsetCommitRequest] = []
+        # Errors the next commits get for every partition, as when writing the offsets fails.
+        self.append_errors: list[Errors] = []
+
+    def _not_mine(self, group_id: str) -> bool:
+        return self.fake.owner(group_id) != self.broker_id
+
+    def list_groups(self) -> tuple[GroupListing, ...]:
+        return tuple(GroupListing(g, "consumer", group.state) for g, group in self.groups.items())
+
+    def describe_group(self, group_id: str) -> GroupDescription:
+        if self._not_mine(group_id):
+            return GroupDescription(Errors.NOT_COORDINATOR, group_id)
+        group = self.groups.get(group_id)
+        if group is None:
+            return GroupDescription(Errors.NONE, group_id, "Dead")
+        return GroupDescription(Errors.NONE, group_id, group.state, "consumer", group.protocol, group.generation_id,
+                                tuple(group.members))
+
+    def offset_fetch(self, request: OffsetFetchRequest) -> OffsetFetchResponse:
+        if self._not_mine(request.group_id):
+            return OffsetFetchResponse(Errors.NOT_COORDINATOR)
+        offsets = self.groups[request.group_id].offsets if request.group_id in self.groups else {}
+        wanted = sorted(offsets) if request.partitions is None else request.partitions
+        return OffsetFetchResponse(Errors.NONE, tuple(
+            CommittedOffset(t, p, *offsets.get((t, p), (-1, ""))) for t, p in wanted
+        ))
+
+    def offset_commit(self, request: OffsetCommitRequest) -> OffsetCommitResponse:
+        if self._not_mine(request.group_id):
+            return OffsetCommitResponse(Errors.NOT_COORDINATOR)
+        group = self.groups.setdefault(request.group_id, FakeGroup())
+        if group.members:
+            return OffsetCommitResponse(Errors.UNKNOWN_MEMBER_ID, error_message="admin commit to a group with members")
+        if self.append_errors:
+            error = self.append_errors.pop(0)
+            return OffsetCommitResponse(Errors.NONE, tuple(PartitionResult(e.topic, e.partition, error) for e in request.offsets))
+        self.commits.append(request)
+        results = []
+        for entry in request.offsets:
+            if entry.topic not in self.fake.topics:
+                results.append(PartitionResult(entry.topic, entry.partition, Errors.UNKNOWN_TOPIC_OR_PARTITION))
+                continue
+            group.offsets[(entry.topic, entry.partition)] = (entry.offset, entry.metadata)
+            results.append(PartitionResult(entry.topic, entry.partition, Errors.NONE))
+        return OffsetCommitResponse(Errors.NONE, tuple(results))
+
+    def delete_group(self, group_id: str) -> GroupResponse:
+        if self._not_mine(group_id):
+            return GroupResponse(Errors.NOT_COORDINATOR)
+        group = self.groups.get(group_id)
+        if group is None:
+            return GroupResponse(Errors.GROUP_ID_NOT_FOUND)
+        if group.members:
+            return GroupResponse(Errors.NON_EMPTY_GROUP)
+        del self.groups[group_id]
+        return GroupResponse(Errors.NONE)
+
+
+class FakeRef:
+    """What ``.remote()`` returns: the call, run when ``ray.get`` asks for it."""
+
+    def __init__(self, call: Callable[[], Any]) -> None:
+        self.call = call
+
+
+class FakeHandle:
+    """An actor handle: ``handle.method.remote(*args)`` calls the named object's method at ray.get time."""
+
+    def __init__(self, fake: FakeRay, name: str) -> None:
+        self._fake = fake
+        self._name = name
+
+    def __getattr__(self, method: str) -> Any:
+        class Method:
+            @staticmethod
+            def remote(*args: Any) -> FakeRef:
+                return FakeRef(lambda: self._fake.invoke(self._name, method, args))
+        return Method
+
+
+class FakeRay:
+    """Named actors of one rafka cluster, and the Ray functions the clients call to reach them."""
+
+    def __init__(self) -> None:
+        self.actors: dict[str, Any] = {}
+        self.dead: set[str] = set()
+        self.broker_ids: list[int] = []
+        self.topics: dict[str, list[FakePartitionLog]] = {}
+        self.group_owner: dict[str, int] = {}
+        self.find_coordinator_errors: list[Errors] = []
+        self.stale_coordinator_answers: list[int] = []
+
+    # ------------------------------------------------------------------ building the cluster
+
+    def add_brokers(self, count: int) -> None:
+        """Brokers 0..count-1, each with its group coordinator."""
+        for broker_id in range(count):
+            self.broker_ids.append(broker_id)
+            self.actors[names.broker_actor_name(broker_id)] = FakeBroker(self, broker_id)
+            self.actors[names.coordinator_actor_name(broker_id)] = FakeCoordinator(self, broker_id)
+
+    def add_topic(self, name: str, bounds: list[tuple[int, int]], timestamps: dict[int, dict[int, int]] | None = None) -> None:
+        """A topic with a (log start, high watermark) per partition, all led by broker 0;
+        ``timestamps`` gives some partitions' record timestamps, {partition: {offset: ms}}."""
+        logs = [FakePartitionLog(start, end, (timestamps or {}).get(p, {})) for p, (start, end) in enumerate(bounds)]
+        self.topics[name] = logs
+        for partition, log in enumerate(logs):
+            self.actors[names.replica_actor_name(name, partition, 0)] = FakeReplica(log)
+
+    def add_group(self, group_id: str, state: str = "Empty", members: Iterable[MemberDescription] = (),
+                  offsets: dict[tuple[str, int], int] | None = None, broker_id: int = 0) -> FakeGroup:
+        """A group owned by ``broker_id``'s coordinator, with committed ``offsets`` {(topic, partition): offset}."""
+        members = list(members)
+        group = FakeGroup(state, members, {tp: (offset, "") for tp, offset in (offsets or {}).items()},
+                          "range" if members else "", 3 if members else -1)
+        self.group_owner[group_id] = broker_id
+        self.coordinator(broker_id).groups[group_id] = group
+        return group
+
+    def broker(self, broker_id: int) -> FakeBroker:
+        """The fake broker, to inspect."""
+        return self.actors[names.broker_actor_name(broker_id)]
+
+    def coordinator(self, broker_id: int) -> FakeCoordinator:
+        """The fake coordinator, to inspect."""
+        return self.actors[names.coordinator_actor_name(broker_id)]
+
+    def owner(self, group_id: str) -> int:
+        """The broker whose coordinator owns the group (broker 0 for groups nobody created)."""
+        return self.group_owner.get(group_id, 0)
+
+    @staticmethod
+    def member(member_id: str, partitions: Iterable[tuple[str, int]], client_id: str = "rafka-consumer",
+               host: str = "/127.0.0.1") -> MemberDescription:
+        """A member as DescribeGroups reports it, with its assignment encoded as consumers encode it."""
+        return MemberDescription(member_id, client_id, host, encode_assignment(partitions))
+
+    # ------------------------------------------------------------------ the Ray API
+
+    def invoke(self, name: str, method: str, args: tuple[Any, ...]) -> Any:
+        if name in self.dead:
+            raise ray.exceptions.RayActorError()
+        return getattr(self.actors[name], method)(*args)
+
+    def get(self, ref: FakeRef, timeout: float | None = None) -> Any:
+        return ref.call()
+
+    def wait(self, refs: list[FakeRef], num_returns: int = 1, timeout: float | None = None) -> tuple[list[FakeRef], list[FakeRef]]:
+        # Fake calls run when fetched, so every one is ready at once.
+        return refs[:num_returns], refs[num_returns:]
+
+    def get_actor(self, name: str, namespace: str | None = None) -> FakeHandle:
+        if name not in self.actors or name in self.dead or namespace != NAMESPACE:
+            raise ValueError(f"Failed to look up actor with name '{name}'")
+        return FakeHandle(self, name)
+
+    def list_named_actors(self, all_namespaces: bool = False) -> list[dict[str, str]]:
+        return [{"name": name, "namespace": NAMESPACE} for name in self.actors if name not in self.dead]
+
+
+@pytest.fixture
+def fake_ray(monkeypatch: pytest.MonkeyPatch) -> FakeRay:
+    """A fake Ray boundary with no actors yet; clients created in the test reach only it."""
+    fake = FakeRay()
+    monkeypatch.setattr(ray, "is_initialized", lambda: True)
+    monkeypatch.setattr(ray, "get", fake.get)
+    monkeypatch.setattr(ray, "wait", fake.wait)
+    monkeypatch.setattr(ray, "get_actor", fake.get_actor)
+    monkeypatch.setattr(ray.util, "list_named_actors", fake.list_named_actors)
+    return fake
