@@ -67,6 +67,7 @@ logger = logging.getLogger(__name__)
 
 TICK_S = 0.1
 LOAD_CHUNK_BYTES = 4 << 20
+PARTITION_COUNTS_TTL_S = 5.0
 
 # What a failed append to the offsets log means to a client of the coordinator (Kafka's mapping).
 APPEND_ERRORS = {
@@ -105,6 +106,8 @@ class GroupCoordinator:
         self.owned: dict[int, int] = {}
         self.loading: dict[int, int] = {}
         self.num_partitions = config.offsets_topic_num_partitions
+        self._partition_count_cache: dict[str, int] = {}
+        self._partition_counts_at = 0.0
         self._ticker = asyncio.get_event_loop().create_task(self._tick_loop())
 
     # ------------------------------------------------------------------ ownership
@@ -261,7 +264,7 @@ class GroupCoordinator:
         if error is not None:
             return OffsetCommitResponse(error[0], error_message=error[1])
         results: dict[tuple[str, int], PartitionResult] = {}
-        known = await self._partition_counts(sorted({e.topic for e in request.offsets}))
+        known = await self._partition_counts({(e.topic, e.partition) for e in request.offsets})
         valid = []
         for entry in request.offsets:
             problem = self._commit_entry_error(entry.topic, entry.partition, entry.offset, entry.metadata, known)
@@ -292,11 +295,21 @@ class GroupCoordinator:
                 f"offset_metadata_max_bytes={self.config.offset_metadata_max_bytes}")
         return None
 
-    async def _partition_counts(self, topics: list[str]) -> dict[str, int]:
-        """Partition count of each existing topic, from this broker's metadata cache."""
-        broker = ray.get_actor(names.broker_actor_name(self.broker_id), namespace=self.namespace)
-        response = await broker.metadata.remote(MetadataRequest(tuple(topics), allow_auto_topic_creation=False))
-        return {t.name: len(t.partitions) for t in response.topics if t.error is Errors.NONE}
+    async def _partition_counts(self, partitions: set[tuple[str, int]]) -> dict[str, int]:
+        """Partition counts of the committed topics, from this broker's metadata cache.
+
+        Counts are cached for PARTITION_COUNTS_TTL_S (a commit is one append, not also a metadata
+        call); a partition the cache does not know, or an old cache, refreshes it first.
+        """
+        cache = self._partition_count_cache
+        fresh = time.monotonic() - self._partition_counts_at < PARTITION_COUNTS_TTL_S
+        if not fresh or any(p >= cache.get(t, 0) for t, p in partitions):
+            broker = ray.get_actor(names.broker_actor_name(self.broker_id), namespace=self.namespace)
+            topics = tuple(sorted({t for t, _ in partitions} | set(cache)))
+            response = await broker.metadata.remote(MetadataRequest(topics, allow_auto_topic_creation=False))
+            self._partition_count_cache = {t.name: len(t.partitions) for t in response.topics if t.error is Errors.NONE}
+            self._partition_counts_at = time.monotonic()
+        return self._partition_count_cache
 
     async def offset_fetch(self, request: OffsetFetchRequest) -> OffsetFetchResponse:
         """OffsetFetch: the committed offsets (-1 where none), from memory."""

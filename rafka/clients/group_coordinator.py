@@ -114,13 +114,12 @@ class ConsumerCoordinator:
                       and not (self.exclude_internal_topics and t.is_internal))
 
     def _partition_counts(self, topics: list[str]) -> dict[str, int]:
-        counts = {}
-        for topic in topics:
-            try:
-                counts[topic] = len(self.cluster.topic(topic, refresh=True).partitions)
-            except RafkaError:
-                continue  # not created yet: the assignors skip it, a later metadata check rejoins
-        return counts
+        """Partition count of each existing topic among ``topics``, from one metadata request; topics
+        not created yet are left out (the assignors skip them; a later metadata check rejoins)."""
+        if not topics:
+            return {}
+        response = self.cluster.refresh_metadata(list(topics))
+        return {t.name: len(t.partitions) for t in response.topics if t.error is Errors.NONE}
 
     # ------------------------------------------------------------------ coordinator discovery
 
@@ -249,9 +248,10 @@ class ConsumerCoordinator:
         if joined.error is not Errors.NONE:
             raise joined.error.exception(f"joining group {self.group_id!r}: {joined.error_message or joined.error.message}")
         self.member_id, self.generation = joined.member_id, joined.generation_id
+        counts = self._partition_counts(topics)
         assignments: tuple[tuple[str, bytes], ...] = ()
         if joined.leader_id == joined.member_id:
-            assignments = self._assign(joined.protocol_name, joined.members)
+            assignments = self._assign(joined.protocol_name, joined.members, counts)
         synced = self._call("sync_group", SyncGroupRequest(self.group_id, self.generation, self.member_id, assignments),
                             join_timeout, deadline)
         if synced.error is Errors.UNKNOWN_MEMBER_ID:
@@ -260,7 +260,7 @@ class ConsumerCoordinator:
             return self._retry(deadline, synced)
         if synced.error is not Errors.NONE:
             raise synced.error.exception(f"syncing group {self.group_id!r}: {synced.error_message or synced.error.message}")
-        self._joined_metadata = self._partition_counts(topics)
+        self._joined_metadata = counts
         self._metadata_checked = time.monotonic()
         logger.info("group %s: member %s joined generation %d", self.group_id, self.member_id, self.generation)
         return {TopicPartition(*tp) for tp in decode_assignment(synced.assignment)}
@@ -271,12 +271,14 @@ class ConsumerCoordinator:
         time.sleep(RETRY_BACKOFF_S)
         return None
 
-    def _assign(self, protocol: str, members: tuple[tuple[str, bytes], ...]) -> tuple[tuple[str, bytes], ...]:
+    def _assign(self, protocol: str, members: tuple[tuple[str, bytes], ...], own_counts: dict[str, int]) -> tuple[tuple[str, bytes], ...]:
         """As the group's leader, run the chosen assignor over every member's subscription."""
         assignor = next(a for a in self.assignors if a.name == protocol)
         subscriptions = {member: decode_subscription(data) for member, data in members}
         topics = sorted({t for s in subscriptions.values() for t in s.topics})
-        result = assignor.assign(self._partition_counts(topics), subscriptions)
+        others = [t for t in topics if t not in own_counts]
+        counts = {**own_counts, **self._partition_counts(others)} if others else own_counts
+        result = assignor.assign(counts, subscriptions)
         logger.info("group %s: leader %s assigned with %s: %s", self.group_id, self.member_id, protocol,
                     {m: len(tps) for m, tps in result.items()})
         return tuple((member, encode_assignment(tps)) for member, tps in result.items())
