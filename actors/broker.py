@@ -111,7 +111,10 @@ class Broker:
             for state in request.partitions:
                 if self.broker_id not in state.replicas:
                     continue
-                self.partition_states[(state.topic, state.partition)] = state
+                known = self.partition_states.get((state.topic, state.partition))
+                # Keep the newest state for restarts: a failover resend may be older than an ISR change.
+                if known is None or (state.leader_epoch, state.zk_version) >= (known.leader_epoch, known.zk_version):
+                    self.partition_states[(state.topic, state.partition)] = state
                 replica = self._replica(state.topic, state.partition)
                 call = replica.become_leader if state.leader == self.broker_id else replica.become_follower
                 pending.append((state, call.remote(state)))
@@ -223,6 +226,10 @@ class Broker:
         except (BadVersionError, NoNodeError):
             return Errors.INVALID_UPDATE_VERSION, -1
         await asyncio.get_running_loop().run_in_executor(None, self.zk.notify_isr_change, [(topic, partition)])
+        known = self.partition_states.get((topic, partition))
+        if known is not None and known.leader_epoch == state.leader_epoch:
+            # A replica restarted from this state must hold the znode version it now has.
+            self.partition_states[(topic, partition)] = dataclasses.replace(known, isr=state.isr, zk_version=written.zk_version)
         return Errors.NONE, written.zk_version
 
     async def metadata(self, request: MetadataRequest) -> MetadataResponse:

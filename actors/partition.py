@@ -82,6 +82,17 @@ class Partition:
         """Whether a LeaderAndIsr carries an older leader epoch than this replica already applied."""
         return state.leader_epoch < self.leader_epoch
 
+    def already_leads(self, state: LeaderAndIsrPartitionState) -> bool:
+        """Whether a LeaderAndIsr naming this replica leader repeats what it already knows.
+
+        A new controller resends every partition's state at its leader epoch; if the leader has changed
+        the ISR since (a newer znode version), applying the resent state would bring back the old ISR
+        and version, and every later ISR change would fail its version check. Kafka ignores a
+        LeaderAndIsr whose epoch is not newer; a newer znode version at the same epoch is still taken.
+        """
+        return (self.role is Role.LEADER and state.leader == self.broker_id
+                and state.leader_epoch == self.leader_epoch and state.zk_version <= self.zk_version)
+
     def make_leader(self, state: LeaderAndIsrPartitionState) -> None:
         """Become leader at ``state.leader_epoch``: new appends are stamped with it."""
         now = self.clock()

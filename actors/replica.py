@@ -65,6 +65,8 @@ class PartitionReplica:
         """Apply a LeaderAndIsr naming this replica leader."""
         if self.partition.is_stale(state):
             return Errors.STALE_CONTROLLER_EPOCH
+        if self.partition.already_leads(state):
+            return Errors.NONE
         await self._stop_fetcher()
         self.partition.make_leader(state)
         self._partition_changed()

@@ -79,6 +79,20 @@ def leader(open_log, clock: FakeClock) -> Partition:
     return partition
 
 
+def test_leader_ignores_a_resent_state_older_than_its_own_isr_change(leader: Partition) -> None:
+    assert leader.apply_isr((0, 1), zk_version=3) is False
+    resent = state(isr=(0, 1, 2), zk_version=2)  # a new controller's failover resend, read before the shrink
+    assert leader.already_leads(resent)
+    assert not leader.already_leads(state(isr=(0, 1), zk_version=4))  # newer znode, same epoch: take it
+    assert not leader.already_leads(state(epoch=6, zk_version=0))  # newer epoch: take it
+
+
+def test_follower_never_counts_a_state_as_already_led(open_log, clock: FakeClock) -> None:
+    follower = Partition(TOPIC, 0, 1, open_log(), clock)
+    follower.make_follower(state())
+    assert not follower.already_leads(state(leader=1))
+
+
 # ------------------------------------------------------------------ high watermark at the leader
 
 
