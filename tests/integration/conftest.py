@@ -83,7 +83,7 @@ def topic_name(request: pytest.FixtureRequest) -> str:
 # Modules that start clusters of their own run first, before the shared session cluster exists, and
 # the Spark tests run last: on a 2-core machine every idle replica actor costs CPU, so the fewer
 # clusters are alive at once, the steadier the timing-sensitive failover tests are.
-_MODULE_ORDER = ("test_zookeeper_server", "test_failover", "test_fault_injection", "test_restart")
+_MODULE_ORDER = ("test_zookeeper_server", "test_failover", "test_fault_injection", "test_restart", "test_consumer_groups")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
