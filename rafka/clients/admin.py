@@ -14,12 +14,12 @@ from typing import Any, Iterable, Mapping
 import ray
 
 from rafka.actors.controller_events import NewTopic
-from rafka.clients.cluster import RAY_ACTOR_ERRORS, ClusterConnection
+from rafka.clients.cluster import PREFERRED_BROKER_WAIT_S, RAY_ACTOR_ERRORS, ClusterConnection
 from rafka.clients.fetcher import list_offsets
 from rafka.clients.group_admin import GroupAdminMixin
 from rafka.clients.records import OffsetAndTimestamp, TopicPartition
 from rafka.protocol.errors import Errors
-from rafka.protocol.messages.metadata import BrokerMetadata, PartitionMetadata
+from rafka.protocol.messages.metadata import BrokerMetadata, MetadataRequest, PartitionMetadata
 
 
 @dataclass(frozen=True)
@@ -75,11 +75,33 @@ class Admin(GroupAdminMixin):
             if error is not Errors.NONE:
                 raise error.exception(message)
         for topic in topics:
-            self._cluster.wait_for(lambda: self._all_led(topic.name), timeout_s, f"every partition of {topic.name!r} to get a leader")
+            self._cluster.wait_for(lambda: self._led_everywhere(topic.name), timeout_s,
+                                   f"every broker to know a leader for every partition of {topic.name!r}")
 
-    def _all_led(self, name: str) -> bool:
-        metadata = self._cluster.topic(name, refresh=True)
-        return bool(metadata.partitions) and all(p.leader >= 0 and p.error is Errors.NONE for p in metadata.partitions)
+    def _led_everywhere(self, name: str) -> bool:
+        """Whether every broker that answers knows a leader for each partition of ``name``, so that
+        whichever broker a client asks next finds the topic (a broker silent for
+        PREFERRED_BROKER_WAIT_S, paused or dying, is not waited for)."""
+        request = MetadataRequest((name,), allow_auto_topic_creation=False)
+        refs = []
+        for broker_id in self._cluster.broker_ids():
+            try:
+                refs.append(self._cluster.broker(broker_id).metadata.remote(request))
+            except RAY_ACTOR_ERRORS:
+                continue
+        if not refs:
+            return False
+        ready, _ = ray.wait(refs, num_returns=len(refs), timeout=PREFERRED_BROKER_WAIT_S)
+        answers = []
+        for ref in ready:
+            try:
+                answers.append(ray.get(ref))
+            except RAY_ACTOR_ERRORS:
+                continue
+        briefed = [a for a in answers if a.controller_id >= 0]
+        return bool(briefed) and all(
+            t.error is Errors.NONE and t.partitions and all(p.leader >= 0 and p.error is Errors.NONE for p in t.partitions)
+            for a in briefed for t in a.topics)
 
     def list_topics(self) -> list[str]:
         """Names of every topic."""

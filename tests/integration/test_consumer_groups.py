@@ -29,6 +29,7 @@ from rafka.clients.producer import Producer
 from rafka.clients.records import ConsumerRecord, OffsetAndMetadata, RecordMetadata, TopicPartition
 from rafka.cluster.local_cluster import LocalCluster
 from rafka.cluster.zookeeper_server import ZooKeeperServer
+from rafka.testing import wait_until
 from rafka.groups.assignors import Subscription
 from rafka.groups.offsets_codec import OFFSETS_TOPIC, partition_for
 from rafka.groups.subscription_codec import decode_assignment, encode_subscription
@@ -77,21 +78,6 @@ def gadmin(gcluster: LocalCluster) -> Admin:
 
 
 # ---------------------------------------------------------------------------------------------- helpers
-
-
-def wait_until(predicate: Callable[[], Any], timeout_s: float, what: str) -> Any:
-    """Poll ``predicate`` until it returns something other than None or False (0 is a broker id)."""
-    deadline = time.monotonic() + timeout_s
-    last: Any = None
-    while time.monotonic() < deadline:
-        try:
-            value = predicate()
-        except Exception as exc:  # the cluster may be mid-failover
-            value, last = None, exc
-        if value is not None and value is not False:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout_s}s waiting for {what} (last error: {last!r})")
 
 
 def create_topic(cluster: LocalCluster, name: str, partitions: int, replication: int, config: dict[str, str] | None = None) -> None:

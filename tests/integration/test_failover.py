@@ -6,11 +6,10 @@ import os
 import signal
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import pytest
 import ray
-from kazoo.client import KazooClient
 
 from rafka.actors import names
 from rafka.actors.zk_client import ControllerMovedError, ZkClient
@@ -21,6 +20,7 @@ from rafka.clients.producer import Producer
 from rafka.clients.records import TopicPartition
 from rafka.cluster.local_cluster import LocalCluster
 from rafka.cluster.zookeeper_server import ZooKeeperServer
+from rafka.testing import wait_until
 from rafka.protocol.errors import Errors, NotEnoughReplicasError
 from rafka.protocol.messages.control import LeaderAndIsrRequest
 
@@ -45,21 +45,6 @@ def fcluster(session_dir: Path, zookeeper: ZooKeeperServer, ray_nodes: list[str]
 @pytest.fixture
 def fadmin(fcluster: LocalCluster) -> Admin:
     return fcluster.admin()
-
-
-def wait_until(predicate: Callable[[], Any], timeout_s: float, what: str) -> Any:
-    """Poll ``predicate`` until it returns something other than None or False (0 is a broker id)."""
-    deadline = time.monotonic() + timeout_s
-    last: Any = None
-    while time.monotonic() < deadline:
-        try:
-            value = predicate()
-        except Exception as exc:  # the cluster may be mid-failover
-            value, last = None, exc
-        if value is not None and value is not False:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout_s}s waiting for {what} (last error: {last!r})")
 
 
 def other_controller(admin: Admin, old: int) -> int | None:
