@@ -14,7 +14,7 @@ from typing import Any, Iterable, Mapping
 import ray
 
 from rafka.actors.controller_events import NewTopic
-from rafka.clients.cluster import PREFERRED_BROKER_WAIT_S, RAY_ACTOR_ERRORS, ClusterConnection
+from rafka.clients.cluster import METADATA_GRACE_S, RAY_ACTOR_ERRORS, ClusterConnection
 from rafka.clients.fetcher import list_offsets
 from rafka.clients.group_admin import GroupAdminMixin
 from rafka.clients.records import OffsetAndTimestamp, TopicPartition
@@ -81,7 +81,7 @@ class Admin(GroupAdminMixin):
     def _led_everywhere(self, name: str) -> bool:
         """Whether every broker that answers knows a leader for each partition of ``name``, so that
         whichever broker a client asks next finds the topic (a broker silent for
-        PREFERRED_BROKER_WAIT_S, paused or dying, is not waited for)."""
+        METADATA_GRACE_S, paused or dying, is not waited for)."""
         request = MetadataRequest((name,), allow_auto_topic_creation=False)
         refs = []
         for broker_id in self._cluster.broker_ids():
@@ -91,7 +91,7 @@ class Admin(GroupAdminMixin):
                 continue
         if not refs:
             return False
-        ready, _ = ray.wait(refs, num_returns=len(refs), timeout=PREFERRED_BROKER_WAIT_S)
+        ready, _ = ray.wait(refs, num_returns=len(refs), timeout=METADATA_GRACE_S)
         answers = []
         for ref in ready:
             try:

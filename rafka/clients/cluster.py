@@ -8,6 +8,7 @@ Metadata comes from any live broker's cache and is refreshed when a request says
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
@@ -20,7 +21,7 @@ from rafka.protocol.errors import Errors, KafkaTimeoutError, UnknownTopicOrParti
 from rafka.protocol.messages.metadata import MetadataRequest, MetadataResponse, PartitionMetadata, TopicMetadata
 
 RAY_ACTOR_ERRORS = (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError, ValueError)
-PREFERRED_BROKER_WAIT_S = 2.0
+METADATA_GRACE_S = 2.0
 
 
 def ensure_ray(address: str | None = None, namespace: str = names.DEFAULT_NAMESPACE) -> None:
@@ -94,62 +95,69 @@ class ClusterConnection:
     # ------------------------------------------------------------------ metadata
 
     def refresh_metadata(self, topics: list[str] | None) -> MetadataResponse:
-        """Ask the brokers for metadata and cache the answer of the lowest-numbered one that answers.
+        """Ask every broker for metadata at once and cache the freshest view of each topic.
 
-        Every broker is asked at once, but answers are taken in broker order, so consecutive calls
-        read the same broker's cache (a topic just created stays visible) while a paused or dying
-        broker, whose calls hang, costs at most ``PREFERRED_BROKER_WAIT_S`` instead of the timeout.
+        Brokers learn of changes from the controller one by one, so any single broker may lag: a topic
+        one broker knows, another may not know yet. Answers are gathered until all brokers answered or
+        ``METADATA_GRACE_S`` after the first answer (a paused broker, whose call hangs, costs no more),
+        and each topic is taken from the answer that knows it with the highest leader epochs. Topics
+        are never deleted and leader epochs only grow, so this view never goes back in time.
         """
         ids = self.broker_ids()
         if not ids:
             raise KafkaTimeoutError(f"no rafka brokers found in Ray namespace {self.namespace!r}")
         request = MetadataRequest(tuple(topics) if topics is not None else None)
-        pending: dict[int, Any] = {}
+        pending: dict[Any, int] = {}
         failures = []
         for broker_id in ids:
             try:
-                pending[broker_id] = self.broker(broker_id).metadata.remote(request)
+                pending[self.broker(broker_id).metadata.remote(request)] = broker_id
             except RAY_ACTOR_ERRORS as exc:
                 self.forget(names.broker_actor_name(broker_id))
                 failures.append(f"broker {broker_id}: {type(exc).__name__}")
+        answers = self._gather(pending, failures)
+        briefed = [answers[b] for b in sorted(answers) if answers[b].controller_id >= 0]
+        if not briefed:
+            if answers:
+                # Only (re)started brokers the controller has not briefed yet answered: they know nothing.
+                return answers[min(answers)]
+            raise KafkaTimeoutError(f"no rafka broker answered a metadata request ({'; '.join(failures)})")
+        freshest: dict[str, TopicMetadata] = {}
+        for answer in briefed:
+            for topic in answer.topics:
+                known = freshest.get(topic.name)
+                if known is None or _freshness(topic) > _freshness(known):
+                    freshest[topic.name] = topic
+        response = dataclasses.replace(briefed[0], topics=tuple(freshest[name] for name in sorted(freshest)))
+        with self._lock:
+            self.controller_id = response.controller_id
+            self.cluster_id = response.cluster_id
+            for topic in response.topics:
+                if topic.error is Errors.NONE:
+                    self._topics[topic.name] = topic
+                else:
+                    self._topics.pop(topic.name, None)
+        return response
+
+    def _gather(self, pending: dict[Any, int], failures: list[str]) -> dict[int, MetadataResponse]:
+        """Answers by broker id: wait for the first, then up to METADATA_GRACE_S for the others."""
         deadline = time.monotonic() + self.request_timeout_s
-        uninitialised: MetadataResponse | None = None
-        while pending:
-            # In broker order, each gets a short wait; once every broker had its turn, take any answer.
-            for broker_id, ref in list(pending.items()):
-                wait_s = min(PREFERRED_BROKER_WAIT_S, max(0.0, deadline - time.monotonic()))
-                if ray.wait([ref], timeout=wait_s)[0]:
-                    break
-            else:
-                ready, _ = ray.wait(list(pending.values()), num_returns=1, timeout=max(0.0, deadline - time.monotonic()))
-                if not ready:
-                    failures += [f"broker {b}: no answer in {self.request_timeout_s:.0f}s" for b in pending]
-                    break
-                broker_id = next(b for b, r in pending.items() if r == ready[0])
-            ref = pending.pop(broker_id)
+        ready, _ = ray.wait(list(pending), num_returns=1, timeout=self.request_timeout_s) if pending else ([], [])
+        if ready:
+            rest = [ref for ref in pending if ref not in ready]
+            grace = min(METADATA_GRACE_S, max(0.0, deadline - time.monotonic()))
+            ready += ray.wait(rest, num_returns=len(rest), timeout=grace)[0] if rest else []
+        answers: dict[int, MetadataResponse] = {}
+        for ref, broker_id in pending.items():
+            if ref not in ready:
+                failures.append(f"broker {broker_id}: no answer")
+                continue
             try:
-                response: MetadataResponse = ray.get(ref)
+                answers[broker_id] = ray.get(ref)
             except RAY_ACTOR_ERRORS as exc:
                 self.forget(names.broker_actor_name(broker_id))
                 failures.append(f"broker {broker_id}: {type(exc).__name__}")
-                continue
-            if response.controller_id < 0:
-                # A (re)started broker the controller has not briefed yet knows nothing: ask another.
-                uninitialised = response
-                failures.append(f"broker {broker_id}: no metadata yet")
-                continue
-            with self._lock:
-                self.controller_id = response.controller_id
-                self.cluster_id = response.cluster_id
-                for topic in response.topics:
-                    if topic.error is Errors.NONE:
-                        self._topics[topic.name] = topic
-                    else:
-                        self._topics.pop(topic.name, None)
-            return response
-        if uninitialised is not None:
-            return uninitialised
-        raise KafkaTimeoutError(f"no rafka broker answered a metadata request ({'; '.join(failures)})")
+        return answers
 
     def topic(self, topic: str, refresh: bool = False) -> TopicMetadata:
         """Cached metadata of a topic; UNKNOWN_TOPIC_OR_PARTITION if the cluster does not know it."""
@@ -195,3 +203,10 @@ class ClusterConnection:
                 raise KafkaTimeoutError(f"timed out after {timeout_s:.1f}s waiting for {what}{detail}")
             time.sleep(delay)
             delay = min(delay * 2, 0.2)
+
+
+def _freshness(topic: TopicMetadata) -> tuple[bool, int, int]:
+    """How up to date one broker's view of a topic is: known at all, then total leader epochs. At equal
+    epochs, fewer leaderless partitions win: a client tries a live leader and learns fast if it died."""
+    return (topic.error is Errors.NONE, sum(p.leader_epoch for p in topic.partitions),
+            -sum(1 for p in topic.partitions if p.leader < 0))

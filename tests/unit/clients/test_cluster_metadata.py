@@ -1,0 +1,47 @@
+"""ClusterConnection.refresh_metadata: the freshest view of each topic across the brokers' caches."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rafka.clients.cluster import ClusterConnection
+from rafka.protocol.errors import Errors
+from rafka.protocol.messages.metadata import MetadataRequest, MetadataResponse, PartitionMetadata, TopicMetadata
+
+NAMESPACE = "rafka"
+
+
+def lagging(fake: Any, broker_id: int, view: dict[str, TopicMetadata]) -> None:
+    """Make ``broker_id`` answer from its own (possibly stale) view instead of the fake cluster's."""
+    broker = fake.broker(broker_id)
+
+    def metadata(request: MetadataRequest) -> MetadataResponse:
+        answer = type(broker).metadata(broker, request)
+        topics = tuple(view.get(t.name, t) for t in answer.topics)
+        return MetadataResponse(answer.brokers, answer.controller_id, topics, answer.cluster_id)
+
+    broker.metadata = metadata
+
+
+def test_a_topic_one_broker_does_not_know_yet_is_taken_from_one_that_does(fake_ray: Any) -> None:
+    fake_ray.add_brokers(3)
+    fake_ray.add_topic("events", [(0, 10), (0, 10)])
+    lagging(fake_ray, 0, {"events": TopicMetadata("events", error=Errors.UNKNOWN_TOPIC_OR_PARTITION)})
+    found = ClusterConnection(NAMESPACE).topic("events", refresh=True)
+    assert found.error is Errors.NONE and len(found.partitions) == 2
+
+
+def test_the_view_with_the_newest_leader_epochs_wins(fake_ray: Any) -> None:
+    fake_ray.add_brokers(2)
+    fake_ray.add_topic("events", [(0, 10)])
+    newer = TopicMetadata("events", (PartitionMetadata(0, 1, 7, (0, 1), (1,)),))
+    lagging(fake_ray, 1, {"events": newer})
+    found = ClusterConnection(NAMESPACE).topic("events", refresh=True)
+    assert (found.partitions[0].leader, found.partitions[0].leader_epoch) == (1, 7)
+
+
+def test_a_dead_broker_is_skipped(fake_ray: Any) -> None:
+    fake_ray.add_brokers(2)
+    fake_ray.add_topic("events", [(0, 10)])
+    fake_ray.dead.add("broker-0")
+    assert ClusterConnection(NAMESPACE).topic("events", refresh=True).error is Errors.NONE
