@@ -3,7 +3,8 @@
 A client needs no broker address list. If Ray is not initialised in this process, it connects to the
 running Ray cluster (``RAY_ADDRESS`` or ``"auto"``); brokers are the named actors ``broker-<id>`` in
 the cluster's namespace (default ``rafka``), and every partition replica is ``replica-<t>-<p>@<id>``.
-Metadata comes from any live broker's cache and is refreshed when a request says it is stale.
+Metadata is gathered from every live broker's cache (each topic from the freshest view) and refreshed
+when a request says it is stale.
 """
 
 from __future__ import annotations
