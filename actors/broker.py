@@ -78,6 +78,7 @@ class Broker:
         self.zk.zk.add_listener(self._on_session_state)
         self.controller = spawn.spawn_controller(config, namespace, self.node_id)
         self.coordinator = spawn.spawn_coordinator(config, namespace, self.node_id)
+        self._offsets_partitions: int | None = None
         logger.info("broker %d registered on node %s (%s)", self.broker_id, self.node_id, self.host)
 
     def _on_session_state(self, state: str) -> None:
@@ -133,8 +134,10 @@ class Broker:
 
     def _tell_coordinator(self, partition: int, is_leader: bool, leader_epoch: int) -> None:
         """The group coordinator loads (or unloads) the groups of an offsets partition this broker leads."""
-        count = len(self.zk.assignment(OFFSETS_TOPIC)) if is_leader else self.config.offsets_topic_num_partitions
-        self.coordinator.on_leadership.remote(partition, is_leader, leader_epoch, count)
+        if self._offsets_partitions is None:
+            # Fixed once the topic exists (partitions are never added), so ZooKeeper is read once.
+            self._offsets_partitions = len(self.zk.assignment(OFFSETS_TOPIC)) or self.config.offsets_topic_num_partitions
+        self.coordinator.on_leadership.remote(partition, is_leader, leader_epoch, self._offsets_partitions)
 
     async def update_metadata(self, request: UpdateMetadataRequest) -> ControlResponse:
         """Refresh the metadata cache from the controller."""

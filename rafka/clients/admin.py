@@ -14,7 +14,7 @@ from typing import Any, Iterable, Mapping
 import ray
 
 from rafka.actors.controller_events import NewTopic
-from rafka.clients.cluster import METADATA_GRACE_S, RAY_ACTOR_ERRORS, ClusterConnection
+from rafka.clients.cluster import RAY_ACTOR_ERRORS, ClusterConnection
 from rafka.clients.fetcher import list_offsets
 from rafka.clients.group_admin import GroupAdminMixin
 from rafka.clients.records import OffsetAndTimestamp, TopicPartition
@@ -82,22 +82,7 @@ class Admin(GroupAdminMixin):
         """Whether every broker that answers knows a leader for each partition of ``name``, so that
         whichever broker a client asks next finds the topic (a broker silent for
         METADATA_GRACE_S, paused or dying, is not waited for)."""
-        request = MetadataRequest((name,), allow_auto_topic_creation=False)
-        refs = []
-        for broker_id in self._cluster.broker_ids():
-            try:
-                refs.append(self._cluster.broker(broker_id).metadata.remote(request))
-            except RAY_ACTOR_ERRORS:
-                continue
-        if not refs:
-            return False
-        ready, _ = ray.wait(refs, num_returns=len(refs), timeout=METADATA_GRACE_S)
-        answers = []
-        for ref in ready:
-            try:
-                answers.append(ray.get(ref))
-            except RAY_ACTOR_ERRORS:
-                continue
+        answers = self._cluster.metadata_answers(MetadataRequest((name,), allow_auto_topic_creation=False)).values()
         briefed = [a for a in answers if a.controller_id >= 0]
         return bool(briefed) and all(
             t.error is Errors.NONE and t.partitions and all(p.leader >= 0 and p.error is Errors.NONE for p in t.partitions)

@@ -19,10 +19,13 @@ import ray
 
 from rafka.actors import names
 from rafka.protocol.errors import Errors, KafkaTimeoutError, UnknownTopicOrPartitionError
+from rafka.protocol.messages.groups import FindCoordinatorResponse
 from rafka.protocol.messages.metadata import MetadataRequest, MetadataResponse, PartitionMetadata, TopicMetadata
 
 RAY_ACTOR_ERRORS = (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError, ValueError)
 METADATA_GRACE_S = 2.0
+COORDINATOR_MOVING = frozenset({Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE, Errors.COORDINATOR_LOAD_IN_PROGRESS})
+"""Answers meaning "ask again, maybe another broker": a group's coordinator is moving or loading."""
 
 
 def ensure_ray(address: str | None = None, namespace: str = names.DEFAULT_NAMESPACE) -> None:
@@ -104,19 +107,8 @@ class ClusterConnection:
         and each topic is taken from the answer that knows it with the highest leader epochs. Topics
         are never deleted and leader epochs only grow, so this view never goes back in time.
         """
-        ids = self.broker_ids()
-        if not ids:
-            raise KafkaTimeoutError(f"no rafka brokers found in Ray namespace {self.namespace!r}")
-        request = MetadataRequest(tuple(topics) if topics is not None else None)
-        pending: dict[Any, int] = {}
-        failures = []
-        for broker_id in ids:
-            try:
-                pending[self.broker(broker_id).metadata.remote(request)] = broker_id
-            except RAY_ACTOR_ERRORS as exc:
-                self.forget(names.broker_actor_name(broker_id))
-                failures.append(f"broker {broker_id}: {type(exc).__name__}")
-        answers = self._gather(pending, failures)
+        failures: list[str] = []
+        answers = self.metadata_answers(MetadataRequest(tuple(topics) if topics is not None else None), failures)
         briefed = [answers[b] for b in sorted(answers) if answers[b].controller_id >= 0]
         if not briefed:
             if answers:
@@ -140,8 +132,21 @@ class ClusterConnection:
                     self._topics.pop(topic.name, None)
         return response
 
-    def _gather(self, pending: dict[Any, int], failures: list[str]) -> dict[int, MetadataResponse]:
-        """Answers by broker id: wait for the first, then up to METADATA_GRACE_S for the others."""
+    def metadata_answers(self, request: MetadataRequest, failures: list[str] | None = None) -> dict[int, MetadataResponse]:
+        """Every broker's own answer to ``request``, by broker id: all are asked at once; the first
+        answer is waited for up to the request timeout, the others up to METADATA_GRACE_S more.
+        Brokers that fail or stay silent are left out (and described in ``failures``)."""
+        failures = [] if failures is None else failures
+        ids = self.broker_ids()
+        if not ids:
+            raise KafkaTimeoutError(f"no rafka brokers found in Ray namespace {self.namespace!r}")
+        pending: dict[Any, int] = {}
+        for broker_id in ids:
+            try:
+                pending[self.broker(broker_id).metadata.remote(request)] = broker_id
+            except RAY_ACTOR_ERRORS as exc:
+                self.forget(names.broker_actor_name(broker_id))
+                failures.append(f"broker {broker_id}: {type(exc).__name__}")
         deadline = time.monotonic() + self.request_timeout_s
         ready, _ = ray.wait(list(pending), num_returns=1, timeout=self.request_timeout_s) if pending else ([], [])
         if ready:
@@ -159,6 +164,17 @@ class ClusterConnection:
                 self.forget(names.broker_actor_name(broker_id))
                 failures.append(f"broker {broker_id}: {type(exc).__name__}")
         return answers
+
+    def find_coordinator(self, group_id: str) -> FindCoordinatorResponse:
+        """Which broker coordinates ``group_id``, as the first broker that answers says (brokers answer
+        from the same metadata); COORDINATOR_NOT_AVAILABLE if none answers. Callers retry the retriable
+        answers (COORDINATOR_MOVING) with their own deadlines."""
+        for broker_id in self.broker_ids():
+            try:
+                return ray.get(self.broker(broker_id).find_coordinator.remote(group_id), timeout=self.request_timeout_s)
+            except RAY_ACTOR_ERRORS:
+                self.forget(names.broker_actor_name(broker_id))
+        return FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE, error_message="no broker answered FindCoordinator")
 
     def topic(self, topic: str, refresh: bool = False) -> TopicMetadata:
         """Cached metadata of a topic; UNKNOWN_TOPIC_OR_PARTITION if the cluster does not know it."""

@@ -100,9 +100,9 @@ class Consumer:
         """With a ``group_id``: join the group for these topics (or every topic matching ``pattern``), the
         coordinator deciding which partitions are this member's; ``listener`` hears of each change.
         Without one: assign every partition of the topics."""
-        names_ = list(topics)
         if isinstance(topics, str):
             raise TypeError(f"subscribe() takes a list of topics, got the string {topics!r}")
+        names_ = list(topics)
         if self._group is not None:
             if not names_ and pattern is None:
                 raise ValueError("subscribe() needs topics or a pattern")

@@ -18,13 +18,12 @@ from typing import Any, Mapping
 import ray
 
 from rafka.actors import names
-from rafka.clients.cluster import RAY_ACTOR_ERRORS, ClusterConnection
+from rafka.clients.cluster import COORDINATOR_MOVING, RAY_ACTOR_ERRORS, ClusterConnection
 from rafka.clients.records import OffsetAndMetadata, TopicPartition
 from rafka.protocol.errors import Errors, IllegalGenerationError, RafkaError, RebalanceInProgressError, UnknownMemberIdError
 from rafka.protocol.messages.groups import (
     NO_GENERATION,
     NO_MEMBER,
-    FindCoordinatorResponse,
     GroupDescription,
     GroupListing,
     GroupResponse,
@@ -35,10 +34,6 @@ from rafka.protocol.messages.groups import (
     OffsetFetchResponse,
 )
 
-RETRIABLE_COORDINATOR_ERRORS = frozenset({
-    Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR, Errors.COORDINATOR_LOAD_IN_PROGRESS,
-})
-"""Answers meaning "ask again, maybe another broker": the group's coordinator is moving or loading."""
 
 _MAX_BACKOFF_S = 0.2
 
@@ -127,7 +122,7 @@ class GroupAdminMixin:
             error, message = _first_error(response)
             if error is Errors.NONE:
                 return response
-            if error not in RETRIABLE_COORDINATOR_ERRORS:
+            if error not in COORDINATOR_MOVING:
                 raise _group_error(group_id, error, message)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -137,7 +132,7 @@ class GroupAdminMixin:
 
     def _attempt(self, group_id: str, method: str, request: Any) -> Any:
         """Find the coordinator and call it once; an unreachable one answers COORDINATOR_NOT_AVAILABLE."""
-        found = self._find_coordinator(group_id)
+        found = self._cluster.find_coordinator(group_id)
         if found.error is not Errors.NONE:
             return found
         name = names.coordinator_actor_name(found.coordinator_id)
@@ -149,12 +144,3 @@ class GroupAdminMixin:
             self._cluster.forget(name)
             return GroupResponse(Errors.COORDINATOR_NOT_AVAILABLE,
                                  f"the coordinator on broker {found.coordinator_id} is unreachable ({type(exc).__name__})")
-
-    def _find_coordinator(self, group_id: str) -> FindCoordinatorResponse:
-        """The first live broker's FindCoordinator answer; COORDINATOR_NOT_AVAILABLE if none answers."""
-        for broker_id in self._cluster.broker_ids():
-            try:
-                return self._call(self._cluster.broker(broker_id), "find_coordinator", group_id)
-            except RAY_ACTOR_ERRORS:
-                self._cluster.forget(names.broker_actor_name(broker_id))
-        return FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE, error_message="no broker answered FindCoordinator")

@@ -22,7 +22,7 @@ from typing import Any, Callable, Protocol
 import ray
 
 from rafka.actors import names
-from rafka.clients.cluster import RAY_ACTOR_ERRORS, ClusterConnection
+from rafka.clients.cluster import COORDINATOR_MOVING, RAY_ACTOR_ERRORS, ClusterConnection
 from rafka.clients.records import OffsetAndMetadata, TopicPartition
 from rafka.groups.assignors import Assignor, Subscription, get_assignor
 from rafka.groups.subscription_codec import decode_assignment, decode_subscription, encode_assignment, encode_subscription
@@ -30,7 +30,6 @@ from rafka.protocol.errors import Errors, KafkaTimeoutError, RafkaError
 from rafka.protocol.messages.groups import (
     NO_GENERATION,
     NO_MEMBER,
-    FindCoordinatorResponse,
     HeartbeatRequest,
     JoinGroupRequest,
     LeaveGroupRequest,
@@ -42,7 +41,6 @@ from rafka.protocol.messages.groups import (
 
 logger = logging.getLogger(__name__)
 
-COORDINATOR_ERRORS = frozenset({Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE, Errors.COORDINATOR_LOAD_IN_PROGRESS})
 REJOIN_ERRORS = frozenset({Errors.REBALANCE_IN_PROGRESS, Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID})
 RETRY_BACKOFF_S = 0.1
 
@@ -125,31 +123,17 @@ class ConsumerCoordinator:
 
     def _ensure_coordinator(self, deadline: float) -> Any:
         while self._coordinator is None:
-            response = self._find_coordinator()
+            response = self.cluster.find_coordinator(self.group_id)
             if response.error is Errors.NONE:
                 self._coordinator_id = response.coordinator_id
                 self._coordinator = self.cluster.actor(names.coordinator_actor_name(response.coordinator_id))
                 break
-            if response.error not in COORDINATOR_ERRORS:
+            if response.error not in COORDINATOR_MOVING:
                 raise response.error.exception(f"group {self.group_id!r}: {response.error_message or response.error.message}")
             if time.monotonic() > deadline:
                 raise KafkaTimeoutError(f"no coordinator for group {self.group_id!r} within the deadline: {response.error_message}")
             time.sleep(RETRY_BACKOFF_S)
         return self._coordinator
-
-    def _find_coordinator(self) -> FindCoordinatorResponse:
-        last = FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE, error_message="no broker answered")
-        for broker_id in self.cluster.broker_ids():
-            try:
-                response = ray.get(self.cluster.broker(broker_id).find_coordinator.remote(self.group_id), timeout=self.request_timeout_s)
-            except RAY_ACTOR_ERRORS as exc:
-                self.cluster.forget(names.broker_actor_name(broker_id))
-                last = FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE, error_message=str(exc))
-                continue
-            if response.error is Errors.NONE or response.error not in COORDINATOR_ERRORS:
-                return response
-            last = response
-        return last
 
     def _coordinator_dead(self) -> None:
         with self._lock:
@@ -167,7 +151,7 @@ class ConsumerCoordinator:
                 logger.info("group %s: coordinator %d unreachable (%s); looking it up again", self.group_id, self._coordinator_id, exc)
                 self._coordinator_dead()
             else:
-                if response.error not in COORDINATOR_ERRORS:
+                if response.error not in COORDINATOR_MOVING:
                     return response
                 self._coordinator_dead()
             if time.monotonic() > deadline:
@@ -311,7 +295,7 @@ class ConsumerCoordinator:
                 logger.info("group %s: heartbeat failed (%s); looking up the coordinator again", self.group_id, exc)
                 self._coordinator_dead()
                 continue
-            if response.error in COORDINATOR_ERRORS:
+            if response.error in COORDINATOR_MOVING:
                 self._coordinator_dead()
             elif response.error is Errors.UNKNOWN_MEMBER_ID:
                 with self._lock:
