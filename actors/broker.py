@@ -228,6 +228,8 @@ class Broker:
             )
         except (BadVersionError, NoNodeError):
             return Errors.INVALID_UPDATE_VERSION, -1
+        logger.info("broker %d: ISR of %s-%d is now %s (leader epoch %d, znode version %d)", self.broker_id, topic, partition,
+                    list(state.isr), state.leader_epoch, written.zk_version)
         await asyncio.get_running_loop().run_in_executor(None, self.zk.notify_isr_change, [(topic, partition)])
         known = self.partition_states.get((topic, partition))
         if known is not None and known.leader_epoch == state.leader_epoch:

@@ -246,7 +246,9 @@ class Controller:
                 elected = self._elect_leader(tp, batch)
             if elected:
                 ctx.partition_states[tp] = PartitionState.ONLINE_PARTITION
-                self._log_state_change(f"{tp[0]}-{tp[1]} {current[tp].value} -> OnlinePartition, leader {ctx.leadership[tp].leader}")
+                state = ctx.leadership[tp]
+                self._log_state_change(f"{tp[0]}-{tp[1]} {current[tp].value} -> OnlinePartition, leader {state.leader} "
+                                       f"epoch {state.leader_epoch} ISR {list(state.isr)}")
 
     def _initialize_leader(self, tp: TopicPartition, batch: RequestBatch) -> bool:
         """New partition: leader = first live assigned replica, ISR = live assigned replicas."""
@@ -308,6 +310,8 @@ class Controller:
                 ctx.leadership[tp] = self.zk.update_partition_state(tp[0], tp[1], new, ctx.epoch_zk_version)
             except BadVersionError:
                 continue
+            self._log_state_change(f"{tp[0]}-{tp[1]}: brokers {sorted(brokers)} offline; leader {leader} epoch "
+                                   f"{new.leader_epoch} ISR {list(isr)} (was leader {current.leader} ISR {list(current.isr)})")
             batch.add_leader_and_isr(ctx, list(ctx.replicas(tp)), tp)
             return
 

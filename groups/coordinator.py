@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from typing import Any
 
@@ -370,7 +371,7 @@ class GroupCoordinator:
 
     async def describe(self) -> dict[str, Any]:
         """What this coordinator owns, for tools and tests."""
-        return {"broker_id": self.broker_id, "owned": sorted(self.owned), "loading": sorted(self.loading),
+        return {"broker_id": self.broker_id, "pid": os.getpid(), "owned": sorted(self.owned), "loading": sorted(self.loading),
                 "groups": sorted(self.membership.groups), "offsets_groups": sorted(self.offsets)}
 
     async def ping(self) -> int:

@@ -147,25 +147,40 @@ class LocalCluster:
         self._wait_gone(names.broker_actor_name(broker_id), timeout_s)
 
     def kill_broker(self, broker_id: int) -> int:
-        """SIGKILL a broker's process (its replicas and controller die with it); return the pid."""
-        handle = self.brokers.pop(broker_id)
-        pid = ray.get(handle.describe.remote(), timeout=30)["pid"]
-        os.kill(pid, signal.SIGKILL)
-        self._wait_gone(names.broker_actor_name(broker_id), 30.0)
-        return pid
+        """SIGKILL every process of a broker at once (its broker, controller, group coordinator and
+        replica actors), as a node crash would; return the broker's pid once all of them are gone.
+
+        Killing only the broker's process would leave its replica actors running until Ray reaps
+        them, and a leader replica that outlives its broker could still serve fetches.
+        """
+        processes = self._broker_processes(broker_id)
+        del self.brokers[broker_id]
+        for pid in set(processes.values()):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                continue
+        for name in processes:
+            self._wait_gone(name, 30.0)
+        return processes[names.broker_actor_name(broker_id)]
 
     def broker_pids(self, broker_id: int) -> list[int]:
-        """Process ids of a broker, its controller actor and its replica actors (for fault injection)."""
+        """Process ids of a broker and of its controller, coordinator and replica actors (fault injection)."""
+        return list(self._broker_processes(broker_id).values())
+
+    def _broker_processes(self, broker_id: int) -> dict[str, int]:
+        """Actor name -> pid for every actor a broker runs; actors already gone are left out."""
         handle = self.brokers[broker_id]
-        pids = [ray.get(handle.describe.remote(), timeout=30)["pid"]]
-        controller = ray.get_actor(names.controller_actor_name(broker_id), namespace=self.namespace)
-        pids.append(ray.get(controller.describe.remote(), timeout=30)["pid"])
-        for replica in ray.get(handle.replica_handles.remote(), timeout=30).values():
+        processes = {names.broker_actor_name(broker_id): ray.get(handle.describe.remote(), timeout=30)["pid"]}
+        companions = [names.controller_actor_name(broker_id), names.coordinator_actor_name(broker_id)]
+        replicas = ray.get(handle.replica_handles.remote(), timeout=30)
+        for name in companions + [names.replica_actor_name(t, p, broker_id) for t, p in replicas]:
             try:
-                pids.append(ray.get(replica.describe.remote(), timeout=30)["pid"])
+                actor = ray.get_actor(name, namespace=self.namespace)
+                processes[name] = ray.get(actor.describe.remote(), timeout=30)["pid"]
             except RAY_ACTOR_ERRORS:
                 continue
-        return pids
+        return processes
 
     def _wait_gone(self, name: str, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s

@@ -599,18 +599,18 @@ def test_member_that_stops_heartbeating_is_removed_after_its_session_timeout(gcl
 def test_member_whose_join_waited_longer_than_max_poll_interval_keeps_its_membership(gcluster: LocalCluster, gadmin: Admin) -> None:
     topic, group = "slowjoin", "slowjoin-g"
     create_topic(gcluster, topic, 2, 1)
-    slow = Member("slowjoin-slow", group, [topic], max_poll_interval_ms=6000)
-    joiner = group_consumer(group, client_id="slowjoin-new", max_poll_interval_ms=2000)
+    slow = Member("slowjoin-slow", group, [topic], max_poll_interval_ms=8000)
+    joiner = group_consumer(group, client_id="slowjoin-new", max_poll_interval_ms=4000)
     try:
         wait_until(lambda: settled(gadmin, group, [slow]), 60, "the first member to own every partition")
         slow.pause()
         # The rebalance the new member starts waits for the paused one until it gives up its membership
-        # (max_poll_interval_ms=6000), so the new member's first poll blocks for longer than its own
-        # max_poll_interval_ms=2000.
+        # (max_poll_interval_ms=8000), so the new member's first poll blocks for longer than its own
+        # max_poll_interval_ms=4000.
         started = time.monotonic()
         joiner.subscribe([topic])
         poll_until(joiner, lambda _: len(joiner.assignment()) == 2, 60, "the new member to own every partition")
-        assert time.monotonic() - started > 2.0, "the join did not wait for the paused member"
+        assert time.monotonic() - started > 4.0, "the join did not wait for the paused member"
         joined = gadmin.describe_group(group)
         assert joined.state == "Stable" and [m.client_id for m in joined.members] == ["slowjoin-new"]
         time.sleep(1.0)  # handling the records of that poll: well within max_poll_interval_ms

@@ -189,10 +189,13 @@ def test_controlled_shutdown_moves_leadership_without_failing_any_send(fcluster:
 def test_acks_all_is_refused_below_min_insync_replicas(fcluster: LocalCluster, fadmin: Admin) -> None:
     ensure_all_brokers(fcluster, fadmin)
     fadmin.create_topic("min-isr", 1, 2, config={"min.insync.replicas": "2"})
-    follower = [r for r in fadmin.describe_topic("min-isr").partitions[0].replicas
-                if r != fadmin.describe_topic("min-isr").partitions[0].leader][0]
+    partition = fadmin.describe_topic("min-isr").partitions[0]
+    follower = next(r for r in partition.replicas if r != partition.leader)
     fcluster.kill_broker(follower)
-    wait_until(lambda: follower not in fadmin.describe_topic("min-isr").partitions[0].isr, 90, "the ISR to shrink")
+    # The leader replica decides the produce, and other brokers' metadata may show the smaller ISR a
+    # moment before the leader has applied it: wait on the leader itself.
+    leader = ray.get_actor(names.replica_actor_name("min-isr", 0, partition.leader), namespace=NS)
+    wait_until(lambda: follower not in ray.get(leader.describe.remote(), timeout=5)["isr"], 90, "the leader's ISR to shrink")
     with Producer(namespace=NS, acks="all", retries=0) as producer:
         with pytest.raises(NotEnoughReplicasError):
             producer.send("min-isr", b"refused").get(timeout=30)
@@ -209,7 +212,12 @@ def test_seed_003_all_in_sync_replicas_dead(fcluster: LocalCluster, fadmin: Admi
     ensure_all_brokers(fcluster, fadmin)
     topic = f"unclean-{str(unclean).lower()}"
     fadmin.create_topic(topic, 1, 2, config={"unclean.leader.election.enable": str(unclean).lower()})
-    leader, follower = fadmin.describe_topic(topic).partitions[0].replicas
+    # Read the leader rather than assume replicas[0]: a broker restarted by ensure_all_brokers may not
+    # have been live to the controller when the topic was created, and then the other replica leads.
+    settled = wait_until(lambda: (p := fadmin.describe_topic(topic).partitions[0]).leader >= 0 and len(p.isr) == 2 and p,
+                         60, "both replicas in the ISR")
+    leader = settled.leader
+    follower = next(r for r in settled.replicas if r != leader)
     follower_state = wait_until(
         lambda: ray.get(ray.get_actor(names.replica_actor_name(topic, 0, follower), namespace=NS).describe.remote(), timeout=5),
         30, "the follower replica to start")

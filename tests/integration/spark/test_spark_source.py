@@ -159,7 +159,9 @@ def test_streaming_query_restarted_from_its_checkpoint_reads_every_record_once(
     stop = threading.Event()
 
     def keep_producing() -> None:
-        with Producer(namespace=NS, linger_ms=2) as producer:
+        # acks=all: flush() returns once the records are below the high watermark, so the final
+        # processAllAvailable() sees them; with acks=1 the followers may not have caught up yet.
+        with Producer(namespace=NS, linger_ms=2, acks="all") as producer:
             while not stop.is_set():
                 for _ in range(20):
                     producer.send(first, str(produced[0]).encode())
