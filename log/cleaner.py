@@ -22,7 +22,7 @@ from rafka.log.checkpoint import OffsetCheckpoint
 from rafka.log.files import CLEANED_SUFFIX, SWAP_SUFFIX, fsync_dir, write_durably
 from rafka.log.log import Log
 from rafka.log.segment import LogSegment
-from rafka.protocol.records.batch import BatchHeader, decode_rows, encode_batch
+from rafka.protocol.records.batch import BatchHeader, RecordColumns, decode_columns, encode_batch
 
 CLEANER_CHECKPOINT_FILE = "cleaner-offset-checkpoint"
 
@@ -93,7 +93,8 @@ def _offset_map(segments: list[LogSegment], first_dirty: int) -> dict[bytes, int
         for position, header in segment.batches():
             if header.last_offset < first_dirty:
                 continue
-            for od, _, key, _, _ in decode_rows(segment.read_slice(position, header.size_in_bytes), 0, header):
+            columns = decode_columns(segment.read_slice(position, header.size_in_bytes), 0, header)
+            for od, key in zip(columns.offset_deltas, columns.keys):
                 if key is not None:
                     latest[key] = header.base_offset + od
     return latest
@@ -105,10 +106,9 @@ def _clean_segment(segment: LogSegment, latest: dict[bytes, int], horizon: int) 
     dropped = dropped_tombstones = 0
     for position, header in segment.batches():
         raw = segment.read_slice(position, header.size_in_bytes)
-        rows = decode_rows(raw, 0, header)
-        kept = []
-        for row in rows:
-            od, _, key, value, _ = row
+        columns = decode_columns(raw, 0, header)
+        kept: list[int] = []
+        for index, (od, key, value) in enumerate(zip(columns.offset_deltas, columns.keys, columns.values)):
             offset = header.base_offset + od
             if key is not None and latest.get(key, offset) > offset:
                 dropped += 1
@@ -116,21 +116,21 @@ def _clean_segment(segment: LogSegment, latest: dict[bytes, int], horizon: int) 
                 dropped += 1
                 dropped_tombstones += 1
             else:
-                kept.append(row)
-        if len(kept) == len(rows):
+                kept.append(index)
+        if len(kept) == header.record_count:
             out.append(raw)
         elif kept:
-            out.append(_rebuild(header, kept))
+            out.append(_rebuild(header, columns.select(kept)))
     return b"".join(out), dropped, dropped_tombstones
 
 
-def _rebuild(header: BatchHeader, rows: list[tuple]) -> bytes:
-    """A batch with the same header identity (offsets, epoch, producer) holding only ``rows``."""
+def _rebuild(header: BatchHeader, kept: RecordColumns) -> bytes:
+    """A batch with the same header identity (offsets, epoch, producer) holding only the ``kept`` records."""
     first_ts = header.first_timestamp
     return encode_batch(
-        [list(row) for row in rows],
+        kept,
         first_timestamp=first_ts,
-        max_timestamp=max(first_ts + row[1] for row in rows),
+        max_timestamp=first_ts + max(kept.timestamp_deltas),
         last_offset_delta=header.last_offset_delta,
         base_offset=header.base_offset,
         attributes=header.attributes,

@@ -202,7 +202,7 @@ class Log:
             if header.record_count == 0:
                 raise CorruptMessageError(f"batch at byte {position} holds no records")
             verify_crc(data, position, header)
-            if deep and any(row[2] is None for row in validate_records(data, position, header)):
+            if deep and None in validate_records(data, position, header).keys:
                 raise InvalidRecordError("a compacted topic cannot accept a record without a key")
         return batches
 

@@ -14,7 +14,7 @@ from bisect import bisect_left
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rafka.protocol.records.batch import BatchHeader, decode_rows, gc_paused, verify_crc
+from rafka.protocol.records.batch import BatchHeader, decode_columns, gc_paused, verify_crc
 
 HEADERS_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
 
@@ -43,7 +43,7 @@ def to_arrow(
 
     Numbers go through ``array`` buffers and Arrow kernels (timestamp = first_timestamp + delta, in
     microseconds), keys and values straight from msgpack's bytes: no Python work per record beyond
-    msgpack's own decoding and one transpose.
+    msgpack's own decoding.
     """
     keys: list[bytes | None] = []
     values: list[bytes | None] = []
@@ -57,7 +57,7 @@ def to_arrow(
             if header.is_control or header.record_count == 0:
                 continue
             verify_crc(data, start, header)
-            ods, tds, ks, vs, hs = zip(*decode_rows(data, start, header))
+            ods, tds, ks, vs, hs = decode_columns(data, start, header)
             base = header.base_offset
             # Whole batches come back, so the first may begin before ``low`` and the last end past ``high``.
             first = bisect_left(ods, low - base) if base < low else 0

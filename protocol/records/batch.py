@@ -20,19 +20,23 @@ Layout (big-endian), modelled on Kafka's v2 ``RecordBatch``::
       producer_epoch         int16   -1 when not idempotent
       base_sequence          int32   -1 when not idempotent
       record_count           int32   number of records that follow
-      records                bytes   msgpack array of records, compressed as a whole per ``attributes``
+      records                bytes   msgpack array of record columns, compressed as a whole per ``attributes``
 
-    Record => msgpack array [offset_delta, timestamp_delta, key, value, headers]
-      offset_delta      int     offset minus base_offset (gaps appear only after compaction)
-      timestamp_delta   int     timestamp minus first_timestamp
-      key, value        bytes or nil
-      headers           array of [str key, bytes-or-nil value]
+    Records => msgpack array [offset_deltas, timestamp_deltas, keys, values, headers], one column each
+      offset_deltas     nil while they are 0..record_count-1 (gaps appear only after compaction),
+                        else an array of int: offset minus base_offset
+      timestamp_deltas  array of int: timestamp minus first_timestamp
+      keys              nil when every key is null, else an array of bytes-or-nil
+      values            array of bytes-or-nil
+      headers           nil when no record has headers, else an array (one per record) of
+                        arrays of [str key, bytes-or-nil value]
 
     attributes bits: 0-2 compression codec (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd),
                      3 timestamp type (0 CreateTime, 1 LogAppendTime), 4 transactional, 5 control.
 
-The header is Kafka's to the byte; the records section uses msgpack instead of Kafka's varints, which
-is what makes encode and decode fast in Python.
+The header is Kafka's to the byte. The records section differs: instead of Kafka's varint-framed rows
+it holds msgpack columns, so encoding and decoding a batch is a handful of C calls on whole lists
+rather than Python work per record, and the Spark bridge gets its Arrow columns without a transpose.
 """
 
 from __future__ import annotations
@@ -100,6 +104,36 @@ class Record(NamedTuple):
     key: bytes | None
     value: bytes | None
     headers: tuple[Header, ...]
+
+
+class RecordColumns(NamedTuple):
+    """A batch's records as columns, every one ``record_count`` long, offsets and timestamps relative.
+
+    This is the decoded form of the records section and what ``encode_batch`` frames: the builder
+    fills it, the cleaner filters it, the consumer and the Spark bridge read it.
+    """
+
+    offset_deltas: Sequence[int]
+    timestamp_deltas: Sequence[int]
+    keys: Sequence[bytes | None]
+    values: Sequence[bytes | None]
+    headers: Sequence[Sequence[Header]]
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[Sequence[object]]) -> "RecordColumns":
+        """Columns from ``(offset_delta, timestamp_delta, key, value, headers)`` rows (tools, tests, the cleaner)."""
+        if not rows:
+            return cls((), (), (), (), ())
+        ods, tds, keys, values, headers = zip(*rows)
+        return cls(ods, tds, keys, values, headers)  # type: ignore[arg-type]
+
+    def rows(self) -> Iterator[tuple[int, int, bytes | None, bytes | None, Sequence[Header]]]:
+        """The records as ``(offset_delta, timestamp_delta, key, value, headers)`` rows."""
+        return zip(self.offset_deltas, self.timestamp_deltas, self.keys, self.values, self.headers)
+
+    def select(self, indexes: Sequence[int]) -> "RecordColumns":
+        """The records at ``indexes`` (in that order), e.g. those compaction keeps."""
+        return RecordColumns(*([column[i] for i in indexes] for column in self))
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +208,7 @@ def make_attributes(
 
 
 def encode_batch(
-    rows: Sequence[Sequence[object]],
+    columns: RecordColumns,
     *,
     first_timestamp: int,
     max_timestamp: int,
@@ -186,18 +220,26 @@ def encode_batch(
     producer_epoch: int = NO_PRODUCER_EPOCH,
     base_sequence: int = NO_SEQUENCE,
 ) -> bytes:
-    """Encode already-relative record rows ``[offset_delta, ts_delta, key, value, headers]``.
+    """Frame record columns (offsets and timestamps already relative) as one batch.
 
-    The builder and the log cleaner both produce rows; this is the one place that frames them.
+    The builder and the log cleaner both produce columns; this is the one place that frames them.
+    Dense offset deltas, all-null keys and absent headers are written as nil.
     """
-    body = msgpack.packb(rows)
+    count = len(columns.values)
+    dense = range(count)
+    offset_deltas = columns.offset_deltas
+    if offset_deltas == dense or (not isinstance(offset_deltas, range) and list(offset_deltas) == list(dense)):
+        offset_deltas = None
+    keys = None if columns.keys.count(None) == count else columns.keys
+    headers = columns.headers if any(columns.headers) else None
+    body = msgpack.packb([offset_deltas, columns.timestamp_deltas, keys, columns.values, headers])
     codec = Compression(attributes & CODEC_MASK)
     if codec is not Compression.NONE:
         body = compress(codec, body)
     tail = HEADER.pack(
         0, 0, 0, 0, 0,
         attributes, last_offset_delta, first_timestamp, max_timestamp,
-        producer_id, producer_epoch, base_sequence, len(rows),
+        producer_id, producer_epoch, base_sequence, count,
     )[ATTRIBUTES_OFFSET:] + body
     crc = crc32c.crc32c(tail)
     prefix = HEADER.pack(
@@ -297,68 +339,84 @@ def gc_paused() -> Iterator[None]:
         gc.enable()
 
 
-def decode_rows(
-    buf: bytes | bytearray | memoryview, position: int, header: BatchHeader
-) -> tuple[tuple, ...]:
-    """Decode the batch's records to raw relative rows, checking their count and shape."""
+def decode_columns(buf: bytes | bytearray | memoryview, position: int, header: BatchHeader) -> RecordColumns:
+    """Decode the batch's records section to columns, checking the section's shape and column lengths.
+
+    Element types are not checked here (``validate_records`` does that): a CRC-verified batch holds
+    what a builder wrote.
+    """
     try:
         with gc_paused():
-            rows = msgpack.unpackb(records_section(buf, position, header), use_list=False)
+            section = msgpack.unpackb(records_section(buf, position, header), use_list=False)
     except (CorruptMessageError, UnsupportedCompressionTypeError):
         raise
     except Exception as exc:  # msgpack raises several types for malformed input
         raise CorruptMessageError(f"batch at offset {header.base_offset} has undecodable records: {exc}") from exc
-    if type(rows) is not tuple or len(rows) != header.record_count:
-        raise CorruptMessageError(
-            f"batch at offset {header.base_offset} declares {header.record_count} records, "
-            f"holds {len(rows) if isinstance(rows, tuple) else 'no array of'} records"
-        )
-    return rows
+    if type(section) is not tuple or len(section) != 5:
+        raise CorruptMessageError(f"batch at offset {header.base_offset} has no five-column records section")
+    count = header.record_count
+    offset_deltas, timestamp_deltas, keys, values, headers = section
+    if offset_deltas is None:
+        offset_deltas = range(count)
+    if keys is None:
+        keys = (None,) * count
+    if headers is None:
+        headers = ((),) * count
+    for name, column in (("offset", offset_deltas), ("timestamp", timestamp_deltas), ("key", keys),
+                         ("value", values), ("header", headers)):
+        if not isinstance(column, (tuple, range)) or len(column) != count:
+            raise CorruptMessageError(
+                f"batch at offset {header.base_offset} declares {count} records, its {name} column holds "
+                f"{len(column) if isinstance(column, tuple) else 'no array of'} entries"
+            )
+    return RecordColumns(offset_deltas, timestamp_deltas, keys, values, headers)
 
 
 def decode_records(buf: bytes | bytearray | memoryview, position: int = 0, header: BatchHeader | None = None) -> list[Record]:
     """Decode every record of the batch at ``position`` with absolute offsets and timestamps."""
     if header is None:
         header = read_header(buf, position)
-    rows = decode_rows(buf, position, header)
+    ods, tds, keys, values, headers = decode_columns(buf, position, header)
     base_offset = header.base_offset
     first_timestamp = header.first_timestamp
     # tuple.__new__ builds each Record in C; calling Record(...) runs a Python-level __new__ per record.
     make = tuple.__new__
     try:
         with gc_paused():
-            return [make(Record, (base_offset + od, first_timestamp + td, k, v, h)) for od, td, k, v, h in rows]
-    except (TypeError, ValueError) as exc:
+            return [make(Record, (base_offset + od, first_timestamp + td, k, v, h))
+                    for od, td, k, v, h in zip(ods, tds, keys, values, headers)]
+    except TypeError as exc:
         raise CorruptMessageError(f"batch at offset {base_offset} has a malformed record: {exc}") from exc
 
 
-def validate_records(buf: bytes | bytearray | memoryview, position: int, header: BatchHeader) -> tuple[tuple, ...]:
-    """Check every record's field types and offsets against the header; return the raw rows.
+def validate_records(buf: bytes | bytearray | memoryview, position: int, header: BatchHeader) -> RecordColumns:
+    """Check every record's field types and offsets against the header; return the columns.
 
-    This decodes every record, so the broker runs it only where it must look inside records.
+    This looks at every record, so the broker runs it only where it must look inside records.
     """
-    rows = decode_rows(buf, position, header)
-    previous = -1
-    for row in rows:
-        if type(row) is not tuple or len(row) != 5:
-            raise CorruptMessageError(f"batch at offset {header.base_offset} has a record that is not 5 fields")
-        od, td, key, value, headers = row
-        if type(od) is not int or od <= previous or od > header.last_offset_delta or type(td) is not int:
-            raise CorruptMessageError(f"batch at offset {header.base_offset} has bad offset or timestamp deltas")
-        if not (key is None or type(key) is bytes) or not (value is None or type(value) is bytes):
-            raise CorruptMessageError(f"batch at offset {header.base_offset} has a key or value that is not bytes")
-        if type(headers) is not tuple or any(
+    columns = decode_columns(buf, position, header)
+    where = f"batch at offset {header.base_offset}"
+    ods = columns.offset_deltas
+    if not isinstance(ods, range):
+        if any(type(od) is not int for od in ods) or any(b <= a for a, b in zip(ods, ods[1:])) or (ods and ods[0] < 0):
+            raise CorruptMessageError(f"{where} has offset deltas that are not increasing integers")
+    if any(type(td) is not int for td in columns.timestamp_deltas):
+        raise CorruptMessageError(f"{where} has timestamp deltas that are not integers")
+    if any(not (k is None or type(k) is bytes) for k in columns.keys) or any(
+        not (v is None or type(v) is bytes) for v in columns.values
+    ):
+        raise CorruptMessageError(f"{where} has a key or value that is not bytes")
+    if any(
+        type(hs) is not tuple or any(
             type(h) is not tuple or len(h) != 2 or type(h[0]) is not str or not (h[1] is None or type(h[1]) is bytes)
-            for h in headers
-        ):
-            raise CorruptMessageError(f"batch at offset {header.base_offset} has malformed headers")
-        previous = od
-    if rows and previous != header.last_offset_delta:
-        raise CorruptMessageError(
-            f"batch at offset {header.base_offset}: last record delta {previous} "
-            f"differs from header's {header.last_offset_delta}"
+            for h in hs
         )
-    return rows
+        for hs in columns.headers
+    ):
+        raise CorruptMessageError(f"{where} has malformed headers")
+    if header.record_count and ods[-1] != header.last_offset_delta:
+        raise CorruptMessageError(f"{where}: last record delta {ods[-1]} differs from header's {header.last_offset_delta}")
+    return columns
 
 
 def stamp(buf: bytearray | memoryview, position: int, base_offset: int, partition_leader_epoch: int) -> None:

@@ -9,32 +9,48 @@ from rafka.protocol.records.batch import (
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
     NO_SEQUENCE,
+    RecordColumns,
     encode_batch,
     make_attributes,
 )
 from rafka.protocol.records.compression import Compression
 
-# msgpack framing of one record: array marker, two small ints, two bin headers and the headers array.
+# msgpack framing of one record in its columns: a delta, a bin header, a key marker and a headers marker.
 RECORD_OVERHEAD = 16
+_NONE_TYPE = type(None)
+_BYTES_OR_NONE = frozenset({bytes, _NONE_TYPE})
 
 
-def _check_headers(headers: Sequence[tuple[str, bytes | None]]) -> list[tuple[str, bytes | None]]:
+def _check_headers(headers: Sequence[tuple[str, bytes | None]]) -> tuple[tuple[str, bytes | None], ...]:
     checked: list[tuple[str, bytes | None]] = []
     for item in headers:
         if len(item) != 2 or not isinstance(item[0], str) or not (item[1] is None or isinstance(item[1], bytes)):
             raise TypeError(f"a header must be a (str, bytes or None) pair, got {item!r}")
         checked.append((item[0], item[1]))
-    return checked
+    return tuple(checked)
+
+
+def _check_column(name: str, column: Sequence[bytes | None]) -> int:
+    """Bytes in a key or value column; TypeError naming the first entry that is not bytes or None."""
+    if not set(map(type, column)) <= _BYTES_OR_NONE:
+        bad = next(item for item in column if item is not None and type(item) is not bytes)
+        raise TypeError(f"{name} must be bytes or None, got {type(bad).__name__}")
+    try:
+        return sum(map(len, column))
+    except TypeError:  # some entries are None
+        return sum(len(item) for item in column if item is not None)
 
 
 class RecordBatchBuilder:
-    """Accumulate records into a batch; ``build()`` frames them with the batch header.
+    """Accumulate records into a batch's columns; ``build()`` frames them with the batch header.
 
-    Offsets are relative (0, 1, 2, ...): the leader assigns the real base offset on append.
+    Records arrive one at a time (``append``, the producer's path) or as whole columns (``extend``,
+    for callers that already hold lists of values, such as tools and the storage benchmark). Offsets are
+    relative (0, 1, 2, ...): the leader assigns the real base offset on append.
     """
 
-    __slots__ = ("_rows", "_size", "_first_ts", "_max_ts", "compression", "batch_size",
-                 "producer_id", "producer_epoch", "base_sequence", "is_transactional")
+    __slots__ = ("_timestamp_deltas", "_keys", "_values", "_headers", "_size", "_first_ts", "_max_ts",
+                 "compression", "batch_size", "producer_id", "producer_epoch", "base_sequence", "is_transactional")
 
     def __init__(
         self,
@@ -45,7 +61,11 @@ class RecordBatchBuilder:
         base_sequence: int = NO_SEQUENCE,
         is_transactional: bool = False,
     ) -> None:
-        self._rows: list[tuple[object, ...]] = []
+        self._timestamp_deltas: list[int] = []
+        self._keys: list[bytes | None] = []
+        self._values: list[bytes | None] = []
+        # Few records carry headers: keep them by offset delta rather than a column of empties.
+        self._headers: dict[int, tuple[tuple[str, bytes | None], ...]] = {}
         self._size = HEADER_SIZE
         self._first_ts = 0
         self._max_ts = 0
@@ -77,7 +97,7 @@ class RecordBatchBuilder:
         """Append only if the record keeps the batch under ``batch_size`` (an empty batch takes any
         record, and ``fit=False`` takes any record); return its offset delta, or -1 when it does not
         fit and nothing was added."""
-        # This is the producer's per-record hot path: a few type checks, one tuple, no other calls.
+        # This is the producer's per-record hot path: a few type checks, three list appends, no other calls.
         if key is None:
             size = RECORD_OVERHEAD
         elif type(key) is bytes:
@@ -92,15 +112,61 @@ class RecordBatchBuilder:
         checked = _check_headers(headers) if headers else ()
         if checked:
             size += sum(len(k) + (len(v) if v else 0) + 4 for k, v in checked)
-        rows = self._rows
-        delta = len(rows)
+        values = self._values
+        delta = len(values)
         if fit and delta and self._size + size > self.batch_size:
             return -1
         if delta == 0:
             self._first_ts = self._max_ts = timestamp_ms
         elif timestamp_ms > self._max_ts:
             self._max_ts = timestamp_ms
-        rows.append((delta, timestamp_ms - self._first_ts, key, value, checked))
+        values.append(value)
+        self._keys.append(key)
+        self._timestamp_deltas.append(timestamp_ms - self._first_ts)
+        if checked:
+            self._headers[delta] = checked
+        self._size += size
+        return delta
+
+    def extend(
+        self,
+        values: Sequence[bytes | None],
+        keys: Sequence[bytes | None] | None = None,
+        timestamp_ms: int | Sequence[int] = 0,
+    ) -> int:
+        """Append whole columns: ``values``, optional ``keys`` of the same length, and one timestamp for
+        all or one per record. Checks every entry before adding any; returns the first offset delta.
+
+        Unlike ``try_append`` this takes every record, so callers size their columns to the batch.
+        """
+        count = len(values)
+        size = RECORD_OVERHEAD * count + _check_column("value", values)
+        if keys is not None:
+            if len(keys) != count:
+                raise ValueError(f"{len(keys)} keys for {count} values")
+            size += _check_column("key", keys)
+        if isinstance(timestamp_ms, int):
+            first = last = timestamp_ms
+        else:
+            if len(timestamp_ms) != count:
+                raise ValueError(f"{len(timestamp_ms)} timestamps for {count} values")
+            if count and not all(type(t) is int for t in timestamp_ms):
+                raise TypeError("timestamps must be int milliseconds")
+            first, last = (timestamp_ms[0], max(timestamp_ms)) if count else (0, 0)
+        delta = len(self._values)
+        if count == 0:
+            return delta
+        if delta == 0:
+            self._first_ts, self._max_ts = first, last
+        elif last > self._max_ts:
+            self._max_ts = last
+        base = self._first_ts
+        if isinstance(timestamp_ms, int):
+            self._timestamp_deltas += [timestamp_ms - base] * count
+        else:
+            self._timestamp_deltas += [t - base for t in timestamp_ms]
+        self._keys += [None] * count if keys is None else keys
+        self._values += values
         self._size += size
         return delta
 
@@ -111,7 +177,7 @@ class RecordBatchBuilder:
     @property
     def record_count(self) -> int:
         """Number of records appended so far."""
-        return len(self._rows)
+        return len(self._values)
 
     @property
     def estimated_size(self) -> int:
@@ -120,13 +186,19 @@ class RecordBatchBuilder:
 
     def build(self) -> bytes:
         """Frame the records as one batch with relative offsets from 0."""
-        if not self._rows:
+        count = len(self._values)
+        if not count:
             raise ValueError("cannot build an empty batch")
+        headers: Sequence[Sequence[tuple[str, bytes | None]]]
+        if self._headers:
+            headers = [self._headers.get(delta, ()) for delta in range(count)]
+        else:
+            headers = ((),) * count
         return encode_batch(
-            self._rows,
+            RecordColumns(range(count), self._timestamp_deltas, self._keys, self._values, headers),
             first_timestamp=self._first_ts,
             max_timestamp=self._max_ts,
-            last_offset_delta=len(self._rows) - 1,
+            last_offset_delta=count - 1,
             attributes=make_attributes(self.compression, is_transactional=self.is_transactional),
             producer_id=self.producer_id,
             producer_epoch=self.producer_epoch,

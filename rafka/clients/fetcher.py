@@ -22,7 +22,7 @@ from rafka.clients.records import ConsumerRecord, TopicPartition
 from rafka.protocol.errors import Errors, OffsetOutOfRangeError, RafkaError
 from rafka.protocol.messages.fetch import FetchRequest, FetchResponse
 from rafka.protocol.messages.offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, ListOffsetsRequest, ListOffsetsResponse
-from rafka.protocol.records.batch import decode_rows, gc_paused, iter_batches, verify_crc
+from rafka.protocol.records.batch import decode_columns, gc_paused, iter_batches, verify_crc
 
 logger = logging.getLogger(__name__)
 
@@ -167,7 +167,7 @@ class Fetcher:
                 if self.check_crcs:
                     verify_crc(data, start, header)
                 base, first_ts, ts_type = header.base_offset, header.first_timestamp, header.timestamp_type
-                rows = decode_rows(data, start, header)
+                rows = decode_columns(data, start, header).rows()
                 if kd is None and vd is None and base >= position:
                     # The common case, kept to one tuple per record: no deserializers, whole batch wanted.
                     records += [make(ConsumerRecord, (topic, partition, base + od, first_ts + td, ts_type, k, v,

@@ -14,7 +14,7 @@ from rafka.protocol.errors import (
     MessageTooLargeError,
     RecordListTooLargeError,
 )
-from rafka.protocol.records.batch import HEADER_SIZE, encode_batch, stamp
+from rafka.protocol.records.batch import HEADER_SIZE, RecordColumns, encode_batch, stamp
 from rafka.protocol.records.builder import build_batch
 
 
@@ -70,7 +70,7 @@ def test_compacted_topic_rejects_batch_whose_records_disagree_with_header(harnes
     # Compacted topics decode every record on append (they must see keys), so they catch bad content.
     log = harness.open(cleanup_policy="compact")
     # Two records with the same offset delta: the header's CRC is right, the content is not.
-    bad = encode_batch([[0, 0, b"k", b"v", []], [0, 0, b"k", b"w", []]], first_timestamp=1, max_timestamp=1, last_offset_delta=1)
+    bad = encode_batch(RecordColumns.from_rows([[0, 0, b"k", b"v", []], [0, 0, b"k", b"w", []]]), first_timestamp=1, max_timestamp=1, last_offset_delta=1)
     before = _state(log)
     with pytest.raises(CorruptMessageError):
         log.append_as_leader(bad, leader_epoch=0)
@@ -79,7 +79,7 @@ def test_compacted_topic_rejects_batch_whose_records_disagree_with_header(harnes
 
 def test_batch_without_records_is_rejected(harness):
     log = harness.open()
-    empty = encode_batch([], first_timestamp=1, max_timestamp=1, last_offset_delta=-1)
+    empty = encode_batch(RecordColumns.from_rows([]), first_timestamp=1, max_timestamp=1, last_offset_delta=-1)
     with pytest.raises(CorruptMessageError, match="no records"):
         log.append_as_leader(empty, leader_epoch=0)
     assert log.log_end_offset == 0

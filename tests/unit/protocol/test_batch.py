@@ -25,6 +25,7 @@ from rafka.protocol.records.batch import (
     BatchHeader,
     Record,
     decode_records,
+    RecordColumns,
     encode_batch,
     iter_batches,
     make_attributes,
@@ -56,7 +57,7 @@ def _rows_batch(rows: list[list[object]], **fields: int) -> bytes:
     fields.setdefault("max_timestamp", 1_000)
     if "last_offset_delta" not in fields:
         fields["last_offset_delta"] = rows[-1][0] if rows else -1  # type: ignore[index]
-    return encode_batch(rows, **fields)
+    return encode_batch(RecordColumns.from_rows(rows), **fields)
 
 
 def _reframe(batch: bytes, **changes: int) -> bytes:
@@ -91,7 +92,7 @@ def test_header_size_is_kafkas_v2_61_bytes():
 def test_encode_batch_round_trips_every_header_field():
     rows = [[0, 0, b"a", b"b", []], [4, -3, None, None, []]]
     batch = encode_batch(
-        rows, first_timestamp=1_700_000_000_000, max_timestamp=1_700_000_000_000, last_offset_delta=4,
+        RecordColumns.from_rows(rows), first_timestamp=1_700_000_000_000, max_timestamp=1_700_000_000_000, last_offset_delta=4,
         base_offset=123_456_789_012, attributes=make_attributes(Compression.GZIP, LOG_APPEND_TIME, True, False),
         partition_leader_epoch=17, producer_id=987_654_321, producer_epoch=3, base_sequence=42,
     )
@@ -398,35 +399,61 @@ def test_validate_records_accepts_builder_output_and_compacted_gaps():
     assert [r.offset for r in decode_records(gapped, 0, header)] == [0, 3, 9]
 
 
+def _section_batch(section: object, record_count: int, last_offset_delta: int) -> bytes:
+    """A batch whose records section is ``section`` packed as is, under a header with a valid CRC."""
+    body = msgpack.packb(section)
+    return _reframe(_sample()[:HEADER_SIZE] + body, batch_length=HEADER_SIZE - LOG_OVERHEAD + len(body),
+                    record_count=record_count, last_offset_delta=last_offset_delta)
+
+
 @pytest.mark.parametrize(
-    ("rows", "match"),
+    ("section", "match"),
     [
-        ([[0, 0, "str-key", b"v", []]], "not bytes"),
-        ([[0, 0, b"k", 12, []]], "not bytes"),
-        ([[0, 0, b"k", ["list"], []]], "not bytes"),
-        ([[0, 0, b"k", b"v"]], "5 fields"),
-        ([[0, 0, b"k", b"v", [], b"extra"]], "5 fields"),
-        ([7], "5 fields"),
-        ([[0, 0, b"a", b"1", []], [2, 0, b"b", b"2", []], [1, 0, b"c", b"3", []]], "deltas"),
-        ([[0, 0, b"a", b"1", []], [0, 0, b"b", b"2", []]], "deltas"),
-        ([[-1, 0, b"a", b"1", []]], "deltas"),
-        ([[True, 0, b"a", b"1", []]], "deltas"),
-        ([[0, 1.5, b"a", b"1", []]], "deltas"),
-        ([[0, None, b"a", b"1", []]], "deltas"),
-        ([[0, 0, b"k", b"v", [["h"]]]], "headers"),
-        ([[0, 0, b"k", b"v", [["h", b"1", b"2"]]]], "headers"),
-        ([[0, 0, b"k", b"v", [[b"bytes-key", b"1"]]]], "headers"),
-        ([[0, 0, b"k", b"v", [["h", "str-value"]]]], "headers"),
-        ([[0, 0, b"k", b"v", [["h", 5]]]], "headers"),
-        ([[0, 0, b"k", b"v", None]], "headers"),
-        ([[0, 0, b"k", b"v", {"h": b"1"}]], "headers"),
-        ([[0, 0, b"k", b"v", ["h"]]], "headers"),
+        ([None, [0], ["str-key"], [b"v"], None], "not bytes"),
+        ([None, [0], None, [12], None], "not bytes"),
+        ([None, [0], None, [["list"]], None], "not bytes"),
+        ([None, [0], None, [b"v"]], "five-column"),
+        ([None, [0], None, [b"v"], None, [b"extra"]], "five-column"),
+        ([7], "five-column"),
+        ({"offsets": None}, "five-column"),
+        ([None, [0, 0], None, [b"v"], None], "timestamp column holds 2"),
+        ([None, [0], [b"a", b"b"], [b"v"], None], "key column holds 2"),
+        ([None, [0], None, b"v", None], "value column holds no array"),
+        ([5, [0], None, [b"v"], None], "offset column holds no array"),
+        ([None, [0], None, [b"v"], [[], []]], "header column holds 2"),
+        ([[-1], [0], None, [b"v"], None], "deltas"),
+        ([[True], [0], None, [b"v"], None], "deltas"),
+        ([None, [1.5], None, [b"v"], None], "deltas"),
+        ([None, [None], None, [b"v"], None], "deltas"),
+        ([None, [0], None, [b"v"], [[["h"]]]], "headers"),
+        ([None, [0], None, [b"v"], [[["h", b"1", b"2"]]]], "headers"),
+        ([None, [0], None, [b"v"], [[[b"bytes-key", b"1"]]]], "headers"),
+        ([None, [0], None, [b"v"], [[["h", "str-value"]]]], "headers"),
+        ([None, [0], None, [b"v"], [[["h", 5]]]], "headers"),
+        ([None, [0], None, [b"v"], [None]], "headers"),
+        ([None, [0], None, [b"v"], [{"h": b"1"}]], "headers"),
+        ([None, [0], None, [b"v"], [["h"]]], "headers"),
     ],
 )
-def test_validate_records_rejects_malformed_rows(rows, match):
-    batch = _rows_batch(rows, last_offset_delta=max(0, len(rows) - 1))
+def test_validate_records_rejects_malformed_columns(section, match):
+    batch = _section_batch(section, record_count=1, last_offset_delta=0)
     with pytest.raises(CorruptMessageError, match=match):
         validate_records(batch, 0, read_header(batch))
+
+
+@pytest.mark.parametrize("offset_deltas", [[0, 2, 1], [0, 0, 2], [1, 1, 2]])
+def test_validate_records_rejects_offset_deltas_that_do_not_increase(offset_deltas):
+    batch = _section_batch([offset_deltas, [0, 0, 0], None, [b"1", b"2", b"3"], None], record_count=3, last_offset_delta=2)
+    with pytest.raises(CorruptMessageError, match="increasing"):
+        validate_records(batch, 0, read_header(batch))
+
+
+def test_dense_offsets_null_keys_and_empty_headers_are_written_as_nil():
+    batch = build_batch([(None, b"a", 1), (None, b"b", 2)])
+    header = read_header(batch)
+    assert msgpack.unpackb(batch[HEADER_SIZE:]) == [None, [0, 1], None, [b"a", b"b"], None]
+    columns = validate_records(batch, 0, header)
+    assert columns == RecordColumns(range(2), (0, 1), (None, None), (b"a", b"b"), ((), ()))
 
 
 @pytest.mark.parametrize(("deltas", "last"), [([0, 1], 2), ([0, 1, 2], 5), ([0, 3], 2)])

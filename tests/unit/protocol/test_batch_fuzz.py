@@ -20,7 +20,6 @@ from rafka.protocol.records.batch import (
     HEADER_SIZE,
     LOG_OVERHEAD,
     decode_records,
-    encode_batch,
     iter_batches,
     read_header,
     validate_records,
@@ -164,14 +163,21 @@ HEADER_LIKE = st.one_of(
     st.lists(LEAVES, max_size=3),
     LEAVES,
 )
-ROW = st.one_of(
-    st.tuples(st.integers(-2, 12), st.integers(-5, 5), OPT_BYTES, OPT_BYTES, st.lists(HEADER_LIKE, max_size=3))
-    .map(list),
-    st.tuples(st.integers(-2, 12) | LEAVES, LEAVES, LEAVES | OPT_BYTES, LEAVES | OPT_BYTES,
-              st.lists(HEADER_LIKE, max_size=2) | LEAVES).map(list),
-    st.lists(LEAVES, max_size=7),
-    LEAVES,
-)
+# Near-valid record columns: mostly the right kinds of entries, some junk, lengths that may disagree.
+COLUMNS = st.tuples(
+    st.none() | st.lists(st.integers(-2, 12), max_size=7) | st.lists(LEAVES, max_size=3) | LEAVES,
+    st.lists(st.integers(-5, 5), max_size=7) | st.lists(LEAVES, max_size=3) | LEAVES,
+    st.none() | st.lists(OPT_BYTES, max_size=7) | st.lists(LEAVES, max_size=3),
+    st.lists(OPT_BYTES, max_size=7) | st.lists(LEAVES, max_size=3) | LEAVES,
+    st.none() | st.lists(st.lists(HEADER_LIKE, max_size=2), max_size=7) | st.lists(LEAVES, max_size=3),
+).map(list)
+
+
+def _columns_section(records: list) -> list:
+    """The records section a builder writes for ``(key, value, timestamp, headers)`` records."""
+    first = records[0][2]
+    return [None, [ts - first for _, _, ts, _ in records], [k for k, _, _, _ in records],
+            [v for _, v, _, _ in records], [[list(h) for h in hs] for _, _, _, hs in records]]
 
 
 @TIMEOUT
@@ -284,11 +290,14 @@ def test_arbitrary_msgpack_record_sections_with_valid_crc_raise_only_allowed_err
 
 @TIMEOUT
 @FUZZ
-@given(rows=st.lists(ROW, min_size=1, max_size=6), lod_shift=st.integers(-1, 3),
+@given(columns=COLUMNS, count=st.integers(0, 7), lod_shift=st.integers(-1, 3),
        codec=st.sampled_from([Compression.NONE, Compression.GZIP]), first_timestamp=st.integers(-(2**62), 2**62))
-def test_near_valid_rows_framed_by_encode_batch_raise_only_corrupt_message(rows, lod_shift, codec, first_timestamp):
-    batch = encode_batch(rows, first_timestamp=first_timestamp, max_timestamp=first_timestamp,
-                         last_offset_delta=len(rows) - 1 + lod_shift, attributes=int(codec))
+def test_near_valid_columns_raise_only_corrupt_message(columns, count, lod_shift, codec, first_timestamp):
+    body = msgpack.packb(columns)
+    if codec is Compression.GZIP:
+        body = _gzip(body)
+    batch = _frame(body, attributes=int(codec), record_count=count, last_offset_delta=max(count - 1, 0) + lod_shift,
+                   first_timestamp=first_timestamp)
     outcomes = _exercise(batch)
     if outcomes["read_header"] == "ok":
         assert outcomes["verify_crc"] == "ok"
@@ -298,8 +307,8 @@ def test_near_valid_rows_framed_by_encode_batch_raise_only_corrupt_message(rows,
 GZIP_BODY = st.one_of(
     st.binary(max_size=200).map(_gzip),  # valid gzip, random payload
     st.binary(max_size=200),  # not gzip at all
-    st.tuples(VALID_RECORDS, st.integers(0, 60)).map(  # valid rows, gzip stream cut short
-        lambda t: _gzip(msgpack.packb([[i, 0, k, v, []] for i, (k, v, _, _) in enumerate(t[0])]))[: -t[1] - 1]
+    st.tuples(VALID_RECORDS, st.integers(0, 60)).map(  # valid columns, gzip stream cut short
+        lambda t: _gzip(msgpack.packb(_columns_section(t[0])))[: -t[1] - 1]
     ),
     st.tuples(st.binary(max_size=50), st.binary(min_size=1, max_size=20)).map(lambda t: _gzip(t[0]) + t[1]),
     st.tuples(st.binary(max_size=50), st.binary(max_size=50)).map(lambda t: _gzip(t[0]) + _gzip(t[1])),
@@ -322,12 +331,11 @@ def test_random_gzip_bodies_raise_only_corrupt_message(body, record_count):
 @FUZZ
 @given(records=VALID_RECORDS, cut=st.integers(0, 30) | st.just(0), tail=st.binary(max_size=8) | st.just(b""),
        count_shift=st.sampled_from([0, 0, -1, 1]))
-def test_gzip_streams_of_real_rows_decode_only_when_intact(records, cut, tail, count_shift):
-    rows = [[i, ts - records[0][2], k, v, [list(h) for h in hs]] for i, (k, v, ts, hs) in enumerate(records)]
-    body = _gzip(msgpack.packb(rows))
+def test_gzip_streams_of_real_columns_decode_only_when_intact(records, cut, tail, count_shift):
+    body = _gzip(msgpack.packb(_columns_section(records)))
     body = body[: len(body) - cut] + tail
-    batch = _frame(body, attributes=int(Compression.GZIP), record_count=len(rows) + count_shift,
-                   last_offset_delta=len(rows) - 1, first_timestamp=records[0][2])
+    batch = _frame(body, attributes=int(Compression.GZIP), record_count=len(records) + count_shift,
+                   last_offset_delta=len(records) - 1, first_timestamp=records[0][2])
     outcomes = _exercise(batch)
     if cut == 0 and not tail and count_shift == 0:
         assert outcomes["validate_records"] == "ok"

@@ -229,3 +229,58 @@ def test_build_batch_of_nothing_raises_value_error():
 def test_build_batch_propagates_type_errors():
     with pytest.raises(TypeError, match="value must be bytes"):
         build_batch([(b"k", "v", 0)])
+
+
+# ------------------------------------------------------------------ extend: whole columns at once
+
+
+def test_extend_builds_the_same_batch_as_one_append_per_record():
+    keys = [b"a", None, b"c"]
+    values = [b"1", b"22", None]
+    timestamps = [700, 650, 900]
+    one_by_one = RecordBatchBuilder()
+    for key, value, ts in zip(keys, values, timestamps):
+        one_by_one.append(ts, key, value)
+    columns = RecordBatchBuilder()
+    assert columns.extend(values, keys, timestamps) == 0
+    assert columns.build() == one_by_one.build()
+    assert columns.estimated_size == one_by_one.estimated_size
+
+
+def test_extend_after_append_continues_offsets_and_keeps_headers():
+    builder = RecordBatchBuilder()
+    builder.append(1_000, b"k", b"first", [("h", b"x")])
+    assert builder.extend([b"second", b"third"], timestamp_ms=1_005) == 1
+    builder.append(990, None, b"fourth")
+    batch = builder.build()
+    header = read_header(batch)
+    assert (header.first_timestamp, header.max_timestamp, header.record_count) == (1_000, 1_005, 4)
+    assert decode_records(batch) == [
+        Record(0, 1_000, b"k", b"first", (("h", b"x"),)), Record(1, 1_005, None, b"second", ()),
+        Record(2, 1_005, None, b"third", ()), Record(3, 990, None, b"fourth", ()),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("values", "keys", "timestamps", "error", "match"),
+    [
+        ([b"ok", "text"], None, 0, TypeError, "value must be bytes or None, got str"),
+        ([b"ok"], [7], 0, TypeError, "key must be bytes or None, got int"),
+        ([b"ok", b"ok"], [b"k"], 0, ValueError, "1 keys for 2 values"),
+        ([b"ok"], None, [1, 2], ValueError, "2 timestamps for 1 values"),
+        ([b"ok"], None, [1.5], TypeError, "timestamps must be int"),
+    ],
+)
+def test_extend_rejects_bad_columns_and_adds_nothing(values, keys, timestamps, error, match):
+    builder = RecordBatchBuilder()
+    builder.append(10, None, b"kept")
+    before = (builder.record_count, builder.estimated_size, builder.build())
+    with pytest.raises(error, match=match):
+        builder.extend(values, keys, timestamps)
+    assert (builder.record_count, builder.estimated_size, builder.build()) == before
+
+
+def test_extend_with_no_records_changes_nothing():
+    builder = RecordBatchBuilder()
+    assert builder.extend([]) == 0
+    assert builder.record_count == 0 and builder.estimated_size == HEADER_SIZE

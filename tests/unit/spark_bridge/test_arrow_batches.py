@@ -9,7 +9,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import ArrayType, BinaryType, IntegerType, StringType, StructField, StructType
 
 from rafka.protocol.errors import InvalidConfigError
-from rafka.protocol.records.batch import encode_batch, iter_batches, make_attributes, stamp
+from rafka.protocol.records.batch import RecordColumns, encode_batch, iter_batches, make_attributes, stamp
 from rafka.protocol.records.builder import build_batch
 from rafka.spark_bridge.arrow_batches import arrow_schema, to_arrow
 from rafka.spark_bridge.options import parse_sink_options
@@ -64,14 +64,14 @@ def test_only_offsets_in_the_range_are_kept() -> None:
 
 def test_compaction_gaps_keep_their_offsets() -> None:
     # A compacted batch: records 1 and 3 were removed, the deltas of the rest stay as they were.
-    raw = encode_batch([[0, 0, b"a", b"0", []], [2, 1, b"c", b"2", []], [4, 2, b"e", b"4", []]],
+    raw = encode_batch(RecordColumns.from_rows([[0, 0, b"a", b"0", []], [2, 1, b"c", b"2", []], [4, 2, b"e", b"4", []]]),
                        first_timestamp=T0, max_timestamp=T0 + 2, last_offset_delta=4)
     data = log_of(raw, start=100)
     assert [(r["offset"], r["value"]) for r in rows(data, 101, 105)] == [(102, b"2"), (104, b"4")]
 
 
 def test_control_batches_are_skipped() -> None:
-    control = encode_batch([[0, 0, b"\x00\x00\x00\x00", b"", []]], first_timestamp=T0, max_timestamp=T0,
+    control = encode_batch(RecordColumns.from_rows([[0, 0, b"\x00\x00\x00\x00", b"", []]]), first_timestamp=T0, max_timestamp=T0,
                            last_offset_delta=0, attributes=make_attributes(is_transactional=True, is_control=True))
     data = log_of(build_batch([(None, b"a", T0)]), control, build_batch([(None, b"b", T0)]))
     assert [(r["offset"], r["value"]) for r in rows(data, 0, 3)] == [(0, b"a"), (2, b"b")]
