@@ -121,7 +121,7 @@ class RecordColumns(NamedTuple):
 
     @classmethod
     def from_rows(cls, rows: Sequence[Sequence[object]]) -> "RecordColumns":
-        """Columns from ``(offset_delta, timestamp_delta, key, value, headers)`` rows (tools, tests, the cleaner)."""
+        """Columns from ``(offset_delta, timestamp_delta, key, value, headers)`` rows (tools and tests)."""
         if not rows:
             return cls((), (), (), (), ())
         ods, tds, keys, values, headers = zip(*rows)
