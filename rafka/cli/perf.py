@@ -11,11 +11,14 @@ import argparse
 import sys
 import time
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 from rafka.clients.consumer import Consumer
 from rafka.clients.producer import Producer
 from rafka.clients.records import TopicPartition
+
+VALUE = attrgetter("value")
 
 LATENCY_SAMPLES = 20_000
 
@@ -153,7 +156,7 @@ def consumer_perf(namespace: str, topic: str, messages: int, timeout_ms: int = 3
         last_data = now
         for records in polled.values():
             count += len(records)
-            size += sum(len(r.value or b"") for r in records)
+            size += sum(map(len, filter(None, map(VALUE, records))))
         bar.update(count)
     seconds = time.perf_counter() - started
     bar.close(count)

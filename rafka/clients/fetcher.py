@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
+from itertools import repeat
 from typing import Any, Callable
 
 import ray
@@ -167,12 +168,17 @@ class Fetcher:
                 if self.check_crcs:
                     verify_crc(data, start, header)
                 base, first_ts, ts_type = header.base_offset, header.first_timestamp, header.timestamp_type
-                rows = decode_columns(data, start, header).rows()
+                columns = decode_columns(data, start, header)
                 if kd is None and vd is None and base >= position:
-                    # The common case, kept to one tuple per record: no deserializers, whole batch wanted.
-                    records += [make(ConsumerRecord, (topic, partition, base + od, first_ts + td, ts_type, k, v,
-                                                      list(h) if h else [])) for od, td, k, v, h in rows]
+                    # The common case (no deserializers, whole batch wanted) runs without Python bytecode
+                    # per record: map and zip feed tuple.__new__ straight from the columns.
+                    ods = columns.offset_deltas
+                    offsets = range(base, base + len(ods)) if isinstance(ods, range) else map(base.__add__, ods)
+                    records += map(make, repeat(ConsumerRecord), zip(
+                        repeat(topic), repeat(partition), offsets, map(first_ts.__add__, columns.timestamp_deltas),
+                        repeat(ts_type), columns.keys, columns.values, map(list, columns.headers)))
                     continue
+                rows = columns.rows()
                 records += [
                     make(ConsumerRecord, (topic, partition, base + od, first_ts + td, ts_type,
                                           k if kd is None or k is None else kd(k),
