@@ -23,8 +23,8 @@ Layout (big-endian), modelled on Kafka's v2 ``RecordBatch``::
       records                bytes   msgpack array of record columns, compressed as a whole per ``attributes``
 
     Records => msgpack array [offset_deltas, timestamp_deltas, keys, values, headers], one column each
-      offset_deltas     nil while they are 0..record_count-1 (gaps appear only after compaction),
-                        else an array of int: offset minus base_offset
+      offset_deltas     nil for a batch as built (0..record_count-1); after compaction, which leaves
+                        gaps, an array of int: offset minus base_offset
       timestamp_deltas  array of int: timestamp minus first_timestamp
       keys              nil when every key is null, else an array of bytes-or-nil
       values            array of bytes-or-nil
@@ -223,13 +223,11 @@ def encode_batch(
     """Frame record columns (offsets and timestamps already relative) as one batch.
 
     The builder and the log cleaner both produce columns; this is the one place that frames them.
-    Dense offset deltas, all-null keys and absent headers are written as nil.
+    Offset deltas given as ``range(count)``, all-null keys and absent headers are written as nil.
     """
     count = len(columns.values)
-    dense = range(count)
-    offset_deltas = columns.offset_deltas
-    if offset_deltas == dense or (not isinstance(offset_deltas, range) and list(offset_deltas) == list(dense)):
-        offset_deltas = None
+    # Only the builder's range(count) is written as nil; a filtered column (compaction) stays explicit.
+    offset_deltas = None if columns.offset_deltas == range(count) else columns.offset_deltas
     keys = None if columns.keys.count(None) == count else columns.keys
     headers = columns.headers if any(columns.headers) else None
     body = msgpack.packb([offset_deltas, columns.timestamp_deltas, keys, columns.values, headers])
