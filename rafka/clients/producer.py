@@ -5,6 +5,8 @@ partition's open batch and returns a future. Batches go to the partitions' leade
 flight per partition, so retries keep per-partition order; retriable errors are retried after a
 metadata refresh. Shipping and completing happen in "turns" under one lock, taken by ``send`` when a
 batch closes and by a sender thread for lingering batches and while the application is idle.
+Responses are not polled for: each request's completion callback queues it and wakes the sender, so
+an acknowledgement reaches its futures as soon as the sender thread gets the GIL.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import deque
+from concurrent.futures import Future
 from typing import Any, Callable
 
 import ray
@@ -87,7 +91,9 @@ class Producer:
         self._stale: set[TopicPartition] = set()
         self._wakeup = threading.Event()
         self._io_lock = threading.Lock()
-        self._inflight: dict[Any, ProducerBatch] = {}
+        self._inflight = 0
+        # Completed requests, appended by Ray's callback thread and drained under _io_lock.
+        self._responses: deque[tuple[ProducerBatch, Future]] = deque()
         self._busy: set[TopicPartition] = set()
         self._next_check = 0.0
         self._linger_zero = int(self.config["linger_ms"]) == 0
@@ -197,11 +203,12 @@ class Producer:
     # ------------------------------------------------------------------ sender thread
 
     def _turn(self) -> None:
-        """Complete finished requests, then ship every sendable batch (the caller holds ``_io_lock``)."""
-        if self._inflight:
-            done, _ = ray.wait(list(self._inflight), num_returns=len(self._inflight), timeout=0)
-            for ref in done:
-                self._complete(ref, self._inflight.pop(ref))
+        """Complete answered requests, then ship every sendable batch (the caller holds ``_io_lock``)."""
+        responses = self._responses
+        while responses:
+            batch, answer = responses.popleft()
+            self._inflight -= 1
+            self._complete(batch, answer)
         batches, self._next_check = self._accumulator.ready(time.monotonic(), self._busy)
         for batch in batches:
             self._send_batch(batch)
@@ -209,17 +216,19 @@ class Producer:
     def _run(self) -> None:
         """The sender thread: turns whenever a request completes, a batch lingers long enough, or on wake-up."""
         while True:
+            self._wakeup.clear()
             with self._io_lock:
                 self._turn()
-                pending = list(self._inflight)
                 sleep_s = self._next_check
-            if pending:
-                ray.wait(pending, num_returns=1, timeout=min(sleep_s, 0.005))
-                continue
-            if self._closed and not self._accumulator.has_unsent():
+                idle = not self._inflight and not self._responses
+            if idle and self._closed and not self._accumulator.has_unsent():
                 return
             self._wakeup.wait(sleep_s)
-            self._wakeup.clear()
+
+    def _answered(self, batch: ProducerBatch, answer: Future) -> None:
+        """Ray's callback for a finished produce request: hand it to the sender thread."""
+        self._responses.append((batch, answer))
+        self._wakeup.set()
 
     def _send_batch(self, batch: ProducerBatch) -> None:
         tp = batch.topic_partition
@@ -237,17 +246,22 @@ class Producer:
         if self.acks == ACKS_NONE:
             self._finish(batch, -1, None)
             return
-        self._inflight[ref] = batch
+        self._inflight += 1
         self._busy.add(tp)
+        ref.future().add_done_callback(lambda answer: self._answered(batch, answer))
 
-    def _complete(self, ref: Any, batch: ProducerBatch) -> None:
+    def _complete(self, batch: ProducerBatch, answer: Future) -> None:
         tp = batch.topic_partition
         self._busy.discard(tp)
         try:
-            response: ProduceResponse = ray.get(ref)
+            response: ProduceResponse = answer.result()
         except ray.exceptions.RayActorError as exc:
             self._cluster.forget(names.replica_actor_name(tp.topic, tp.partition, self._leader_of(tp)))
             self._retry_or_fail(batch, NotLeaderOrFollowerError(f"leader replica of {tp.topic}-{tp.partition} is gone: {type(exc).__name__}"))
+            return
+        except ray.exceptions.RayError as exc:
+            # The leader raised: a bug, not a state a retry can fix; fail the batch rather than the sender.
+            self._finish(batch, -1, Errors.UNKNOWN_SERVER_ERROR.exception(f"produce to {tp.topic}-{tp.partition} failed: {exc}"))
             return
         if response.error is Errors.NONE:
             self._finish(batch, response.base_offset, None)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from dataclasses import asdict, dataclass
@@ -81,6 +82,16 @@ def connect(address: str | None, namespace: str) -> None:
         ray.init(address=address or "auto", namespace=namespace, log_to_driver=False, logging_level="ERROR")
 
 
+def _listening(address: str, timeout_s: float = 2.0) -> bool:
+    """Whether anything accepts connections at ``host:port``: Ray's own connect retries a dead GCS for minutes."""
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout_s):
+            return True
+    except (OSError, ValueError):
+        return False
+
+
 def _alive_nodes() -> list[str]:
     nodes = [n for n in ray.nodes() if n.get("Alive")]
     nodes.sort(key=lambda n: (not n.get("Resources", {}).get("node:__internal_head__"), n["NodeManagerAddress"], n["NodeID"]))
@@ -104,7 +115,9 @@ def up(
     started_ray = False
     # Join only a Ray cluster named by --address or RAY_ADDRESS, or the one this data dir used
     # before: Ray's "auto" would also pick up any other Ray instance running on this machine.
-    address = address or os.environ.get("RAY_ADDRESS") or (previous.ray_address if previous else None)
+    address = address or os.environ.get("RAY_ADDRESS")
+    if address is None and previous is not None and _listening(previous.ray_address):
+        address = previous.ray_address
     try:
         if address is None:
             raise ConnectionError("no Ray address given")
