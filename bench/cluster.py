@@ -1,14 +1,20 @@
 """Cluster benchmark (issue: cluster core): the seeds' benchmark at this machine's scale.
 
 One producer, 100-byte records, 3 brokers, 6 partitions; replication factor 1 and 3; acks 1 and all;
-one consumer; acks=all latency at a throttled 10,000 records/s; and the memory of an idle partition
-replica actor. Everything runs in one process against one local cluster, so ratios are comparable.
+one consumer; acks=all latency at a throttled 10,000 records/s and one record at a time; and the
+memory of an idle partition replica actor. Everything runs in one process against one local cluster,
+so ratios are comparable.
+
+Every replica is a process, so the latency runs are made twice: first while the latency topic's 18
+replicas are the only ones (as in Kafka's own latency benchmarks, a cluster serving one topic), then
+again after the throughput topics added 25 more idle replica processes to the 2 cores.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
+import time
 from typing import Any
 
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
@@ -16,17 +22,22 @@ os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 import ray  # noqa: E402
 
 from rafka.actors import names  # noqa: E402
-from rafka.cli.perf import consumer_perf, producer_perf  # noqa: E402
+from rafka.cli.perf import ProducerPerf, consumer_perf, producer_perf  # noqa: E402
+from rafka.clients.producer import Producer  # noqa: E402
 from rafka.cluster.local_cluster import LocalCluster  # noqa: E402
 
 NAMESPACE = "rafka-bench"
-PRODUCER = {"batch_size": 262_144, "linger_ms": 5}
+# 1 MiB batches (Kafka's max.request.size): every produce request is one Ray call costing about 1 ms
+# of CPU across the processes involved, so throughput scales with records per request.
+PRODUCER = {"batch_size": 1_048_576, "linger_ms": 5}
+ROUND_TRIPS = 2_000
 
 
-def _idle_replica_memory_mb() -> tuple[float, float]:
-    """(RSS, USS) in MB of an idle replica actor's process, from Linux's /proc/<pid>/smaps_rollup.
+def _idle_replica_memory_mb() -> tuple[float, float, float]:
+    """(RSS, PSS, USS) in MB of an idle replica actor's process, from Linux's /proc/<pid>/smaps_rollup.
 
-    USS (private pages) is what one more replica costs; RSS also counts pages shared with other workers.
+    USS (private pages) is what one more replica costs; PSS adds its share of the pages it shares with
+    other processes (Ray's and Python's libraries); RSS counts every shared page in full.
     """
     replica = ray.get_actor(names.replica_actor_name("idle", 0, 0), namespace=NAMESPACE)
     pid = ray.get(replica.describe.remote(), timeout=30)["pid"]
@@ -36,7 +47,29 @@ def _idle_replica_memory_mb() -> tuple[float, float]:
         if len(parts) >= 3 and parts[-1] == "kB":
             fields[parts[0].rstrip(":")] = int(parts[1])
     uss = fields.get("Private_Clean", 0) + fields.get("Private_Dirty", 0)
-    return fields.get("Rss", 0) / 1000, uss / 1000
+    return fields.get("Rss", 0) / 1000, fields.get("Pss", 0) / 1000, uss / 1000
+
+
+def _throttled_latency(label: str) -> tuple[str, ...]:
+    """acks=all at a throttled 10,000 records/s with Kafka's default batching (linger 0, 16 KiB)."""
+    result = producer_perf(NAMESPACE, "lat", 100_000, 100, 10_000, {"acks": "all", "linger_ms": 0}, progress=False)
+    return (f"acks=all at 10,000 records/s (RF 3), {label}", f"{result.records_per_s:,.0f}", f"{result.mb_per_s:.1f}",
+            f"p50 {result.percentile(0.5):.1f} / p99 {result.percentile(0.99):.1f} / "
+            f"p99.9 {result.percentile(0.999):.1f} ms", "p99 <= 10 ms")
+
+
+def _round_trips(label: str) -> tuple[str, ...]:
+    """``send(...).get()`` one record at a time: the latency of a lone acks=all request."""
+    latencies: list[float] = []
+    with Producer(namespace=NAMESPACE, acks="all") as producer:
+        for i in range(ROUND_TRIPS):
+            started = time.perf_counter()
+            producer.send("lat", b"x" * 100, partition=i % 6).get(timeout=30)
+            latencies.append((time.perf_counter() - started) * 1000)
+    result = ProducerPerf(ROUND_TRIPS, sum(latencies) / 1000, 100, latencies)
+    return (f"acks=all send().get() one at a time, {label}", f"{result.records_per_s:,.0f}", "-",
+            f"p50 {result.percentile(0.5):.1f} / p99 {result.percentile(0.99):.1f} ms", "-")
+
 
 
 def run(records: int = 1_000_000) -> list[tuple[str, ...]]:
@@ -45,9 +78,10 @@ def run(records: int = 1_000_000) -> list[tuple[str, ...]]:
     with tempfile.TemporaryDirectory(prefix="rafka-bench-") as data_dir:
         with LocalCluster(brokers=3, data_dir=data_dir, namespace=NAMESPACE) as cluster:
             admin = cluster.admin()
+            admin.create_topic("lat", 6, 3)
+            latency_rows = [_throttled_latency("latency topic only"), _round_trips("latency topic only")]
             admin.create_topic("rf1", 6, 1)
             admin.create_topic("rf3", 6, 3)
-            admin.create_topic("lat", 6, 3)
             admin.create_topic("idle", 1, 1)
             cases: list[tuple[str, str, Any, str]] = [
                 ("produce RF 1, acks=1", "rf1", 1, ">= 500,000"),
@@ -61,10 +95,9 @@ def run(records: int = 1_000_000) -> list[tuple[str, ...]]:
             consumed = consumer_perf(NAMESPACE, "rf1", records, progress=False)
             rows.append(("consume (1 consumer, 6 partitions)", f"{consumed.records_per_s:,.0f}",
                          f"{consumed.bytes / consumed.seconds / 1e6:.1f}", "-", ">= 1,000,000"))
-            throttled = producer_perf(NAMESPACE, "lat", 100_000, 100, 10_000, {"acks": "all", "linger_ms": 0}, progress=False)
-            rows.append(("acks=all at 10,000 records/s (RF 3)", f"{throttled.records_per_s:,.0f}", f"{throttled.mb_per_s:.1f}",
-                         f"p50 {throttled.percentile(0.5):.1f} / p99 {throttled.percentile(0.99):.1f} / "
-                         f"p99.9 {throttled.percentile(0.999):.1f} ms", "p99 <= 10 ms"))
-            rss, uss = _idle_replica_memory_mb()
-            rows.append(("idle partition replica actor", "-", "-", f"RSS {rss:.0f} MB, USS {uss:.0f} MB", "<= 60 MB"))
+            rows.extend(latency_rows)
+            rows.append(_throttled_latency("43 replicas on the machine"))
+            rows.append(_round_trips("43 replicas on the machine"))
+            rss, pss, uss = _idle_replica_memory_mb()
+            rows.append(("idle partition replica actor", "-", "-", f"USS {uss:.0f} MB, PSS {pss:.0f} MB, RSS {rss:.0f} MB", "<= 60 MB"))
     return rows

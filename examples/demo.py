@@ -65,7 +65,7 @@ def main() -> None:
         print(format_description(admin.create_topic("demo", num_partitions=6, replication_factor=3)))
         print(f"== producing {args.records:,} records of 100 bytes with acks=all")
         produced = producer_perf(NAMESPACE, "demo", args.records, 100, -1,
-                                 {"acks": "all", "batch_size": 262_144, "linger_ms": 5})
+                                 {"acks": "all", "batch_size": 1_048_576, "linger_ms": 5})
         print("   " + produced.summary())
         print(f"== consuming {args.records:,} records")
         consumed = consumer_perf(NAMESPACE, "demo", args.records)

@@ -174,7 +174,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     produce.add_argument("--throughput", type=float, default=-1, help="records/s cap; -1 for none")
     produce.add_argument("--acks", default="1")
     produce.add_argument("--producer-props", nargs="*", default=[], metavar="KEY=VALUE",
-                         help="producer settings, e.g. batch_size=262144 linger_ms=5")
+                         help="producer settings, e.g. batch_size=1048576 linger_ms=5")
     consume = sub.add_parser("consume", help="kafka-consumer-perf-test")
     consume.add_argument("--topic", required=True)
     consume.add_argument("--messages", type=int, required=True)
