@@ -1,0 +1,25 @@
+"""The launcher's check for a previous Ray head, on loopback sockets (no Ray, no ZooKeeper)."""
+
+from __future__ import annotations
+
+import socket
+
+from rafka.cluster.launcher import _listening
+
+
+def test_a_listening_port_counts_as_a_running_head() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        assert _listening(f"127.0.0.1:{server.getsockname()[1]}")
+
+
+def test_a_closed_port_means_the_previous_head_is_gone() -> None:
+    # Bind without listening: the port is ours and refuses connections, as a stopped Ray head's does.
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as holder:
+        holder.bind(("127.0.0.1", 0))
+        assert not _listening(f"127.0.0.1:{holder.getsockname()[1]}")
+
+
+def test_an_address_without_a_port_is_not_listening() -> None:
+    assert not _listening("127.0.0.1")
