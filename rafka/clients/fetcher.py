@@ -214,22 +214,31 @@ class Fetcher:
 
 def list_offsets(cluster: ClusterConnection, partitions: list[TopicPartition], timestamp: int,
                  timeout_s: float = 30.0) -> dict[TopicPartition, tuple[int, int]]:
-    """(offset, timestamp) of each partition from ListOffsets at its leader, retrying leader changes until
-    ``timeout_s``; the admin client shares it with the consumer."""
+    """(offset, timestamp) of each partition from ListOffsets at its leader; the admin client shares it
+    with the consumer.
+
+    Each round refreshes metadata once and asks every leader still unanswered at once; partitions whose
+    leader moved or could not be reached are asked again, after a fresh look-up, until ``timeout_s``.
+    """
     answers: dict[TopicPartition, tuple[int, int]] = {}
-    for tp in partitions:
-        def ask(tp: TopicPartition = tp) -> ListOffsetsResponse | None:
-            leader, metadata = cluster.leader_replica(tp.topic, tp.partition, refresh=True)
-            response: ListOffsetsResponse = ray.get(
-                leader.list_offsets.remote(ListOffsetsRequest(timestamp, metadata.leader_epoch)), timeout=timeout_s
-            )
-            if response.error is not Errors.NONE:
-                if response.error.retriable:
-                    return None
+
+    def ask_remaining() -> bool:
+        pending = [tp for tp in dict.fromkeys(partitions) if tp not in answers]
+        cluster.refresh_metadata(sorted({tp.topic for tp in pending}))
+        requests = {}
+        for tp in pending:
+            leader, metadata = cluster.leader_replica(tp.topic, tp.partition)
+            requests[tp] = leader.list_offsets.remote(ListOffsetsRequest(timestamp, metadata.leader_epoch))
+        for tp, ref in requests.items():
+            response: ListOffsetsResponse = ray.get(ref, timeout=timeout_s)
+            if response.error is Errors.NONE:
+                answers[tp] = (response.offset, response.timestamp)
+            elif not response.error.retriable:
                 raise response.error.exception(response.error_message)
-            return response
-        response = cluster.wait_for(ask, timeout_s, f"offsets of {tp.topic}-{tp.partition}")
-        answers[tp] = (response.offset, response.timestamp)
+        return len(answers) == len(set(partitions))
+
+    if partitions:
+        cluster.wait_for(ask_remaining, timeout_s, "offsets of " + ", ".join(f"{tp.topic}-{tp.partition}" for tp in partitions))
     return answers
 
 

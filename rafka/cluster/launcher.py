@@ -25,6 +25,7 @@ from rafka.actors import names, spawn
 from rafka.actors.broker_config import LAUNCH_DEFAULTS, BrokerConfig
 from rafka.clients.admin import Admin, ClusterDescription
 from rafka.clients.cluster import RAY_ACTOR_ERRORS
+from rafka.cluster.local_cluster import RAY_ENV_DEFAULTS
 from rafka.cluster.zookeeper_server import ZooKeeperServer
 
 STATE_FILE = "rafka-cluster.json"
@@ -62,7 +63,7 @@ def _ray_command() -> str:
 
 def start_local_ray(num_cpus: int | None = None) -> str:
     """Start a single-node Ray head on 127.0.0.1 as its own processes; return its address."""
-    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+    env = {**RAY_ENV_DEFAULTS, **os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
     # A lone loopback-only head needs no token; a user who set RAY_AUTH_MODE keeps their choice.
     env.setdefault("RAY_AUTH_MODE", "disabled")
     command = [_ray_command(), "start", "--head", f"--port={RAY_PORT}", "--node-ip-address=127.0.0.1",

@@ -26,14 +26,22 @@ from rafka.protocol.errors import KafkaTimeoutError
 
 logger = logging.getLogger(__name__)
 
+# Settings for a Ray instance rafka starts itself; a value already in the environment wins. Ray
+# records every task's state changes for its dashboard, and a broker cluster makes thousands of actor
+# calls a second: turning the recording off took acks=all p99 at 10,000 records/s from 12-21 ms to
+# 10-11 ms on the 2-core benchmark machine. `ray list tasks` then shows no tasks for this Ray instance.
+RAY_ENV_DEFAULTS = {"RAY_task_events_report_interval_ms": "0"}
+
 
 def init_local_ray(namespace: str, num_cpus: int | None = None) -> None:
     """Start a single-node Ray that binds and advertises 127.0.0.1 only.
 
     Ray reads RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER when it is imported, so this process is pinned with
-    ``_node_ip_address``; Ray's own processes inherit the variable from here.
+    ``_node_ip_address``; Ray's own processes inherit ``RAY_ENV_DEFAULTS`` from here.
     """
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    for name, value in RAY_ENV_DEFAULTS.items():
+        os.environ.setdefault(name, value)
     ray.init(
         address="local",
         _node_ip_address="127.0.0.1",
