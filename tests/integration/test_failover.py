@@ -191,10 +191,15 @@ def test_acks_all_is_refused_below_min_insync_replicas(fcluster: LocalCluster, f
     fadmin.create_topic("min-isr", 1, 2, config={"min.insync.replicas": "2"})
     partition = fadmin.describe_topic("min-isr").partitions[0]
     follower = next(r for r in partition.replicas if r != partition.leader)
+    # Metadata names the leader before its broker has started the replica actor: wait until the actor
+    # leads with both replicas in sync, so the shrink awaited below is the one the follower's death causes.
+    leader = wait_until(lambda: ray.get_actor(names.replica_actor_name("min-isr", 0, partition.leader), namespace=NS), 30,
+                        "the leader replica actor to start")
+    wait_until(lambda: (state := ray.get(leader.describe.remote(), timeout=5))["role"] == "leader" and len(state["isr"]) == 2,
+               30, "the leader replica to lead with both replicas in sync")
     fcluster.kill_broker(follower)
     # The leader replica decides the produce, and other brokers' metadata may show the smaller ISR a
     # moment before the leader has applied it: wait on the leader itself.
-    leader = ray.get_actor(names.replica_actor_name("min-isr", 0, partition.leader), namespace=NS)
     wait_until(lambda: follower not in ray.get(leader.describe.remote(), timeout=5)["isr"], 90, "the leader's ISR to shrink")
     with Producer(namespace=NS, acks="all", retries=0) as producer:
         with pytest.raises(NotEnoughReplicasError):
