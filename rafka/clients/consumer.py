@@ -89,8 +89,11 @@ class Consumer:
     def assign(self, partitions: Iterable[TopicPartition]) -> None:
         """Consume exactly these partitions (UNKNOWN_TOPIC_OR_PARTITION if one does not exist)."""
         wanted = [TopicPartition(*tp) for tp in partitions]
+        if wanted:
+            # One fresh look-up for all the topics, then each partition is checked against it.
+            self._cluster.refresh_metadata(sorted({tp.topic for tp in wanted}))
         for tp in wanted:
-            self._cluster.partition(tp.topic, tp.partition, refresh=True)
+            self._cluster.partition(tp.topic, tp.partition)
         removed = set(self._assignment) - set(wanted)
         self._fetcher.forget(removed)
         self._paused -= removed
