@@ -29,3 +29,21 @@ def wait_until(predicate: Callable[[], Any], timeout_s: float, what: str) -> Any
             return value
         time.sleep(POLL_INTERVAL_S)
     raise AssertionError(f"timed out after {timeout_s}s waiting for {what} (last error: {last!r})")
+
+
+def serving_replica(topic: str, partition: int, broker_id: int, namespace: str, timeout_s: float = 30.0) -> Any:
+    """The replica actor of ``topic``-``partition`` on ``broker_id`` once it has taken a role.
+
+    Metadata names a partition's replicas as soon as the controller decided them, a moment before
+    each broker has started the replica actor and applied its LeaderAndIsr; a test that talks to the
+    actor directly waits for that instead of racing it.
+    """
+    import ray  # here, not at the top: waiting on conditions must not need Ray
+
+    from rafka.actors.names import replica_actor_name
+
+    def ready() -> Any:
+        replica = ray.get_actor(replica_actor_name(topic, partition, broker_id), namespace=namespace)
+        return replica if ray.get(replica.ping.remote(), timeout=5) != "none" else None
+
+    return wait_until(ready, timeout_s, f"replica {topic}-{partition} on broker {broker_id} to take a role")

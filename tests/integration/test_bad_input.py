@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 import ray
 
-from rafka.actors import names
 from rafka.clients.admin import Admin
 from rafka.clients.cluster import ClusterConnection
 from rafka.clients.consumer import Consumer
@@ -25,6 +24,7 @@ from rafka.protocol.errors import (
 from rafka.protocol.messages.fetch import FetchRequest
 from rafka.protocol.messages.produce import ProduceRequest
 from rafka.protocol.records.builder import build_batch
+from rafka.testing import serving_replica
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120), pytest.mark.usefixtures("cluster")]
 NS = "rafka-test"
@@ -80,7 +80,7 @@ def test_record_over_max_message_bytes_fails_with_message_too_large(admin: Admin
 
 def test_produce_and_fetch_at_a_follower_fail_with_not_leader_or_follower(admin: Admin, topic_name: str) -> None:
     admin.create_topic(topic_name, 1, 2)
-    follower = ray.get_actor(names.replica_actor_name(topic_name, 0, 1), namespace=NS)
+    follower = serving_replica(topic_name, 0, 1, NS)
     produced = ray.get(follower.produce.remote(ProduceRequest(build_batch([(None, b"x", 1)]))), timeout=30)
     assert produced.error is Errors.NOT_LEADER_OR_FOLLOWER
     fetched = ray.get(follower.fetch.remote(FetchRequest(0, max_wait_ms=0)), timeout=30)
@@ -89,7 +89,7 @@ def test_produce_and_fetch_at_a_follower_fail_with_not_leader_or_follower(admin:
 
 def test_fetch_outside_the_log_fails_with_offset_out_of_range(admin: Admin, topic_name: str) -> None:
     admin.create_topic(topic_name, 1, 1)
-    leader = ray.get_actor(names.replica_actor_name(topic_name, 0, 0), namespace=NS)
+    leader = serving_replica(topic_name, 0, 0, NS)
     response = ray.get(leader.fetch.remote(FetchRequest(10**9, max_wait_ms=0)), timeout=30)
     assert response.error is Errors.OFFSET_OUT_OF_RANGE
     assert "10000000" in (response.error_message or "")
@@ -97,7 +97,7 @@ def test_fetch_outside_the_log_fails_with_offset_out_of_range(admin: Admin, topi
 
 def test_corrupt_batch_is_refused_and_nothing_is_written(admin: Admin, topic_name: str) -> None:
     admin.create_topic(topic_name, 1, 1)
-    leader = ray.get_actor(names.replica_actor_name(topic_name, 0, 0), namespace=NS)
+    leader = serving_replica(topic_name, 0, 0, NS)
     batch = bytearray(build_batch([(None, b"payload", 1)]))
     batch[-1] ^= 0xFF
     response = ray.get(leader.produce.remote(ProduceRequest(bytes(batch))), timeout=30)

@@ -13,6 +13,7 @@ from rafka.actors.zk_data import decode_assignment, partition_state_path, topic_
 from rafka.clients.admin import Admin
 from rafka.cluster.local_cluster import LocalCluster
 from rafka.cluster.zookeeper_server import ZooKeeperServer
+from rafka.testing import serving_replica
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
@@ -59,7 +60,7 @@ def test_zookeeper_holds_kafkas_layout_under_the_cluster_chroot(admin: Admin, zo
 def test_each_replica_log_lives_under_its_brokers_directory_on_its_node(cluster: LocalCluster, admin: Admin, topic_name: str, ray_nodes: list[str]) -> None:
     admin.create_topic(topic_name, num_partitions=1, replication_factor=3)
     for broker_id in range(3):
-        replica = ray.get_actor(names.replica_actor_name(topic_name, 0, broker_id), namespace="rafka-test")
+        replica = serving_replica(topic_name, 0, broker_id, "rafka-test")
         state = ray.get(replica.describe.remote(), timeout=30)
         assert Path(state["log_dir"]) == cluster.data_dir / f"broker-{broker_id}" / f"{topic_name}-0"
         assert Path(state["log_dir"]).is_dir()

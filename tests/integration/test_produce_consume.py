@@ -9,7 +9,6 @@ import threading
 import pytest
 import ray
 
-from rafka.actors import names
 from rafka.clients.admin import Admin
 from rafka.clients.consumer import Consumer
 from rafka.clients.producer import Producer
@@ -18,6 +17,7 @@ from rafka.cluster.local_cluster import LocalCluster
 from rafka.protocol.messages.fetch import FetchRequest
 from rafka.protocol.messages.produce import ProduceRequest
 from rafka.protocol.records.builder import build_batch
+from rafka.testing import serving_replica
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180), pytest.mark.usefixtures("cluster")]
 NS = "rafka-test"
@@ -71,13 +71,13 @@ def test_acks_all_returns_after_every_follower_has_the_batch(admin: Admin, topic
     with Producer(namespace=NS, acks="all") as producer:
         meta = producer.send(topic_name, b"replicated").get(timeout=30)
     for broker_id in range(3):
-        replica = ray.get_actor(names.replica_actor_name(topic_name, 0, broker_id), namespace=NS)
+        replica = serving_replica(topic_name, 0, broker_id, NS)
         assert ray.get(replica.describe.remote(), timeout=30)["log_end_offset"] >= meta.offset + 1
 
 
 def test_long_poll_fetch_wakes_when_data_arrives(admin: Admin, topic_name: str) -> None:
     admin.create_topic(topic_name, num_partitions=1, replication_factor=1)
-    leader = ray.get_actor(names.replica_actor_name(topic_name, 0, 0), namespace=NS)
+    leader = serving_replica(topic_name, 0, 0, NS)
     pending = leader.fetch.remote(FetchRequest(0, max_wait_ms=60_000, min_bytes=1))
     ready, _ = ray.wait([pending], timeout=0.5)
     assert not ready, "a fetch with nothing to return must wait in the purgatory"
@@ -88,7 +88,7 @@ def test_long_poll_fetch_wakes_when_data_arrives(admin: Admin, topic_name: str) 
 
 def test_records_above_the_high_watermark_stay_invisible_to_consumers(cluster: LocalCluster, admin: Admin, topic_name: str) -> None:
     admin.create_topic(topic_name, num_partitions=1, replication_factor=3)
-    replicas = {b: ray.get_actor(names.replica_actor_name(topic_name, 0, b), namespace=NS) for b in range(3)}
+    replicas = {b: serving_replica(topic_name, 0, b, NS) for b in range(3)}
     pids = [ray.get(replicas[b].describe.remote(), timeout=30)["pid"] for b in (1, 2)]
     for pid in pids:
         os.kill(pid, signal.SIGSTOP)
