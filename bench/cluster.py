@@ -71,7 +71,6 @@ def _round_trips(label: str) -> tuple[str, ...]:
             f"p50 {result.percentile(0.5):.1f} / p99 {result.percentile(0.99):.1f} ms", "-")
 
 
-
 def run(records: int = 1_000_000) -> list[tuple[str, ...]]:
     """Run every cluster measurement; return table rows (what, records/s, MB/s, latency, target)."""
     rows: list[tuple[str, ...]] = []

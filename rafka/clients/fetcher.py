@@ -221,9 +221,10 @@ def list_offsets(cluster: ClusterConnection, partitions: list[TopicPartition], t
     leader moved or could not be reached are asked again, after a fresh look-up, until ``timeout_s``.
     """
     answers: dict[TopicPartition, tuple[int, int]] = {}
+    wanted = list(dict.fromkeys(partitions))
 
     def ask_remaining() -> bool:
-        pending = [tp for tp in dict.fromkeys(partitions) if tp not in answers]
+        pending = [tp for tp in wanted if tp not in answers]
         cluster.refresh_metadata(sorted({tp.topic for tp in pending}))
         requests = {}
         for tp in pending:
@@ -235,10 +236,10 @@ def list_offsets(cluster: ClusterConnection, partitions: list[TopicPartition], t
                 answers[tp] = (response.offset, response.timestamp)
             elif not response.error.retriable:
                 raise response.error.exception(response.error_message)
-        return len(answers) == len(set(partitions))
+        return len(answers) == len(wanted)
 
-    if partitions:
-        cluster.wait_for(ask_remaining, timeout_s, "offsets of " + ", ".join(f"{tp.topic}-{tp.partition}" for tp in partitions))
+    if wanted:
+        cluster.wait_for(ask_remaining, timeout_s, "offsets of " + ", ".join(f"{tp.topic}-{tp.partition}" for tp in wanted))
     return answers
 
 

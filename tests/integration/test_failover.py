@@ -20,7 +20,7 @@ from rafka.clients.producer import Producer
 from rafka.clients.records import TopicPartition
 from rafka.cluster.local_cluster import LocalCluster
 from rafka.cluster.zookeeper_server import ZooKeeperServer
-from rafka.testing import wait_until
+from rafka.testing import serving_replica, wait_until
 from rafka.protocol.errors import Errors, NotEnoughReplicasError
 from rafka.protocol.messages.control import LeaderAndIsrRequest
 
@@ -191,10 +191,9 @@ def test_acks_all_is_refused_below_min_insync_replicas(fcluster: LocalCluster, f
     fadmin.create_topic("min-isr", 1, 2, config={"min.insync.replicas": "2"})
     partition = fadmin.describe_topic("min-isr").partitions[0]
     follower = next(r for r in partition.replicas if r != partition.leader)
-    # Metadata names the leader before its broker has started the replica actor: wait until the actor
-    # leads with both replicas in sync, so the shrink awaited below is the one the follower's death causes.
-    leader = wait_until(lambda: ray.get_actor(names.replica_actor_name("min-isr", 0, partition.leader), namespace=NS), 30,
-                        "the leader replica actor to start")
+    # Wait until the leader replica leads with both replicas in sync, so the shrink awaited below is
+    # the one the follower's death causes.
+    leader = serving_replica("min-isr", 0, partition.leader, NS)
     wait_until(lambda: (state := ray.get(leader.describe.remote(), timeout=5))["role"] == "leader" and len(state["isr"]) == 2,
                30, "the leader replica to lead with both replicas in sync")
     fcluster.kill_broker(follower)
