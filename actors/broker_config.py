@@ -27,6 +27,7 @@ class BrokerConfig:
     replica_fetch_min_bytes: int = bounded(1, 1, INT32_MAX, "bytes a follower fetch waits for")
     replica_fetch_max_bytes: int = bounded(1 << 20, 0, INT32_MAX, "bytes a follower fetches per request")
     replica_fetch_backoff_ms: int = bounded(1000, 0, INT32_MAX, "pause after a failed follower fetch")
+    replica_socket_timeout_ms: int = bounded(30_000, 1, INT32_MAX, "longest a follower waits for a fetch answer")
     replica_high_watermark_checkpoint_interval_ms: int = bounded(5000, 1, INT64_MAX, "how often the HW is checkpointed")
     log_retention_check_interval_ms: int = bounded(300_000, 1, INT64_MAX, "how often retention and compaction run")
     log_segment_bytes: int = bounded(1 << 30, 14, INT32_MAX, "default segment.bytes")

@@ -2,14 +2,17 @@
 
 Kafka's DelayedOperationPurgatory holds produce requests with acks=all until the high watermark
 passes them (DelayedProduce) and fetches until enough bytes arrive (DelayedFetch). Here each replica
-actor owns its purgatories, and everything runs on the actor's event loop, so completion needs no
-locks: a waiter is a future, ``check_and_complete`` runs each waiter's own completion test after the
-partition changed, and expiry runs ``on_expire`` once.
+actor owns its purgatories and one lock that every handler holds while it runs. A parked request
+waits on its own condition of that lock, which releases the lock while it waits;
+``check_and_complete`` runs, under the lock, in the handler that changed the partition: it tests each
+waiter's own completion condition and wakes only the waiters it completed. Expiry runs ``on_expire``
+once.
 """
 
 from __future__ import annotations
 
-import asyncio
+import threading
+import time
 from dataclasses import dataclass
 from typing import Callable, Generic, TypeVar
 
@@ -19,19 +22,25 @@ T = TypeVar("T")
 @dataclass
 class _Waiter(Generic[T]):
     try_complete: Callable[[], T | None]
-    future: asyncio.Future
+    wakeup: threading.Condition
+    result: T | None = None
+    done: bool = False
 
 
 class Purgatory(Generic[T]):
-    """Operations on one partition waiting for a condition, each with its own timeout."""
+    """Operations on one partition waiting for a condition, each with its own timeout.
 
-    def __init__(self, name: str) -> None:
+    Every method must be called with ``lock`` held, the lock the replica's handlers hold.
+    """
+
+    def __init__(self, name: str, lock: threading.RLock) -> None:
         self.name = name
+        self._lock = lock
         self._waiters: list[_Waiter[T]] = []
         self.completed = 0
         self.expired = 0
 
-    async def wait(self, try_complete: Callable[[], T | None], timeout_s: float, on_expire: Callable[[], T]) -> T:
+    def wait(self, try_complete: Callable[[], T | None], timeout_s: float, on_expire: Callable[[], T]) -> T:
         """Return ``try_complete()`` as soon as it is not None, or ``on_expire()`` after ``timeout_s``."""
         result = try_complete()
         if result is not None:
@@ -39,29 +48,32 @@ class Purgatory(Generic[T]):
         if timeout_s <= 0:
             self.expired += 1
             return on_expire()
-        waiter: _Waiter[T] = _Waiter(try_complete, asyncio.get_running_loop().create_future())
+        waiter: _Waiter[T] = _Waiter(try_complete, threading.Condition(self._lock))
         self._waiters.append(waiter)
+        deadline = time.monotonic() + timeout_s
         try:
-            return await asyncio.wait_for(asyncio.shield(waiter.future), timeout_s)
-        except asyncio.TimeoutError:
-            if waiter.future.done():
-                return waiter.future.result()
-            self.expired += 1
-            return on_expire()
+            while not waiter.done:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                waiter.wakeup.wait(remaining)
         finally:
             if waiter in self._waiters:
                 self._waiters.remove(waiter)
+        if waiter.done:
+            return waiter.result  # type: ignore[return-value]
+        self.expired += 1
+        return on_expire()
 
     def check_and_complete(self) -> int:
         """Complete every waiter whose condition now holds; return how many completed."""
         done = 0
         for waiter in list(self._waiters):
-            if waiter.future.done():
-                continue
             result = waiter.try_complete()
             if result is not None:
-                waiter.future.set_result(result)
+                waiter.result, waiter.done = result, True
                 self._waiters.remove(waiter)
+                waiter.wakeup.notify()
                 done += 1
         self.completed += done
         return done

@@ -109,6 +109,9 @@ class GroupCoordinator:
         self.num_partitions = config.offsets_topic_num_partitions
         self._partition_count_cache: dict[str, int] = {}
         self._partition_counts_at = 0.0
+        # One append at a time per offsets partition: a replica actor may run concurrent produce
+        # requests in either order, and a group's later commit must land after its earlier one.
+        self._append_locks: dict[int, asyncio.Lock] = {}
         self._ticker = asyncio.get_event_loop().create_task(self._tick_loop())
 
     # ------------------------------------------------------------------ ownership
@@ -248,7 +251,8 @@ class GroupCoordinator:
         batch = build_batch([(key, value, timestamp) for key, value in records])
         try:
             replica = ray.get_actor(names.replica_actor_name(OFFSETS_TOPIC, partition, self.broker_id), namespace=self.namespace)
-            response = await replica.produce.remote(ProduceRequest(batch, ACKS_ALL, self.config.offsets_commit_timeout_ms))
+            async with self._append_locks.setdefault(partition, asyncio.Lock()):
+                response = await replica.produce.remote(ProduceRequest(batch, ACKS_ALL, self.config.offsets_commit_timeout_ms))
         except (ValueError, ray.exceptions.RayActorError) as exc:
             logger.warning("coordinator %d: offsets replica %d unreachable: %s", self.broker_id, partition, exc)
             return Errors.NOT_COORDINATOR

@@ -243,12 +243,13 @@ class Producer:
             self._retry_or_fail(batch, error)
             return
         batch.attempts += 1
-        if self.acks == ACKS_NONE:
-            self._finish(batch, -1, None)
-            return
         self._inflight += 1
         self._busy.add(tp)
         ref.future().add_done_callback(lambda answer: self._answered(batch, answer))
+        if self.acks == ACKS_NONE:
+            # Nothing to wait for, yet the partition's next batch goes only once this request has run:
+            # a replica actor runs concurrent requests, and only one at a time per partition keeps order.
+            self._finish(batch, -1, None)
 
     def _complete(self, batch: ProducerBatch, answer: Future) -> None:
         tp = batch.topic_partition
@@ -257,13 +258,19 @@ class Producer:
             response: ProduceResponse = answer.result()
         except ray.exceptions.RayActorError as exc:
             self._cluster.forget(names.replica_actor_name(tp.topic, tp.partition, self._leader_of(tp)))
-            self._retry_or_fail(batch, NotLeaderOrFollowerError(f"leader replica of {tp.topic}-{tp.partition} is gone: {type(exc).__name__}"))
+            if self.acks != ACKS_NONE:
+                self._retry_or_fail(batch, NotLeaderOrFollowerError(f"leader replica of {tp.topic}-{tp.partition} is gone: {type(exc).__name__}"))
             return
         except ray.exceptions.RayError as exc:
-            # The leader raised: a bug, not a state a retry can fix; fail the batch rather than the sender.
-            self._finish(batch, -1, Errors.UNKNOWN_SERVER_ERROR.exception(f"produce to {tp.topic}-{tp.partition} failed: {exc}"))
+            if self.acks != ACKS_NONE:
+                # The leader raised: a bug, not a state a retry can fix; fail the batch rather than the sender.
+                self._finish(batch, -1, Errors.UNKNOWN_SERVER_ERROR.exception(f"produce to {tp.topic}-{tp.partition} failed: {exc}"))
             return
-        if response.error is Errors.NONE:
+        if self.acks == ACKS_NONE:
+            # Completed when sent; an error here is one acks=0 does not report (as in Kafka).
+            if response.error is not Errors.NONE:
+                self._stale.add(tp)
+        elif response.error is Errors.NONE:
             self._finish(batch, response.base_offset, None)
         else:
             self._retry_or_fail(batch, response.error.exception(response.error_message))

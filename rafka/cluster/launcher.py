@@ -163,6 +163,8 @@ def down(data_dir: Path, timeout_s: float = 60.0) -> list[str]:
         raise FileNotFoundError(f"{data_dir / STATE_FILE} not found: no cluster was started with this --data-dir")
     done: list[str] = []
     try:
+        if not _listening(state.ray_address):
+            raise ConnectionError(state.ray_address)
         connect(state.ray_address, state.namespace)
     except (ConnectionError, RuntimeError, ValueError):
         done.append(f"Ray at {state.ray_address} is not running")

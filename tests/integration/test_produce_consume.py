@@ -57,6 +57,18 @@ def test_records_keep_their_order_within_each_partition(admin: Admin, topic_name
         assert offsets == list(range(len(offsets)))
 
 
+def test_acks_zero_keeps_order_within_a_partition(admin: Admin, topic_name: str) -> None:
+    # acks=0 waits for nothing, but the replica actor runs requests concurrently: the producer must
+    # still send a partition's next batch only after the previous one ran.
+    admin.create_topic(topic_name, num_partitions=1, replication_factor=1)
+    with Producer(namespace=NS, acks=0, batch_size=256) as producer:
+        for i in range(2000):
+            producer.send(topic_name, value=str(i).encode(), partition=0)
+        producer.flush()
+    values = [int(record.value) for record in _consume_all(topic_name, 1, 2000)]
+    assert values == list(range(2000))
+
+
 def test_keyed_records_land_on_kafkas_murmur2_partition(admin: Admin, topic_name: str) -> None:
     admin.create_topic(topic_name, num_partitions=7, replication_factor=1)
     # Kafka's UtilsTest: murmur2("foobar") == -790332482, murmur2("abc") == 479470107.

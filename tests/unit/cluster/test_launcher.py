@@ -1,10 +1,11 @@
-"""The launcher's check for a previous Ray head, on loopback sockets (no Ray, no ZooKeeper)."""
+"""The launcher's checks for a previous Ray head, on loopback sockets (no Ray, no ZooKeeper)."""
 
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 
-from rafka.cluster.launcher import _listening
+from rafka.cluster.launcher import ClusterState, _listening, down
 
 
 def test_a_listening_port_counts_as_a_running_head() -> None:
@@ -23,3 +24,12 @@ def test_a_closed_port_means_the_previous_head_is_gone() -> None:
 
 def test_an_address_without_a_port_is_not_listening() -> None:
     assert not _listening("127.0.0.1")
+
+
+def test_down_after_down_reports_ray_gone_without_waiting_for_it(tmp_path: Path) -> None:
+    # Ray's own connect retries a dead head for minutes: a second `rafka down` must not.
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as holder:
+        holder.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{holder.getsockname()[1]}"
+        ClusterState("rafka", "rafka", "127.0.0.1:2181", [0], address, started_ray=False, embedded_zookeeper=False).save(tmp_path)
+        assert down(tmp_path) == [f"Ray at {address} is not running"]
