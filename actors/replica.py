@@ -44,9 +44,12 @@ from rafka.protocol.messages.produce import ACKS_ALL, ProduceRequest, ProduceRes
 logger = logging.getLogger(__name__)
 
 HOUSEKEEPING_TICK_S = 1.0
-# Handler threads: each request parked in a purgatory holds one (followers' fetches, consumers'
-# long polls, acks=all produces); a request finding none free waits for one to return.
+# Handler threads: each request parked in a purgatory holds one (consumers' long polls, acks=all
+# produces); a request finding none free waits for one to return. Followers' fetches and the
+# controller's requests have thread pools of their own, so parked produces can never hold every thread
+# while the follower fetches that would complete them wait behind.
 MAX_CONCURRENCY = 64
+CONCURRENCY_GROUPS = {"replication": 8, "control": 2}
 # Errors after which a follower looks its leader up again and backs off: no such actor (ValueError),
 # a dead leader, a timeout, or a leader that raised.
 _LEADER_UNREACHABLE = (ValueError, ray.exceptions.RayError)
@@ -85,6 +88,7 @@ class PartitionReplica:
 
     # ------------------------------------------------------------------ control
 
+    @ray.method(concurrency_group="control")
     def become_leader(self, state: LeaderAndIsrPartitionState) -> Errors:
         """Apply a LeaderAndIsr naming this replica leader."""
         with self._lock:
@@ -98,6 +102,7 @@ class PartitionReplica:
         logger.info("%s: leader at epoch %d, ISR %s", self.partition.name, state.leader_epoch, list(state.isr))
         return Errors.NONE
 
+    @ray.method(concurrency_group="control")
     def become_follower(self, state: LeaderAndIsrPartitionState) -> Errors:
         """Apply a LeaderAndIsr naming another replica leader; (re)start the fetch loop."""
         with self._lock:
@@ -113,6 +118,7 @@ class PartitionReplica:
                 self._fetcher = _Fetcher(state.leader_epoch, self._fetch_loop, f"{self.partition.name}-fetcher")
         return Errors.NONE
 
+    @ray.method(concurrency_group="control")
     def stop(self, delete: bool = False) -> None:
         """StopReplica: stop serving, then close (or delete) the log."""
         with self._lock:
@@ -186,6 +192,7 @@ class PartitionReplica:
         with self._lock:
             return self.partition.list_offsets(request.timestamp, request.current_leader_epoch)
 
+    @ray.method(concurrency_group="replication")
     def offsets_for_leader_epoch(self, request: OffsetsForLeaderEpochRequest) -> OffsetsForLeaderEpochResponse:
         """Where ``request.leader_epoch`` ends in this leader's log (KIP-101)."""
         with self._lock:
@@ -197,15 +204,18 @@ class PartitionReplica:
             epoch, end = self.log.end_offset_for_epoch(request.leader_epoch)
             return OffsetsForLeaderEpochResponse(Errors.NONE, epoch, end)
 
+    @ray.method(concurrency_group="control")
     def describe(self) -> dict[str, Any]:
         """The replica's state for tools and tests, with its process id and log directory."""
         with self._lock:
             return {**self.partition.describe(), "pid": os.getpid(), "log_dir": str(self.log.directory)}
 
+    @ray.method(concurrency_group="control")
     def ping(self) -> str:
         """Liveness check for the broker's supervision: the replica's role."""
         return self.partition.role.value
 
+    @ray.method(concurrency_group="control")
     def read_log(self, offset: int, max_bytes: int) -> bytes:
         """Raw bytes of this replica's own log (tools and tests comparing replicas)."""
         with self._lock:
@@ -246,7 +256,8 @@ class PartitionReplica:
                     if not truncated:
                         fetcher.stopped.wait(backoff)
                     continue
-                response: FetchResponse = ray.get(leader.fetch.remote(request), timeout=timeout_s)
+                call = leader.fetch.options(concurrency_group="replication").remote(request)
+                response: FetchResponse = ray.get(call, timeout=timeout_s)
             except _LEADER_UNREACHABLE as exc:
                 logger.debug("%s: leader %d unreachable: %s", partition.name, partition.leader_id, exc)
                 leader = None
@@ -334,8 +345,9 @@ class PartitionReplica:
         partition = self.partition
         try:
             broker = ray.get_actor(names.broker_actor_name(partition.broker_id), namespace=self.namespace)
-            error, version = ray.get(broker.alter_isr.remote(partition.topic, partition.partition, state),
-                                     timeout=self.config.replica_socket_timeout_ms / 1000)
+            # No timeout: giving up on a write ZooKeeper may still apply would leave this leader with a
+            # stale znode version, and every later ISR change would fail its version check.
+            error, version = ray.get(broker.alter_isr.remote(partition.topic, partition.partition, state))
             with self._lock:
                 if error is Errors.NONE and partition.role is Role.LEADER and partition.leader_epoch == state.leader_epoch:
                     partition.apply_isr(state.isr, version)

@@ -23,10 +23,11 @@ def _remote_classes() -> dict[str, Any]:
     # Imported on first use: the broker module spawns controllers and replicas through this one.
     from rafka.actors.broker import Broker
     from rafka.actors.controller import Controller
-    from rafka.actors.replica import MAX_CONCURRENCY, PartitionReplica
+    from rafka.actors.replica import CONCURRENCY_GROUPS, MAX_CONCURRENCY, PartitionReplica
     from rafka.groups.coordinator import GroupCoordinator
 
-    return {"broker": ray.remote(Broker), "controller": ray.remote(Controller), "replica": ray.remote(max_concurrency=MAX_CONCURRENCY)(PartitionReplica),
+    replica = ray.remote(max_concurrency=MAX_CONCURRENCY, concurrency_groups=CONCURRENCY_GROUPS)(PartitionReplica)
+    return {"broker": ray.remote(Broker), "controller": ray.remote(Controller), "replica": replica,
             "coordinator": ray.remote(GroupCoordinator)}
 
 

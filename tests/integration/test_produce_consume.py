@@ -9,13 +9,15 @@ import threading
 import pytest
 import ray
 
+from rafka.actors.replica import MAX_CONCURRENCY
 from rafka.clients.admin import Admin
 from rafka.clients.consumer import Consumer
 from rafka.clients.producer import Producer
 from rafka.clients.records import TopicPartition
 from rafka.cluster.local_cluster import LocalCluster
+from rafka.protocol.errors import Errors
 from rafka.protocol.messages.fetch import FetchRequest
-from rafka.protocol.messages.produce import ProduceRequest
+from rafka.protocol.messages.produce import ACKS_ALL, ProduceRequest
 from rafka.protocol.records.builder import build_batch
 from rafka.testing import serving_replica
 
@@ -96,6 +98,19 @@ def test_long_poll_fetch_wakes_when_data_arrives(admin: Admin, topic_name: str) 
     ray.get(leader.produce.remote(ProduceRequest(build_batch([(None, b"wake", 1)]), acks=1)), timeout=30)
     response = ray.get(pending, timeout=30)
     assert response.records, "the parked fetch must return the new record, not time out empty"
+
+
+def test_parked_acks_all_produces_cannot_starve_the_follower_fetches(admin: Admin, topic_name: str) -> None:
+    # Twice as many parked acks=all produces as the replica has handler threads: the followers'
+    # fetches that complete them run in a thread pool of their own. Starved, the followers would drop
+    # out of the ISR after replica_lag_time_max_ms and every produce would fail min.insync.replicas=3.
+    admin.create_topic(topic_name, num_partitions=1, replication_factor=3, config={"min.insync.replicas": "3"})
+    leader = serving_replica(topic_name, 0, 0, NS)
+    batches = [build_batch([(None, str(i).encode(), 1)]) for i in range(2 * MAX_CONCURRENCY)]
+    pending = [leader.produce.remote(ProduceRequest(batch, acks=ACKS_ALL, timeout_ms=120_000)) for batch in batches]
+    responses = ray.get(pending, timeout=150)
+    assert [r.error for r in responses] == [Errors.NONE] * len(batches)
+    assert sorted(r.base_offset for r in responses) == list(range(len(batches)))
 
 
 def test_records_above_the_high_watermark_stay_invisible_to_consumers(cluster: LocalCluster, admin: Admin, topic_name: str) -> None:
