@@ -233,13 +233,14 @@ class PartitionReplica:
         timeout_s = max(self.config.replica_socket_timeout_ms, self.config.replica_fetch_wait_max_ms) / 1000
         partition = self.partition
         epoch = fetcher.epoch
-        leader = None
+        # The leader is fixed for the fetcher's epoch: become_follower set it before starting this thread.
+        leader_name = names.replica_actor_name(partition.topic, partition.partition, partition.leader_id)
+        leader = fetch = None
         truncated = False
         while True:
             with self._lock:
                 if not self._following(fetcher):
                     return
-                leader_name = names.replica_actor_name(partition.topic, partition.partition, partition.leader_id)
                 request = FetchRequest(
                     fetch_offset=self.log.log_end_offset,
                     max_bytes=self.config.replica_fetch_max_bytes,
@@ -251,13 +252,13 @@ class PartitionReplica:
             try:
                 if leader is None:
                     leader = ray.get_actor(leader_name, namespace=self.namespace)
+                    fetch = leader.fetch.options(concurrency_group="replication")
                 if not truncated:
                     truncated = self._truncate_to_leader_epoch(leader, fetcher, timeout_s)
                     if not truncated:
                         fetcher.stopped.wait(backoff)
                     continue
-                call = leader.fetch.options(concurrency_group="replication").remote(request)
-                response: FetchResponse = ray.get(call, timeout=timeout_s)
+                response: FetchResponse = ray.get(fetch.remote(request), timeout=timeout_s)
             except _LEADER_UNREACHABLE as exc:
                 logger.debug("%s: leader %d unreachable: %s", partition.name, partition.leader_id, exc)
                 leader = None

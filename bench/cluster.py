@@ -56,8 +56,8 @@ def _warm_up() -> None:
     """Two seconds of the latency workload, not measured.
 
     A process's first requests to an actor open Ray's connection to it, and a new topic's followers
-    are still joining the ISR: measured, that start counts in a 10-second run's p99 (18-25 ms in the
-    first run of a process against 8 ms in the next ones). Latency is measured in steady state.
+    are still joining the ISR: measured, that start counts in a 10-second run's p99 (18-35 ms in the
+    first run of a process against 6.7-9.5 ms in the next ones). Latency is measured in steady state.
     """
     producer_perf(NAMESPACE, "lat", WARM_UP_RECORDS, 100, 10_000, LATENCY_TEST, progress=False)
 

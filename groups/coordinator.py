@@ -18,6 +18,7 @@ import asyncio
 import logging
 import os
 import time
+from collections import defaultdict
 from typing import Any
 
 import ray
@@ -111,7 +112,7 @@ class GroupCoordinator:
         self._partition_counts_at = 0.0
         # One append at a time per offsets partition: a replica actor may run concurrent produce
         # requests in either order, and a group's later commit must land after its earlier one.
-        self._append_locks: dict[int, asyncio.Lock] = {}
+        self._append_locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._ticker = asyncio.get_event_loop().create_task(self._tick_loop())
 
     # ------------------------------------------------------------------ ownership
@@ -251,7 +252,7 @@ class GroupCoordinator:
         batch = build_batch([(key, value, timestamp) for key, value in records])
         try:
             replica = ray.get_actor(names.replica_actor_name(OFFSETS_TOPIC, partition, self.broker_id), namespace=self.namespace)
-            async with self._append_locks.setdefault(partition, asyncio.Lock()):
+            async with self._append_locks[partition]:
                 response = await replica.produce.remote(ProduceRequest(batch, ACKS_ALL, self.config.offsets_commit_timeout_ms))
         except (ValueError, ray.exceptions.RayActorError) as exc:
             logger.warning("coordinator %d: offsets replica %d unreachable: %s", self.broker_id, partition, exc)

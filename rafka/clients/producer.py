@@ -254,26 +254,35 @@ class Producer:
     def _complete(self, batch: ProducerBatch, answer: Future) -> None:
         tp = batch.topic_partition
         self._busy.discard(tp)
+        if self.acks == ACKS_NONE:
+            self._sent_unacknowledged(tp, answer)
+            return
         try:
             response: ProduceResponse = answer.result()
         except ray.exceptions.RayActorError as exc:
-            self._cluster.forget(names.replica_actor_name(tp.topic, tp.partition, self._leader_of(tp)))
-            if self.acks != ACKS_NONE:
-                self._retry_or_fail(batch, NotLeaderOrFollowerError(f"leader replica of {tp.topic}-{tp.partition} is gone: {type(exc).__name__}"))
+            self._forget_leader(tp)
+            self._retry_or_fail(batch, NotLeaderOrFollowerError(f"leader replica of {tp.topic}-{tp.partition} is gone: {type(exc).__name__}"))
             return
         except ray.exceptions.RayError as exc:
-            if self.acks != ACKS_NONE:
-                # The leader raised: a bug, not a state a retry can fix; fail the batch rather than the sender.
-                self._finish(batch, -1, Errors.UNKNOWN_SERVER_ERROR.exception(f"produce to {tp.topic}-{tp.partition} failed: {exc}"))
+            # The leader raised: a bug, not a state a retry can fix; fail the batch rather than the sender.
+            self._finish(batch, -1, Errors.UNKNOWN_SERVER_ERROR.exception(f"produce to {tp.topic}-{tp.partition} failed: {exc}"))
             return
-        if self.acks == ACKS_NONE:
-            # Completed when sent; an error here is one acks=0 does not report (as in Kafka).
-            if response.error is not Errors.NONE:
-                self._stale.add(tp)
-        elif response.error is Errors.NONE:
+        if response.error is Errors.NONE:
             self._finish(batch, response.base_offset, None)
         else:
             self._retry_or_fail(batch, response.error.exception(response.error_message))
+
+    def _sent_unacknowledged(self, tp: TopicPartition, answer: Future) -> None:
+        """acks=0: the batch completed when sent and errors go unreported (as in Kafka); a dead leader is
+        forgotten and a refused batch makes the partition's next one look its leader up afresh."""
+        error = answer.exception()
+        if isinstance(error, ray.exceptions.RayActorError):
+            self._forget_leader(tp)
+        elif error is None and answer.result().error is not Errors.NONE:
+            self._stale.add(tp)
+
+    def _forget_leader(self, tp: TopicPartition) -> None:
+        self._cluster.forget(names.replica_actor_name(tp.topic, tp.partition, self._leader_of(tp)))
 
     def _leader_of(self, tp: TopicPartition) -> int:
         try:
