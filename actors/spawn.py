@@ -14,7 +14,7 @@ import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from rafka.actors import names
-from rafka.actors.broker_config import BrokerConfig
+from rafka.actors.broker.config import BrokerConfig
 from rafka.log.config import LogConfig
 
 
@@ -29,9 +29,9 @@ REPLICA_ENV = {"MALLOC_ARENA_MAX": "1"}
 @functools.cache
 def _remote_classes() -> dict[str, Any]:
     # Imported on first use: the broker module spawns controllers and replicas through this one.
-    from rafka.actors.broker import Broker
-    from rafka.actors.controller import Controller
-    from rafka.actors.replica import CONCURRENCY_GROUPS, MAX_CONCURRENCY, PartitionReplica
+    from rafka.actors.broker.broker import Broker
+    from rafka.actors.controller.controller import Controller
+    from rafka.actors.replica.replica import CONCURRENCY_GROUPS, MAX_CONCURRENCY, PartitionReplica
     from rafka.groups.coordinator import GroupCoordinator
 
     replica = ray.remote(max_concurrency=MAX_CONCURRENCY, concurrency_groups=CONCURRENCY_GROUPS)(PartitionReplica)

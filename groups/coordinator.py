@@ -24,7 +24,7 @@ from typing import Any
 import ray
 
 from rafka.actors import names
-from rafka.actors.broker_config import BrokerConfig
+from rafka.actors.broker.config import BrokerConfig
 from rafka.groups.group_metadata import GroupMetadata, GroupState, validate_group_id
 from rafka.groups.membership import GroupMembership, MembershipConfig, stored_members
 from rafka.groups.offsets_codec import (

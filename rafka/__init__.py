@@ -24,7 +24,7 @@ _EXPORTS = {
     "Producer": "rafka.clients.producer",
     "Consumer": "rafka.clients.consumer",
     "Admin": "rafka.clients.admin",
-    "NewTopic": "rafka.actors.controller_events",
+    "NewTopic": "rafka.actors.controller.events",
     "LocalCluster": "rafka.cluster.local_cluster",
     "TopicPartition": "rafka.clients.records",
     "RecordMetadata": "rafka.clients.records",

@@ -9,7 +9,7 @@ import ray
 from kazoo.client import KazooClient
 
 from rafka.actors import names
-from rafka.actors.zk_data import decode_assignment, partition_state_path, topic_path
+from rafka.actors.zk.data import decode_assignment, partition_state_path, topic_path
 from rafka.clients.admin import Admin
 from rafka.cluster.local_cluster import LocalCluster
 from rafka.cluster.zookeeper_server import ZooKeeperServer

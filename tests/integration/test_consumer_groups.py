@@ -20,10 +20,10 @@ import pytest
 import ray
 
 from rafka.actors import names
-from rafka.actors.controller_events import NewTopic
+from rafka.actors.controller.events import NewTopic
 from rafka.clients.admin import Admin
 from rafka.clients.consumer import Consumer
-from rafka.clients.group_coordinator import CommitFailedError
+from rafka.clients.consumer_coordinator import CommitFailedError
 from rafka.clients.partitioner import partition_for_key
 from rafka.clients.producer import Producer
 from rafka.clients.records import ConsumerRecord, OffsetAndMetadata, RecordMetadata, TopicPartition

@@ -12,8 +12,8 @@ import pytest
 import ray
 
 from rafka.actors import names
-from rafka.actors.zk_client import ControllerMovedError, ZkClient
-from rafka.actors.zk_data import LeaderIsrAndEpoch
+from rafka.actors.zk.client import ControllerMovedError, ZkClient
+from rafka.actors.zk.data import LeaderIsrAndEpoch
 from rafka.clients.admin import Admin
 from rafka.clients.consumer import Consumer
 from rafka.clients.producer import Producer

@@ -9,7 +9,7 @@ import threading
 import pytest
 import ray
 
-from rafka.actors.replica import MAX_CONCURRENCY
+from rafka.actors.replica.replica import MAX_CONCURRENCY
 from rafka.clients.admin import Admin
 from rafka.clients.consumer import Consumer
 from rafka.clients.producer import Producer

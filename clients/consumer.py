@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable, Iterator
 from rafka.actors import names
 from rafka.clients.cluster import ClusterConnection
 from rafka.clients.fetcher import Fetcher
-from rafka.clients.group_coordinator import CommitFailedError, ConsumerCoordinator, RebalanceListener
+from rafka.clients.consumer_coordinator import CommitFailedError, ConsumerCoordinator, RebalanceListener
 from rafka.clients.records import ConsumerRecord, OffsetAndMetadata, OffsetAndTimestamp, TopicPartition
 from rafka.groups.group_metadata import validate_group_id
 from rafka.protocol.errors import Errors, InvalidConfigError, InvalidGroupIdError, RafkaError, UnknownTopicOrPartitionError

@@ -1,8 +1,8 @@
-"""Tests for rafka.actors.metadata_cache: a broker's view of the cluster, fed by UpdateMetadata only."""
+"""Tests for rafka.actors.broker.metadata_cache: a broker's view of the cluster, fed by UpdateMetadata only."""
 
 from __future__ import annotations
 
-from rafka.actors.metadata_cache import MetadataCache
+from rafka.actors.broker.metadata_cache import MetadataCache
 from rafka.protocol.errors import Errors
 from rafka.protocol.messages.control import TopicPartitions, UpdateMetadataRequest
 from rafka.protocol.messages.metadata import BrokerMetadata, PartitionMetadata

@@ -1,13 +1,13 @@
-"""Tests for rafka.actors.request_batch and controller_context: one LeaderAndIsr and UpdateMetadata per broker."""
+"""Tests for rafka.actors.controller.request_batch and controller_context: one LeaderAndIsr and UpdateMetadata per broker."""
 
 from __future__ import annotations
 
 import pytest
 
-from rafka.actors.controller_context import ControllerContext
-from rafka.actors.request_batch import RequestBatch
-from rafka.actors.state_machines import PartitionState, ReplicaState
-from rafka.actors.zk_data import BrokerRegistration, LeaderIsrAndEpoch
+from rafka.actors.controller.context import ControllerContext
+from rafka.actors.controller.request_batch import RequestBatch
+from rafka.actors.controller.state_machines import PartitionState, ReplicaState
+from rafka.actors.zk.data import BrokerRegistration, LeaderIsrAndEpoch
 from rafka.protocol.messages.control import LeaderAndIsrPartitionState
 from rafka.protocol.messages.metadata import BrokerMetadata, PartitionMetadata
 

@@ -1,4 +1,4 @@
-"""Tests for rafka.actors.election: Kafka's partition leader election rules."""
+"""Tests for rafka.actors.controller.election: Kafka's partition leader election rules."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rafka.actors.election import (
+from rafka.actors.controller.election import (
     NO_LEADER,
     LeaderAndIsr,
     controlled_shutdown_leader,

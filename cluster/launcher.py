@@ -22,7 +22,7 @@ from typing import Any
 import ray
 
 from rafka.actors import names, spawn
-from rafka.actors.broker_config import LAUNCH_DEFAULTS, BrokerConfig
+from rafka.actors.broker.config import LAUNCH_DEFAULTS, BrokerConfig
 from rafka.clients.admin import Admin, ClusterDescription
 from rafka.clients.cluster import RAY_ACTOR_ERRORS
 from rafka.cluster.local_cluster import RAY_ENV_DEFAULTS

@@ -1,4 +1,4 @@
-"""Tests for rafka.actors.partition: Kafka's high watermark, ISR and fencing rules on one replica."""
+"""Tests for rafka.actors.replica.partition: Kafka's high watermark, ISR and fencing rules on one replica."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rafka.actors.partition import Partition, Role
+from rafka.actors.replica.partition import Partition, Role
 from rafka.log.log import Log
 from rafka.protocol.errors import Errors, NotEnoughReplicasError, NotLeaderOrFollowerError
 from rafka.protocol.messages.control import LeaderAndIsrPartitionState

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rafka.actors.state_machines import PartitionState, ReplicaState
-from rafka.actors.zk_data import BrokerRegistration, LeaderIsrAndEpoch
+from rafka.actors.controller.state_machines import PartitionState, ReplicaState
+from rafka.actors.zk.data import BrokerRegistration, LeaderIsrAndEpoch
 
 TopicPartition = tuple[str, int]
 

@@ -1,4 +1,4 @@
-"""Tests for rafka.actors.zk_data: znode paths and JSON that match Kafka's ZooKeeper layout."""
+"""Tests for rafka.actors.zk.data: znode paths and JSON that match Kafka's ZooKeeper layout."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from rafka.actors import zk_data
-from rafka.actors.zk_data import BrokerRegistration, LeaderIsrAndEpoch
+from rafka.actors.zk import data as zk_data
+from rafka.actors.zk.data import BrokerRegistration, LeaderIsrAndEpoch
 
 
 def as_json(data: bytes) -> dict:

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Mapping
 
 import ray
 
-from rafka.actors.controller_events import NewTopic
+from rafka.actors.controller.events import NewTopic
 from rafka.clients.cluster import RAY_ACTOR_ERRORS, ClusterConnection
 from rafka.clients.fetcher import list_offsets
 from rafka.clients.group_admin import GroupAdminMixin

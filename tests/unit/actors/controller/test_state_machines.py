@@ -1,4 +1,4 @@
-"""Tests for rafka.actors.state_machines: Kafka 2.8's partition and replica transition tables."""
+"""Tests for rafka.actors.controller.state_machines: Kafka 2.8's partition and replica transition tables."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from rafka.actors.state_machines import (
+from rafka.actors.controller.state_machines import (
     PARTITION_VALID_PREVIOUS,
     REPLICA_VALID_PREVIOUS,
     PartitionState,

@@ -18,7 +18,7 @@ from kazoo.client import TransactionRequest
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError, RuntimeInconsistency
 from kazoo.retry import KazooRetry
 
-from rafka.actors import zk_data as zd
+from rafka.actors.zk import data as zd
 from rafka.protocol.errors import KafkaTimeoutError, TopicAlreadyExistsError
 
 logger = logging.getLogger(__name__)

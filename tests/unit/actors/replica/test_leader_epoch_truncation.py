@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rafka.actors.partition import Partition
+from rafka.actors.replica.partition import Partition
 from rafka.log.log import Log
 from rafka.protocol.messages.control import LeaderAndIsrPartitionState
 from rafka.protocol.messages.fetch import FetchRequest

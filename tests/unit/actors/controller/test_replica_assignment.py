@@ -1,4 +1,4 @@
-"""Tests for rafka.actors.replica_assignment: the seeds' placement rule and topic names."""
+"""Tests for rafka.actors.controller.replica_assignment: the seeds' placement rule and topic names."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rafka.actors.replica_assignment import (
+from rafka.actors.controller.replica_assignment import (
     assign_replicas,
     topic_names_collide,
     validate_topic_name,

@@ -19,11 +19,11 @@ from kazoo.exceptions import BadVersionError, NoNodeError
 from kazoo.protocol.states import KazooState
 
 from rafka.actors import names, spawn
-from rafka.actors.broker_config import BrokerConfig
-from rafka.actors.metadata_cache import MetadataCache
-from rafka.actors.zk_client import ZkClient
-from rafka.actors.controller_events import NewTopic
-from rafka.actors.zk_data import BrokerRegistration, LeaderIsrAndEpoch
+from rafka.actors.broker.config import BrokerConfig
+from rafka.actors.broker.metadata_cache import MetadataCache
+from rafka.actors.zk.client import ZkClient
+from rafka.actors.controller.events import NewTopic
+from rafka.actors.zk.data import BrokerRegistration, LeaderIsrAndEpoch
 from rafka.groups.group_metadata import validate_group_id
 from rafka.groups.offsets_codec import OFFSETS_TOPIC, partition_for
 from rafka.log.config import LogConfig

@@ -1,4 +1,4 @@
-"""Tests for rafka.actors.purgatory: parked operations complete on a state change or expire on a deadline.
+"""Tests for rafka.actors.replica.purgatory: parked operations complete on a state change or expire on a deadline.
 
 Each parked operation runs in its own thread holding the replica lock, as a replica actor's handler does.
 """
@@ -9,7 +9,7 @@ import threading
 import time
 from typing import Callable
 
-from rafka.actors.purgatory import Purgatory
+from rafka.actors.replica.purgatory import Purgatory
 from rafka.protocol.errors import Errors
 
 TIMEOUT_S = 0.05

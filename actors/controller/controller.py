@@ -20,9 +20,9 @@ from kazoo.exceptions import BadVersionError, NodeExistsError
 from kazoo.protocol.states import KazooState
 
 from rafka.actors import names
-from rafka.actors.broker_config import BrokerConfig
-from rafka.actors.controller_context import ControllerContext, TopicPartition
-from rafka.actors.controller_events import (
+from rafka.actors.broker.config import BrokerConfig
+from rafka.actors.controller.context import ControllerContext, TopicPartition
+from rafka.actors.controller.events import (
     BrokerChange,
     BrokerDied,
     ControlledShutdown,
@@ -36,18 +36,18 @@ from rafka.actors.controller_events import (
     Startup,
     TopicChange,
 )
-from rafka.actors.election import NO_LEADER, controlled_shutdown_leader, offline_leader
-from rafka.actors.mailbox import Mailbox
-from rafka.actors.replica_assignment import assign_replicas, topic_names_collide, validate_topic_name
-from rafka.actors.request_batch import RequestBatch
-from rafka.actors.state_machines import (
+from rafka.actors.controller.election import NO_LEADER, controlled_shutdown_leader, offline_leader
+from rafka.actors.controller.mailbox import Mailbox
+from rafka.actors.controller.replica_assignment import assign_replicas, topic_names_collide, validate_topic_name
+from rafka.actors.controller.request_batch import RequestBatch
+from rafka.actors.controller.state_machines import (
     PARTITION_VALID_PREVIOUS,
     PartitionState,
     ReplicaState,
     split_valid,
 )
-from rafka.actors.zk_client import ControllerMovedError, ZkClient
-from rafka.actors.zk_data import LeaderIsrAndEpoch
+from rafka.actors.zk.client import ControllerMovedError, ZkClient
+from rafka.actors.zk.data import LeaderIsrAndEpoch
 from rafka.log.config import LogConfig
 from rafka.protocol.errors import Errors, RafkaError, TopicAlreadyExistsError
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from rafka.actors.controller_context import ControllerContext, TopicPartition
+from rafka.actors.controller.context import ControllerContext, TopicPartition
 from rafka.protocol.messages.control import (
     LeaderAndIsrPartitionState,
     LeaderAndIsrRequest,

@@ -21,10 +21,10 @@ from typing import Any, Callable
 import ray
 
 from rafka.actors import names
-from rafka.actors.broker_config import BrokerConfig
-from rafka.actors.partition import Partition, Role
-from rafka.actors.purgatory import Purgatory
-from rafka.actors.zk_data import LeaderIsrAndEpoch
+from rafka.actors.broker.config import BrokerConfig
+from rafka.actors.replica.partition import Partition, Role
+from rafka.actors.replica.purgatory import Purgatory
+from rafka.actors.zk.data import LeaderIsrAndEpoch
 from rafka.log.cleaner import maybe_compact
 from rafka.log.config import LogConfig
 from rafka.log.files import partition_dir_name
