@@ -26,8 +26,8 @@ def replica_actor_name(topic: str, partition: int, broker_id: int) -> str:
 
 def broker_id_of(actor_name: str) -> int | None:
     """The broker id in a broker actor's name, or None for other actors."""
-    if actor_name.startswith(BROKER_PREFIX) and actor_name[len(BROKER_PREFIX):].isdigit():
-        return int(actor_name[len(BROKER_PREFIX):])
+    if actor_name.startswith(BROKER_PREFIX) and actor_name[len(BROKER_PREFIX) :].isdigit():
+        return int(actor_name[len(BROKER_PREFIX) :])
     return None
 
 

@@ -17,7 +17,6 @@ from rafka.actors import names
 from rafka.actors.broker.config import BrokerConfig
 from rafka.log.config import LogConfig
 
-
 # glibc gives each thread of a process its own malloc arena, and a thread's arena hands the pages of a
 # freed multi-megabyte fetch response back to the kernel, so the next response page-faults them in
 # again. A replica actor serves requests from a pool of threads: with one arena, a leader's CPU per
@@ -31,16 +30,31 @@ def _remote_classes() -> dict[str, Any]:
     # Imported on first use: the broker module spawns controllers and replicas through this one.
     from rafka.actors.broker.broker import Broker
     from rafka.actors.controller.controller import Controller
-    from rafka.actors.replica.replica import CONCURRENCY_GROUPS, MAX_CONCURRENCY, PartitionReplica
+    from rafka.actors.replica.replica import (
+        CONCURRENCY_GROUPS,
+        MAX_CONCURRENCY,
+        PartitionReplica,
+    )
     from rafka.groups.coordinator import GroupCoordinator
 
-    replica = ray.remote(max_concurrency=MAX_CONCURRENCY, concurrency_groups=CONCURRENCY_GROUPS)(PartitionReplica)
-    return {"broker": ray.remote(Broker), "controller": ray.remote(Controller), "replica": replica,
-            "coordinator": ray.remote(GroupCoordinator)}
+    replica = ray.remote(max_concurrency=MAX_CONCURRENCY, concurrency_groups=CONCURRENCY_GROUPS)(
+        PartitionReplica
+    )
+    return {
+        "broker": ray.remote(Broker),
+        "controller": ray.remote(Controller),
+        "replica": replica,
+        "coordinator": ray.remote(GroupCoordinator),
+    }
 
 
 def _options(name: str, namespace: str, node_id: str | None, detached: bool) -> dict[str, Any]:
-    options: dict[str, Any] = {"name": name, "namespace": namespace, "num_cpus": 0, "max_restarts": 0}
+    options: dict[str, Any] = {
+        "name": name,
+        "namespace": namespace,
+        "num_cpus": 0,
+        "max_restarts": 0,
+    }
     if node_id is not None:
         options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id=node_id, soft=False)
     if detached:
@@ -48,28 +62,54 @@ def _options(name: str, namespace: str, node_id: str | None, detached: bool) -> 
     return options
 
 
-def spawn_broker(config: BrokerConfig, namespace: str, node_id: str | None = None, detached: bool = False) -> Any:
+def spawn_broker(
+    config: BrokerConfig, namespace: str, node_id: str | None = None, detached: bool = False
+) -> Any:
     """Start broker ``config.broker_id`` (detached brokers outlive the process that started them)."""
     name = names.broker_actor_name(config.broker_id)
-    return _remote_classes()["broker"].options(**_options(name, namespace, node_id, detached)).remote(config, namespace)
+    return (
+        _remote_classes()["broker"]
+        .options(**_options(name, namespace, node_id, detached))
+        .remote(config, namespace)
+    )
 
 
 def spawn_controller(config: BrokerConfig, namespace: str, node_id: str) -> Any:
     """Start the controller actor of a broker, on the broker's node; it dies with its broker."""
     name = names.controller_actor_name(config.broker_id)
-    return _remote_classes()["controller"].options(**_options(name, namespace, node_id, False)).remote(config, namespace)
+    return (
+        _remote_classes()["controller"]
+        .options(**_options(name, namespace, node_id, False))
+        .remote(config, namespace)
+    )
 
 
 def spawn_coordinator(config: BrokerConfig, namespace: str, node_id: str) -> Any:
     """Start the group coordinator of a broker, on the broker's node; it dies with its broker."""
     name = names.coordinator_actor_name(config.broker_id)
-    return _remote_classes()["coordinator"].options(**_options(name, namespace, node_id, False)).remote(config, namespace)
+    return (
+        _remote_classes()["coordinator"]
+        .options(**_options(name, namespace, node_id, False))
+        .remote(config, namespace)
+    )
 
 
-def spawn_replica(topic: str, partition: int, config: BrokerConfig, log_config: LogConfig, namespace: str, node_id: str) -> Any:
+def spawn_replica(
+    topic: str,
+    partition: int,
+    config: BrokerConfig,
+    log_config: LogConfig,
+    namespace: str,
+    node_id: str,
+) -> Any:
     """Start a partition replica of a broker, on the broker's node; it dies with its broker."""
     name = names.replica_actor_name(topic, partition, config.broker_id)
-    options = {**_options(name, namespace, node_id, False), "runtime_env": {"env_vars": REPLICA_ENV}}
-    return _remote_classes()["replica"].options(**options).remote(
-        topic, partition, config.broker_id, config, log_config, namespace
+    options = {
+        **_options(name, namespace, node_id, False),
+        "runtime_env": {"env_vars": REPLICA_ENV},
+    }
+    return (
+        _remote_classes()["replica"]
+        .options(**options)
+        .remote(topic, partition, config.broker_id, config, log_config, namespace)
     )

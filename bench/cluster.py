@@ -19,12 +19,12 @@ from typing import Any
 
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
-import ray  # noqa: E402
+import ray
 
-from rafka.actors import names  # noqa: E402
-from rafka.cli.perf import ProducerPerf, consumer_perf, producer_perf  # noqa: E402
-from rafka.clients.producer import Producer  # noqa: E402
-from rafka.cluster.local_cluster import LocalCluster  # noqa: E402
+from rafka.actors import names
+from rafka.cli.perf import ProducerPerf, consumer_perf, producer_perf
+from rafka.clients.producer import Producer
+from rafka.cluster.local_cluster import LocalCluster
 
 NAMESPACE = "rafka-bench"
 # 1 MiB batches (Kafka's max.request.size): every produce request is one Ray call costing about 1 ms
@@ -65,9 +65,14 @@ def _warm_up() -> None:
 def _throttled_latency(label: str) -> tuple[str, ...]:
     """acks=all at a throttled 10,000 records/s with Kafka's default batching (linger 0, 16 KiB)."""
     result = producer_perf(NAMESPACE, "lat", 100_000, 100, 10_000, LATENCY_TEST, progress=False)
-    return (f"acks=all at 10,000 records/s (RF 3), {label}", f"{result.records_per_s:,.0f}", f"{result.mb_per_s:.1f}",
-            f"p50 {result.percentile(0.5):.1f} / p99 {result.percentile(0.99):.1f} / "
-            f"p99.9 {result.percentile(0.999):.1f} ms", "p99 <= 10 ms")
+    return (
+        f"acks=all at 10,000 records/s (RF 3), {label}",
+        f"{result.records_per_s:,.0f}",
+        f"{result.mb_per_s:.1f}",
+        f"p50 {result.percentile(0.5):.1f} / p99 {result.percentile(0.99):.1f} / "
+        f"p99.9 {result.percentile(0.999):.1f} ms",
+        "p99 <= 10 ms",
+    )
 
 
 def _round_trips(label: str) -> tuple[str, ...]:
@@ -79,8 +84,13 @@ def _round_trips(label: str) -> tuple[str, ...]:
             producer.send("lat", b"x" * 100, partition=i % 6).get(timeout=30)
             latencies.append((time.perf_counter() - started) * 1000)
     result = ProducerPerf(ROUND_TRIPS, sum(latencies) / 1000, 100, latencies)
-    return (f"acks=all send().get() one at a time, {label}", f"{result.records_per_s:,.0f}", "-",
-            f"p50 {result.percentile(0.5):.1f} / p99 {result.percentile(0.99):.1f} ms", "-")
+    return (
+        f"acks=all send().get() one at a time, {label}",
+        f"{result.records_per_s:,.0f}",
+        "-",
+        f"p50 {result.percentile(0.5):.1f} / p99 {result.percentile(0.99):.1f} ms",
+        "-",
+    )
 
 
 def run(records: int = 1_000_000) -> list[tuple[str, ...]]:
@@ -91,7 +101,10 @@ def run(records: int = 1_000_000) -> list[tuple[str, ...]]:
             admin = cluster.admin()
             admin.create_topic("lat", 6, 3)
             _warm_up()
-            latency_rows = [_throttled_latency("latency topic only"), _round_trips("latency topic only")]
+            latency_rows = [
+                _throttled_latency("latency topic only"),
+                _round_trips("latency topic only"),
+            ]
             admin.create_topic("rf1", 6, 1)
             admin.create_topic("rf3", 6, 3)
             admin.create_topic("idle", 1, 1)
@@ -101,15 +114,39 @@ def run(records: int = 1_000_000) -> list[tuple[str, ...]]:
                 ("produce RF 3, acks=all", "rf3", "all", ">= 200,000"),
             ]
             for label, topic, acks, target in cases:
-                result = producer_perf(NAMESPACE, topic, records, 100, -1, {**PRODUCER, "acks": acks}, progress=False)
-                rows.append((label, f"{result.records_per_s:,.0f}", f"{result.mb_per_s:.1f}",
-                             f"p50 {result.percentile(0.5):.0f} / p99 {result.percentile(0.99):.0f} ms", target))
+                result = producer_perf(
+                    NAMESPACE, topic, records, 100, -1, {**PRODUCER, "acks": acks}, progress=False
+                )
+                rows.append(
+                    (
+                        label,
+                        f"{result.records_per_s:,.0f}",
+                        f"{result.mb_per_s:.1f}",
+                        f"p50 {result.percentile(0.5):.0f} / p99 {result.percentile(0.99):.0f} ms",
+                        target,
+                    )
+                )
             consumed = consumer_perf(NAMESPACE, "rf1", records, progress=False)
-            rows.append(("consume (1 consumer, 6 partitions)", f"{consumed.records_per_s:,.0f}",
-                         f"{consumed.bytes / consumed.seconds / 1e6:.1f}", "-", ">= 1,000,000"))
+            rows.append(
+                (
+                    "consume (1 consumer, 6 partitions)",
+                    f"{consumed.records_per_s:,.0f}",
+                    f"{consumed.bytes / consumed.seconds / 1e6:.1f}",
+                    "-",
+                    ">= 1,000,000",
+                )
+            )
             rows.extend(latency_rows)
             rows.append(_throttled_latency("43 replicas on the machine"))
             rows.append(_round_trips("43 replicas on the machine"))
             rss, pss, uss = _idle_replica_memory_mb()
-            rows.append(("idle partition replica actor", "-", "-", f"USS {uss:.0f} MB, PSS {pss:.0f} MB, RSS {rss:.0f} MB", "<= 60 MB"))
+            rows.append(
+                (
+                    "idle partition replica actor",
+                    "-",
+                    "-",
+                    f"USS {uss:.0f} MB, PSS {pss:.0f} MB, RSS {rss:.0f} MB",
+                    "<= 60 MB",
+                )
+            )
     return rows

@@ -24,21 +24,28 @@ from typing import Any
 
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
-from rafka.cli.perf import producer_perf  # noqa: E402
-from rafka.clients.admin import Admin  # noqa: E402
-from rafka.clients.consumer import Consumer  # noqa: E402
-from rafka.clients.records import TopicPartition  # noqa: E402
-from rafka.cluster.local_cluster import LocalCluster  # noqa: E402
-from rafka.groups.offsets_codec import partition_for  # noqa: E402
+from rafka.cli.perf import producer_perf
+from rafka.clients.admin import Admin
+from rafka.clients.consumer import Consumer
+from rafka.cluster.local_cluster import LocalCluster
+from rafka.groups.offsets_codec import partition_for
+from rafka.protocol.types import TopicPartition
 
 NAMESPACE = "rafka-bench-groups"
 OFFSETS_PARTITIONS = 3
-BROKER_CONFIG = {"offsets_topic_num_partitions": OFFSETS_PARTITIONS, "group_initial_rebalance_delay_ms": 0,
-                 "group_min_session_timeout_ms": 500}
+BROKER_CONFIG = {
+    "offsets_topic_num_partitions": OFFSETS_PARTITIONS,
+    "group_initial_rebalance_delay_ms": 0,
+    "group_min_session_timeout_ms": 500,
+}
 SESSION_TIMEOUT_MS = 3000
 HEARTBEAT_MS = 300
-MEMBER_CONFIG = {"session_timeout_ms": SESSION_TIMEOUT_MS, "heartbeat_interval_ms": HEARTBEAT_MS,
-                 "enable_auto_commit": False, "auto_offset_reset": "earliest"}
+MEMBER_CONFIG = {
+    "session_timeout_ms": SESSION_TIMEOUT_MS,
+    "heartbeat_interval_ms": HEARTBEAT_MS,
+    "enable_auto_commit": False,
+    "auto_offset_reset": "earliest",
+}
 GROUP_SIZES = (1, 2, 4, 8)
 MEMBERS_TOPIC, MEMBERS_PARTITIONS = "members", 8
 CONSUME_TOPIC, CONSUME_PARTITIONS = "consume", 6
@@ -67,21 +74,26 @@ class Member:
         self._stop: str | None = None  # None (run), "close" (LeaveGroup) or "kill" (vanish)
         self._thread = threading.Thread(target=self._run, name=f"bench-{name}", daemon=True)
 
-    def start(self) -> "Member":
+    def start(self) -> Member:
         self._thread.start()
         return self
 
     def _run(self) -> None:
         try:
-            self.consumer = Consumer(namespace=NAMESPACE, group_id=self.group_id, client_id=self.name, **MEMBER_CONFIG)
+            self.consumer = Consumer(
+                namespace=NAMESPACE, group_id=self.group_id, client_id=self.name, **MEMBER_CONFIG
+            )
             self.consumer.subscribe([MEMBERS_TOPIC])
             while self._stop is None:
                 self.consumer.poll(timeout_ms=100)
                 group = self.consumer._group  # bench-only peek at the member's generation
-                self.snapshot = (group.generation if group is not None else -1, frozenset(self.consumer.assignment()))
+                self.snapshot = (
+                    group.generation if group is not None else -1,
+                    frozenset(self.consumer.assignment()),
+                )
             if self._stop == "close":
                 self.consumer.close()
-        except BaseException as exc:  # noqa: BLE001  (reported by the waiting thread)
+        except BaseException as exc:
             self.error = exc
 
     def kill(self) -> None:
@@ -107,30 +119,44 @@ class Member:
         if self.consumer is not None and not self._thread.is_alive():
             try:
                 self.consumer.close(autocommit=False)
-            except Exception as exc:  # noqa: BLE001  (cleanup only)
+            except Exception as exc:
                 _log(f"closing {self.name} after the run: {exc}")
 
 
-def _wait_stable(admin: Admin, group_id: str, live: list[Member], after_generation: int, started: float) -> tuple[float, int]:
+def _wait_stable(
+    admin: Admin, group_id: str, live: list[Member], after_generation: int, started: float
+) -> tuple[float, int]:
     """Seconds from ``started`` until the live members form a Stable generation newer than ``after_generation``."""
     everything = frozenset(TopicPartition(MEMBERS_TOPIC, p) for p in range(MEMBERS_PARTITIONS))
     deadline = started + STABLE_DEADLINE_S
     while time.monotonic() < deadline:
         for member in live:
             if member.error is not None:
-                raise RuntimeError(f"member {member.name} failed: {member.error!r}") from member.error
+                raise RuntimeError(
+                    f"member {member.name} failed: {member.error!r}"
+                ) from member.error
         now = time.monotonic()
         snapshots = [m.snapshot for m in live]
         generations = {g for g, _ in snapshots}
         owned = [tp for _, assignment in snapshots for tp in assignment]
-        if len(generations) == 1 and (generation := generations.pop()) > after_generation \
-                and len(owned) == len(everything) and frozenset(owned) == everything:
+        if (
+            len(generations) == 1
+            and (generation := generations.pop()) > after_generation
+            and len(owned) == len(everything)
+            and frozenset(owned) == everything
+        ):
             described = admin.describe_group(group_id)
-            if described.state == "Stable" and described.generation_id == generation and len(described.members) == len(live):
+            if (
+                described.state == "Stable"
+                and described.generation_id == generation
+                and len(described.members) == len(live)
+            ):
                 return now - started, generation
         time.sleep(0.01)
-    raise TimeoutError(f"group {group_id} of {len(live)} members not Stable within {STABLE_DEADLINE_S:.0f} s: "
-                       f"{[(m.name, m.snapshot[0], len(m.snapshot[1])) for m in live]}")
+    raise TimeoutError(
+        f"group {group_id} of {len(live)} members not Stable within {STABLE_DEADLINE_S:.0f} s: "
+        f"{[(m.name, m.snapshot[0], len(m.snapshot[1])) for m in live]}"
+    )
 
 
 def _membership(admin: Admin, size: int, results: dict[str, dict[int, float]]) -> None:
@@ -157,7 +183,9 @@ def _membership(admin: Admin, size: int, results: dict[str, dict[int, float]]) -
         leaver = live.pop(0)
         started = time.monotonic()
         leaver.close()
-        results["leave"][size], generation = _wait_stable(admin, group_id, live, generation, started)
+        results["leave"][size], generation = _wait_stable(
+            admin, group_id, live, generation, started
+        )
     finally:
         for member in members:
             if member.alive() and member._stop is None:
@@ -172,7 +200,9 @@ def _membership(admin: Admin, size: int, results: dict[str, dict[int, float]]) -
 def _commit_throughput() -> tuple[float, float, float, int]:
     """(sync commits/s, their p50 latency in ms, async commits/s, async failures) for one member."""
     partitions = [TopicPartition(MEMBERS_TOPIC, p) for p in range(MEMBERS_PARTITIONS)]
-    consumer = Consumer(namespace=NAMESPACE, group_id="bench-commits", client_id="committer", **MEMBER_CONFIG)
+    consumer = Consumer(
+        namespace=NAMESPACE, group_id="bench-commits", client_id="committer", **MEMBER_CONFIG
+    )
     try:
         consumer.subscribe([MEMBERS_TOPIC])
         deadline = time.monotonic() + STABLE_DEADLINE_S
@@ -222,7 +252,9 @@ def _consume(records: int, group_id: str | None) -> tuple[int, float, float]:
         consumer.assign([TopicPartition(CONSUME_TOPIC, p) for p in range(CONSUME_PARTITIONS)])
         consumer.seek_to_beginning()
     else:
-        consumer = Consumer(namespace=NAMESPACE, group_id=group_id, auto_offset_reset="earliest", **CONSUMER)
+        consumer = Consumer(
+            namespace=NAMESPACE, group_id=group_id, auto_offset_reset="earliest", **CONSUMER
+        )
         consumer.subscribe([CONSUME_TOPIC])
     try:
         count = 0
@@ -274,7 +306,9 @@ def run(records: int = 1_000_000) -> list[tuple[str, ...]]:
     rows: list[tuple[str, ...]] = []
     results: dict[str, dict[int, float]] = {"join": {}, "kill": {}, "add": {}, "leave": {}}
     with tempfile.TemporaryDirectory(prefix="rafka-bench-groups-") as data_dir:
-        with LocalCluster(brokers=3, data_dir=data_dir, namespace=NAMESPACE, broker_config=BROKER_CONFIG) as cluster:
+        with LocalCluster(
+            brokers=3, data_dir=data_dir, namespace=NAMESPACE, broker_config=BROKER_CONFIG
+        ) as cluster:
             admin = cluster.admin()
             admin.create_topic(MEMBERS_TOPIC, MEMBERS_PARTITIONS, 1)
             admin.create_topic(CONSUME_TOPIC, CONSUME_PARTITIONS, 3)
@@ -284,35 +318,72 @@ def run(records: int = 1_000_000) -> list[tuple[str, ...]]:
                 _log(f"membership: group of {size}")
                 try:
                     _membership(admin, size, results)
-                except (RuntimeError, TimeoutError) as exc:  # report it and go on with the other measurements
+                except (
+                    RuntimeError,
+                    TimeoutError,
+                ) as exc:  # report it and go on with the other measurements
                     _log(f"group of {size} failed: {exc}")
-                    failures.append((f"group of {size}", "FAILED", str(exc).replace("|", "/")[:200]))
+                    failures.append(
+                        (f"group of {size}", "FAILED", str(exc).replace("|", "/")[:200])
+                    )
             session = f"session timeout {SESSION_TIMEOUT_MS / 1000:g} s, heartbeat {HEARTBEAT_MS / 1000:g} s"
             for size in GROUP_SIZES:
-                rows.append((f"join: {size} member{'s' if size > 1 else ''} start → Stable", _seconds(results["join"].get(size)),
-                             "initial rebalance delay 0; consumers start at once, 100 ms poll loop"))
+                rows.append(
+                    (
+                        f"join: {size} member{'s' if size > 1 else ''} start → Stable",
+                        _seconds(results["join"].get(size)),
+                        "initial rebalance delay 0; consumers start at once, 100 ms poll loop",
+                    )
+                )
             for size in GROUP_SIZES[1:]:
-                rows.append((f"member killed (no LeaveGroup): {size} → {size - 1} Stable", _seconds(results["kill"].get(size)),
-                             f"<= session timeout + 1 s ({session})"))
+                rows.append(
+                    (
+                        f"member killed (no LeaveGroup): {size} → {size - 1} Stable",
+                        _seconds(results["kill"].get(size)),
+                        f"<= session timeout + 1 s ({session})",
+                    )
+                )
             for size in GROUP_SIZES[1:]:
-                rows.append((f"member closed (LeaveGroup): {size} → {size - 1} Stable", _seconds(results["leave"].get(size)),
-                             "no session wait; members rejoin on their next heartbeat"))
+                rows.append(
+                    (
+                        f"member closed (LeaveGroup): {size} → {size - 1} Stable",
+                        _seconds(results["leave"].get(size)),
+                        "no session wait; members rejoin on their next heartbeat",
+                    )
+                )
             for size in GROUP_SIZES[1:]:
-                rows.append((f"member added: {size - 1} → {size} Stable", _seconds(results["add"].get(size)),
-                             "existing members rejoin on their next heartbeat"))
+                rows.append(
+                    (
+                        f"member added: {size - 1} → {size} Stable",
+                        _seconds(results["add"].get(size)),
+                        "existing members rejoin on their next heartbeat",
+                    )
+                )
             rows += failures
 
             _log("offset commits")
             sync_rate, p50_ms, async_rate, async_failed = _commit_throughput()
-            rows.append((f"offset commits, commit() of {MEMBERS_PARTITIONS} partitions", f"{sync_rate:,.0f} commits/s",
-                         f"{sync_rate * MEMBERS_PARTITIONS:,.0f} offsets/s; p50 {p50_ms:.1f} ms; acks=all to RF 3 "
-                         f"__consumer_offsets"))
-            rows.append((f"offset commits, commit_async() of {MEMBERS_PARTITIONS} partitions", f"{async_rate:,.0f} commits/s",
-                         f"{async_rate * MEMBERS_PARTITIONS:,.0f} offsets/s; <= {ASYNC_WINDOW} pending, applied in order"
-                         + (f"; {async_failed} failed" if async_failed else "")))
+            rows.append(
+                (
+                    f"offset commits, commit() of {MEMBERS_PARTITIONS} partitions",
+                    f"{sync_rate:,.0f} commits/s",
+                    f"{sync_rate * MEMBERS_PARTITIONS:,.0f} offsets/s; p50 {p50_ms:.1f} ms; acks=all to RF 3 "
+                    f"__consumer_offsets",
+                )
+            )
+            rows.append(
+                (
+                    f"offset commits, commit_async() of {MEMBERS_PARTITIONS} partitions",
+                    f"{async_rate:,.0f} commits/s",
+                    f"{async_rate * MEMBERS_PARTITIONS:,.0f} offsets/s; <= {ASYNC_WINDOW} pending, applied in order"
+                    + (f"; {async_failed} failed" if async_failed else ""),
+                )
+            )
 
             _log(f"producing {records:,} records")
-            producer_perf(NAMESPACE, CONSUME_TOPIC, records, 100, -1, dict(PRODUCER), progress=False)
+            producer_perf(
+                NAMESPACE, CONSUME_TOPIC, records, 100, -1, dict(PRODUCER), progress=False
+            )
             standalone: list[tuple[int, float, float]] = []
             grouped: list[tuple[int, float, float]] = []
             for round_ in range(CONSUME_ROUNDS):
@@ -324,19 +395,41 @@ def run(records: int = 1_000_000) -> list[tuple[str, ...]]:
             alone_rate, group_rate = alone[0] / alone[1], group[0] / group[1]
 
             def received(result: tuple[int, float, float]) -> str:
-                return "" if result[0] >= records else f"; INCOMPLETE: {result[0]:,} of {records:,} records"
+                return (
+                    ""
+                    if result[0] >= records
+                    else f"; INCOMPLETE: {result[0]:,} of {records:,} records"
+                )
 
-            rows.append(("standalone consumer (assign 6 partitions + seek_to_beginning)", f"{alone_rate:,.0f} records/s",
-                         f"best of {CONSUME_ROUNDS}; {alone[1]:.2f} s from first poll, {alone[2]:.2f} s to the first record"
-                         + received(alone)))
-            rows.append(("grouped consumer (1-member group, auto_offset_reset=earliest)", f"{group_rate:,.0f} records/s",
-                         f"best of {CONSUME_ROUNDS}; {group[1]:.2f} s from first poll, of which {group[2]:.2f} s to the "
-                         "first record (join, offset fetch)" + received(group)))
+            rows.append(
+                (
+                    "standalone consumer (assign 6 partitions + seek_to_beginning)",
+                    f"{alone_rate:,.0f} records/s",
+                    f"best of {CONSUME_ROUNDS}; {alone[1]:.2f} s from first poll, {alone[2]:.2f} s to the first record"
+                    + received(alone),
+                )
+            )
+            rows.append(
+                (
+                    "grouped consumer (1-member group, auto_offset_reset=earliest)",
+                    f"{group_rate:,.0f} records/s",
+                    f"best of {CONSUME_ROUNDS}; {group[1]:.2f} s from first poll, of which {group[2]:.2f} s to the "
+                    "first record (join, offset fetch)" + received(group),
+                )
+            )
             # The same ratio without the time to the first record (the group's join and offset fetch).
-            steady = ((group[0] / (group[1] - group[2])) / (alone[0] / (alone[1] - alone[2]))
-                      if group[1] > group[2] and alone[1] > alone[2] else float("nan"))
-            rows.append(("grouped / standalone", f"{group_rate / alone_rate:.2f}",
-                         f">= 0.9 (from the first record on: {steady:.2f})"))
+            steady = (
+                (group[0] / (group[1] - group[2])) / (alone[0] / (alone[1] - alone[2]))
+                if group[1] > group[2] and alone[1] > alone[2]
+                else float("nan")
+            )
+            rows.append(
+                (
+                    "grouped / standalone",
+                    f"{group_rate / alone_rate:.2f}",
+                    f">= 0.9 (from the first record on: {steady:.2f})",
+                )
+            )
     return rows
 
 

@@ -15,8 +15,8 @@ import time
 
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
-from rafka.cluster.local_cluster import LocalCluster  # noqa: E402
-from rafka.clients.producer import Producer  # noqa: E402
+from rafka.clients.producer import Producer
+from rafka.cluster.local_cluster import LocalCluster
 
 SESSION_TIMEOUT_MS = 6000
 NAMESPACE = "rafka-bench-failover"
@@ -24,9 +24,14 @@ NAMESPACE = "rafka-bench-failover"
 
 def _measure(case: str) -> float:
     """The longest gap between two acknowledgements around the fault, in seconds."""
-    config = {"zookeeper_session_timeout_ms": SESSION_TIMEOUT_MS, "ray_failure_detection_enable": case != "zookeeper"}
+    config = {
+        "zookeeper_session_timeout_ms": SESSION_TIMEOUT_MS,
+        "ray_failure_detection_enable": case != "zookeeper",
+    }
     with tempfile.TemporaryDirectory(prefix="rafka-failover-") as data_dir:
-        with LocalCluster(brokers=3, data_dir=data_dir, namespace=NAMESPACE, broker_config=config) as cluster:
+        with LocalCluster(
+            brokers=3, data_dir=data_dir, namespace=NAMESPACE, broker_config=config
+        ) as cluster:
             admin = cluster.admin()
             admin.create_topic("failover", 1, 3, config={"min.insync.replicas": "2"})
             leader = admin.describe_topic("failover").partitions[0].leader
@@ -34,7 +39,9 @@ def _measure(case: str) -> float:
             stop = threading.Event()
 
             def produce() -> None:
-                with Producer(namespace=NAMESPACE, acks="all", retry_backoff_ms=20, request_timeout_ms=5000) as producer:
+                with Producer(
+                    namespace=NAMESPACE, acks="all", retry_backoff_ms=20, request_timeout_ms=5000
+                ) as producer:
                     while not stop.is_set():
                         producer.send("failover", b"x").get(timeout=60)
                         acks.append(time.monotonic())
@@ -58,10 +65,16 @@ def _measure(case: str) -> float:
 def run() -> list[tuple[str, ...]]:
     """The three failover cases as table rows."""
     rows = []
-    targets = {"zookeeper": f"<= {SESSION_TIMEOUT_MS / 1000 + 1:.0f} s (session timeout + 1 s)", "ray": "<= 1.5 s",
-               "controlled": "about 0"}
-    labels = {"zookeeper": "kill -9 leader's broker, ZooKeeper path", "ray": "kill -9 leader's broker, Ray-death path",
-              "controlled": "controlled shutdown of leader's broker"}
+    targets = {
+        "zookeeper": f"<= {SESSION_TIMEOUT_MS / 1000 + 1:.0f} s (session timeout + 1 s)",
+        "ray": "<= 1.5 s",
+        "controlled": "about 0",
+    }
+    labels = {
+        "zookeeper": "kill -9 leader's broker, ZooKeeper path",
+        "ray": "kill -9 leader's broker, Ray-death path",
+        "controlled": "controlled shutdown of leader's broker",
+    }
     for case in ("zookeeper", "ray", "controlled"):
         rows.append((labels[case], f"{_measure(case):.2f} s", targets[case]))
     return rows

@@ -11,11 +11,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import cluster  # noqa: E402  (bench/ is a folder of scripts, not a package)
-import consumer_groups  # noqa: E402
-import failover  # noqa: E402
-import spark  # noqa: E402
-import storage  # noqa: E402
+import consumer_groups
+import failover
+import spark
+import storage
+
+import cluster
 
 
 def print_table(title: str, header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
@@ -30,24 +31,46 @@ def print_table(title: str, header: tuple[str, ...], rows: list[tuple[str, ...]]
 def main() -> None:
     """Parse options and run the benchmarks."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--storage-mib", type=int, default=1024, help="MiB written by the storage benchmark")
-    parser.add_argument("--records", type=int, default=1_000_000, help="records per cluster benchmark run")
-    parser.add_argument("--only", choices=("storage", "cluster", "failover", "groups", "spark"), default=None, help="run one area")
+    parser.add_argument(
+        "--storage-mib", type=int, default=1024, help="MiB written by the storage benchmark"
+    )
+    parser.add_argument(
+        "--records", type=int, default=1_000_000, help="records per cluster benchmark run"
+    )
+    parser.add_argument(
+        "--only",
+        choices=("storage", "cluster", "failover", "groups", "spark"),
+        default=None,
+        help="run one area",
+    )
     args = parser.parse_args()
     if args.only in (None, "storage"):
         print_table("Storage", ("what", "records/s", "MB/s", "note"), storage.run(args.storage_mib))
     if args.only in (None, "cluster"):
-        print_table("Cluster (3 brokers, 6 partitions, 100-byte records)",
-                    ("what", "records/s", "MB/s", "latency", "target"), cluster.run(args.records))
+        print_table(
+            "Cluster (3 brokers, 6 partitions, 100-byte records)",
+            ("what", "records/s", "MB/s", "latency", "target"),
+            cluster.run(args.records),
+        )
     if args.only in (None, "failover"):
-        print_table("Failover (acks=all producer, RF 3, min.insync.replicas 2, 6 s session timeout)",
-                    ("fault", "unavailability (longest gap between acks)", "target"), failover.run())
+        print_table(
+            "Failover (acks=all producer, RF 3, min.insync.replicas 2, 6 s session timeout)",
+            ("fault", "unavailability (longest gap between acks)", "target"),
+            failover.run(),
+        )
     if args.only in (None, "groups"):
-        print_table(f"Consumer groups (3 brokers, 8-partition topic, {consumer_groups.SESSION_TIMEOUT_MS / 1000:g} s session timeout, "
-                    f"{args.records:,} records of 100 bytes)", ("what", "figure", "note/target"), consumer_groups.run(args.records))
+        print_table(
+            f"Consumer groups (3 brokers, 8-partition topic, {consumer_groups.SESSION_TIMEOUT_MS / 1000:g} s session timeout, "
+            f"{args.records:,} records of 100 bytes)",
+            ("what", "figure", "note/target"),
+            consumer_groups.run(args.records),
+        )
     if args.only in (None, "spark"):
-        print_table(f"Spark bridge ({args.records:,} records of 100 bytes, local[2])", ("what", "rows/s", "note"),
-                    spark.run(args.records))
+        print_table(
+            f"Spark bridge ({args.records:,} records of 100 bytes, local[2])",
+            ("what", "rows/s", "note"),
+            spark.run(args.records),
+        )
 
 
 if __name__ == "__main__":

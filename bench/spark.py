@@ -39,11 +39,17 @@ def _spark_session():
     os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
     from pyspark.sql import SparkSession
 
-    spark = (SparkSession.builder.master("local[2]").appName("rafka-bench")
-             .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1")
-             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.session.timeZone", "UTC").config("spark.sql.shuffle.partitions", "2")
-             .getOrCreate())
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("rafka-bench")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
     spark.sparkContext.setLogLevel("ERROR")
     from rafka.spark_bridge import register
 
@@ -70,29 +76,68 @@ def run(records: int = 1_000_000) -> list[tuple[str, str, str]]:
     try:
         with LocalCluster(brokers=3, data_dir=work / "data", namespace=NAMESPACE) as cluster:
             admin = cluster.admin()
-            for topic in ("plain", "spark-out", "warm"):  # 4 partitions each, spread over the 3 brokers
+            for topic in (
+                "plain",
+                "spark-out",
+                "warm",
+            ):  # 4 partitions each, spread over the 3 brokers
                 admin.create_topic(topic, num_partitions=PARTITIONS, replication_factor=1)
-            plain_write = producer_perf(NAMESPACE, "plain", records, RECORD_SIZE, producer_config=PRODUCER_CONFIG, progress=False)
-            plain_reads = [consumer_perf(NAMESPACE, "plain", records, progress=False) for _ in range(READ_RUNS)]
+            plain_write = producer_perf(
+                NAMESPACE,
+                "plain",
+                records,
+                RECORD_SIZE,
+                producer_config=PRODUCER_CONFIG,
+                progress=False,
+            )
+            plain_reads = [
+                consumer_perf(NAMESPACE, "plain", records, progress=False) for _ in range(READ_RUNS)
+            ]
 
             spark = _spark_session()
-            cluster_options = {"rafka.ray.address": ray.get_runtime_context().gcs_address, "rafka.namespace": NAMESPACE}
-            sink_options = {**cluster_options, "batch.size": str(PRODUCER_CONFIG["batch_size"]),
-                            "linger.ms": str(PRODUCER_CONFIG["linger_ms"])}
+            cluster_options = {
+                "rafka.ray.address": ray.get_runtime_context().gcs_address,
+                "rafka.namespace": NAMESPACE,
+            }
+            sink_options = {
+                **cluster_options,
+                "batch.size": str(PRODUCER_CONFIG["batch_size"]),
+                "linger.ms": str(PRODUCER_CONFIG["linger_ms"]),
+            }
 
             def write(topic: str, count: int) -> None:
-                (spark.range(count, numPartitions=2).selectExpr(f"cast(repeat('x', {RECORD_SIZE}) as binary) as value")
-                 .write.format("rafka").options(**sink_options).option("topic", topic).mode("append").save())
+                (
+                    spark.range(count, numPartitions=2)
+                    .selectExpr(f"cast(repeat('x', {RECORD_SIZE}) as binary) as value")
+                    .write.format("rafka")
+                    .options(**sink_options)
+                    .option("topic", topic)
+                    .mode("append")
+                    .save()
+                )
 
             def read(topic: str) -> None:
-                (spark.read.format("rafka").options(**cluster_options).option("subscribe", topic)
-                 .option("kafka.max.partition.fetch.bytes", str(FETCH_BYTES)).load()
-                 .write.format("noop").mode("overwrite").save())
+                (
+                    spark.read.format("rafka")
+                    .options(**cluster_options)
+                    .option("subscribe", topic)
+                    .option("kafka.max.partition.fetch.bytes", str(FETCH_BYTES))
+                    .load()
+                    .write.format("noop")
+                    .mode("overwrite")
+                    .save()
+                )
 
             write("warm", 10_000)  # workers connect to Ray and start their producers
             spark_write_s = _timed(lambda: write("spark-out", records))
             # Checking what (b) wrote also warms the read path up (Python workers, the JVM's JIT).
-            read_count = spark.read.format("rafka").options(**cluster_options).option("subscribe", "spark-out").load().count()
+            read_count = (
+                spark.read.format("rafka")
+                .options(**cluster_options)
+                .option("subscribe", "spark-out")
+                .load()
+                .count()
+            )
             spark_read_s = min(_timed(lambda: read("plain")) for _ in range(READ_RUNS))
             spark.stop()
     finally:
@@ -102,15 +147,32 @@ def run(records: int = 1_000_000) -> list[tuple[str, str, str]]:
     plain_write_rate = plain_write.records_per_s
     plain_read_rate = max(run.records_per_s for run in plain_reads)
     if any(run.records != records for run in plain_reads):
-        raise RuntimeError(f"the plain consumer read {[run.records for run in plain_reads]} records, not {records}")
+        raise RuntimeError(
+            f"the plain consumer read {[run.records for run in plain_reads]} records, not {records}"
+        )
     spark_write_rate = records / spark_write_s
     spark_read_rate = records / spark_read_s
     return [
-        ("(a) plain Producer write (one process)", f"{plain_write_rate:,.0f}", f"{records:,} x {RECORD_SIZE} B, {PARTITIONS} partitions, acks=1"),
-        ("(b) Spark batch write, local[2]", f"{spark_write_rate:,.0f}", f"(b)/(a) = {spark_write_rate / plain_write_rate:.2f}"),
-        ("(c) plain Consumer read (one process)", f"{plain_read_rate:,.0f}", f"best of {READ_RUNS}, {FETCH_BYTES >> 20} MiB fetches"),
-        ("(d) Spark batch read into noop, local[2]", f"{spark_read_rate:,.0f}",
-         f"best of {READ_RUNS}; (d)/(c) = {spark_read_rate / plain_read_rate:.2f} (target >= 0.5)"),
+        (
+            "(a) plain Producer write (one process)",
+            f"{plain_write_rate:,.0f}",
+            f"{records:,} x {RECORD_SIZE} B, {PARTITIONS} partitions, acks=1",
+        ),
+        (
+            "(b) Spark batch write, local[2]",
+            f"{spark_write_rate:,.0f}",
+            f"(b)/(a) = {spark_write_rate / plain_write_rate:.2f}",
+        ),
+        (
+            "(c) plain Consumer read (one process)",
+            f"{plain_read_rate:,.0f}",
+            f"best of {READ_RUNS}, {FETCH_BYTES >> 20} MiB fetches",
+        ),
+        (
+            "(d) Spark batch read into noop, local[2]",
+            f"{spark_read_rate:,.0f}",
+            f"best of {READ_RUNS}; (d)/(c) = {spark_read_rate / plain_read_rate:.2f} (target >= 0.5)",
+        ),
     ]
 
 

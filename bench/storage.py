@@ -16,7 +16,12 @@ from pathlib import Path
 
 from rafka.log.config import LogConfig
 from rafka.log.log import Log
-from rafka.protocol.records.batch import decode_columns, decode_records, iter_batches, read_header
+from rafka.protocol.records.batch import (
+    decode_columns,
+    decode_records,
+    iter_batches,
+    read_header,
+)
 from rafka.protocol.records.builder import RECORD_OVERHEAD, RecordBatchBuilder
 
 MiB = 1 << 20
@@ -105,7 +110,9 @@ def encode_decode(records: int) -> dict[str, float]:
     rates["encode records"] = appended / (time.perf_counter() - started)
     headers = [read_header(data) for data in batches]
     started = time.perf_counter()
-    decoded = sum(len(decode_columns(data, 0, header).values) for data, header in zip(batches, headers))
+    decoded = sum(
+        len(decode_columns(data, 0, header).values) for data, header in zip(batches, headers)
+    )
     rates["decode columns"] = decoded / (time.perf_counter() - started)
     started = time.perf_counter()
     decoded = sum(len(decode_records(data, 0, header)) for data, header in zip(batches, headers))
@@ -150,10 +157,23 @@ def run(total_mib: int = 1024, directory: Path | None = None) -> list[tuple[str,
     raw_mbs = total_mib * MiB / raw_s / 1e6
     append_mbs = appended_bytes / append_s / 1e6
     return [
-        ("(a) raw sequential write, 1 MiB chunks + fsync", "-", f"{raw_mbs:,.0f}", f"{total_mib} MiB"),
-        ("(b) log append, 100 B records in ~1 MiB batches + fsync", f"{appended_records / append_s:,.0f}",
-         f"{append_mbs:,.0f}", f"(b)/(a) = {append_mbs / raw_mbs:.2f}"),
-        ("(c) sequential read back by offset, 1 MiB fetches", f"{read_records / read_s:,.0f}",
-         f"{read_bytes / read_s / 1e6:,.0f}", f"{read_records:,} records"),
+        (
+            "(a) raw sequential write, 1 MiB chunks + fsync",
+            "-",
+            f"{raw_mbs:,.0f}",
+            f"{total_mib} MiB",
+        ),
+        (
+            "(b) log append, 100 B records in ~1 MiB batches + fsync",
+            f"{appended_records / append_s:,.0f}",
+            f"{append_mbs:,.0f}",
+            f"(b)/(a) = {append_mbs / raw_mbs:.2f}",
+        ),
+        (
+            "(c) sequential read back by offset, 1 MiB fetches",
+            f"{read_records / read_s:,.0f}",
+            f"{read_bytes / read_s / 1e6:,.0f}",
+            f"{read_records:,} records",
+        ),
         *(_codec_row(what, codec_rates[key], target) for what, key, target in CODEC_ROWS),
     ]

@@ -12,7 +12,7 @@ import sys
 
 from rafka.clients.consumer import Consumer
 from rafka.clients.producer import Producer
-from rafka.clients.records import TopicPartition
+from rafka.protocol.types import TopicPartition
 
 
 def _properties(items: list[str]) -> dict[str, str]:
@@ -23,20 +23,38 @@ def add_produce_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``rafka produce``."""
     parser.add_argument("--topic", required=True)
     parser.add_argument("--acks", default="1", help="0, 1 or all")
-    parser.add_argument("--property", action="append", default=[], metavar="KEY=VALUE",
-                        help="parse.key=true, key.separator=<sep>")
+    parser.add_argument(
+        "--property",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="parse.key=true, key.separator=<sep>",
+    )
 
 
 def add_consume_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``rafka consume``."""
     parser.add_argument("--topic", required=True)
-    parser.add_argument("--from-beginning", action="store_true", help="start at the earliest offset")
+    parser.add_argument(
+        "--from-beginning", action="store_true", help="start at the earliest offset"
+    )
     parser.add_argument("--partition", type=int, help="only this partition")
-    parser.add_argument("--offset", default=None, help="earliest, latest, or an offset (needs --partition)")
-    parser.add_argument("--max-messages", type=int, default=None, help="exit after this many records")
-    parser.add_argument("--timeout-ms", type=int, default=None, help="exit after this long without a record")
-    parser.add_argument("--property", action="append", default=[], metavar="KEY=VALUE",
-                        help="print.key, print.offset, print.timestamp, print.partition (true/false), key.separator")
+    parser.add_argument(
+        "--offset", default=None, help="earliest, latest, or an offset (needs --partition)"
+    )
+    parser.add_argument(
+        "--max-messages", type=int, default=None, help="exit after this many records"
+    )
+    parser.add_argument(
+        "--timeout-ms", type=int, default=None, help="exit after this long without a record"
+    )
+    parser.add_argument(
+        "--property",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="print.key, print.offset, print.timestamp, print.partition (true/false), key.separator",
+    )
 
 
 def produce(args: argparse.Namespace, namespace: str) -> int:
@@ -50,7 +68,10 @@ def produce(args: argparse.Namespace, namespace: str) -> int:
             key = None
             if parse_key:
                 if separator not in line:
-                    print(f"skipped line without key separator {separator!r}: {line!r}", file=sys.stderr)
+                    print(
+                        f"skipped line without key separator {separator!r}: {line!r}",
+                        file=sys.stderr,
+                    )
                     continue
                 key_text, line = line.split(separator, 1)
                 key = key_text.encode()
@@ -61,11 +82,17 @@ def produce(args: argparse.Namespace, namespace: str) -> int:
 def consume(args: argparse.Namespace, namespace: str) -> int:
     """Print records as they arrive."""
     props = _properties(args.property)
-    flags = {name: props.get(f"print.{name}", "false") == "true" for name in ("key", "offset", "timestamp", "partition")}
+    flags = {
+        name: props.get(f"print.{name}", "false") == "true"
+        for name in ("key", "offset", "timestamp", "partition")
+    }
     separator = props.get("key.separator", "\t")
     timeout = args.timeout_ms if args.timeout_ms is not None else float("inf")
-    consumer = Consumer(namespace=namespace, auto_offset_reset="earliest" if args.from_beginning else "latest",
-                        consumer_timeout_ms=timeout)
+    consumer = Consumer(
+        namespace=namespace,
+        auto_offset_reset="earliest" if args.from_beginning else "latest",
+        consumer_timeout_ms=timeout,
+    )
     if args.partition is not None:
         tp = TopicPartition(args.topic, args.partition)
         consumer.assign([tp])
@@ -90,8 +117,12 @@ def consume(args: argparse.Namespace, namespace: str) -> int:
             if flags["offset"]:
                 fields.append(f"Offset:{record.offset}")
             if flags["key"]:
-                fields.append(record.key.decode(errors="replace") if record.key is not None else "null")
-            fields.append(record.value.decode(errors="replace") if record.value is not None else "null")
+                fields.append(
+                    record.key.decode(errors="replace") if record.key is not None else "null"
+                )
+            fields.append(
+                record.value.decode(errors="replace") if record.value is not None else "null"
+            )
             print(separator.join(fields), flush=True)
             count += 1
             if args.max_messages is not None and count >= args.max_messages:

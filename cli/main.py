@@ -1,11 +1,11 @@
 """The ``rafka`` command: launch a cluster and use it, with the options of Kafka's own tools.
 
-    rafka up [--brokers N] [--data-dir DIR] [--zookeeper HOST:PORT[/chroot]]
-    rafka status | rafka down
-    rafka topics --create --topic T --partitions 6 --replication-factor 3
-    rafka groups --describe --group G  rafka groups --reset-offsets --group G --all-topics --to-earliest --execute
-    rafka produce --topic T            rafka consume --topic T --from-beginning
-    rafka perf produce --topic T --num-records 1000000 --record-size 100 --throughput -1
+rafka up [--brokers N] [--data-dir DIR] [--zookeeper HOST:PORT[/chroot]]
+rafka status | rafka down
+rafka topics --create --topic T --partitions 6 --replication-factor 3
+rafka groups --describe --group G  rafka groups --reset-offsets --group G --all-topics --to-earliest --execute
+rafka produce --topic T            rafka consume --topic T --from-beginning
+rafka perf produce --topic T --num-records 1000000 --record-size 100 --throughput -1
 """
 
 from __future__ import annotations
@@ -20,30 +20,48 @@ from pathlib import Path
 # unless the user configured otherwise.
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
-from rafka.actors.names import DEFAULT_NAMESPACE  # noqa: E402
-from rafka.cli import console, groups, perf, topics  # noqa: E402
-from rafka.protocol.errors import RafkaError  # noqa: E402
+from rafka.actors.names import DEFAULT_NAMESPACE
+from rafka.cli import console, groups, perf, topics
+from rafka.protocol.errors import RafkaError
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
     parser = argparse.ArgumentParser(prog="rafka", description=__doc__.splitlines()[0])
-    parser.add_argument("--namespace", default=DEFAULT_NAMESPACE, help="the cluster's Ray namespace")
-    parser.add_argument("--address", default=None, help="Ray cluster address (default: RAY_ADDRESS or auto)")
+    parser.add_argument(
+        "--namespace", default=DEFAULT_NAMESPACE, help="the cluster's Ray namespace"
+    )
+    parser.add_argument(
+        "--address", default=None, help="Ray cluster address (default: RAY_ADDRESS or auto)"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     up = sub.add_parser("up", help="start or join a Ray cluster and start the brokers")
-    up.add_argument("--brokers", type=int, default=None,
-                    help="number of brokers (default: one per Ray node, or 3 on a single machine)")
+    up.add_argument(
+        "--brokers",
+        type=int,
+        default=None,
+        help="number of brokers (default: one per Ray node, or 3 on a single machine)",
+    )
     up.add_argument("--data-dir", type=Path, default=Path("rafka-data"))
-    up.add_argument("--zookeeper", default=None, help="HOST:PORT[/chroot]; default: an embedded server in the data dir")
+    up.add_argument(
+        "--zookeeper",
+        default=None,
+        help="HOST:PORT[/chroot]; default: an embedded server in the data dir",
+    )
     up.add_argument("--cluster-name", default="rafka")
-    up.add_argument("--broker-config", action="append", default=[], metavar="KEY=VALUE", help="a broker config")
+    up.add_argument(
+        "--broker-config", action="append", default=[], metavar="KEY=VALUE", help="a broker config"
+    )
     down = sub.add_parser("down", help="stop what `rafka up` started")
     down.add_argument("--data-dir", type=Path, default=Path("rafka-data"))
     sub.add_parser("status", help="brokers, controller and topics")
     topics.add_arguments(sub.add_parser("topics", help="create, list, describe topics"))
-    groups.add_arguments(sub.add_parser("groups", help="list, describe, reset offsets of, delete consumer groups"))
-    console.add_produce_arguments(sub.add_parser("produce", help="console producer: one record per stdin line"))
+    groups.add_arguments(
+        sub.add_parser("groups", help="list, describe, reset offsets of, delete consumer groups")
+    )
+    console.add_produce_arguments(
+        sub.add_parser("produce", help="console producer: one record per stdin line")
+    )
     console.add_consume_arguments(sub.add_parser("consume", help="console consumer"))
     perf.add_arguments(sub.add_parser("perf", help="producer and consumer performance tests"))
     return parser
@@ -55,11 +73,20 @@ def run(args: argparse.Namespace) -> int:
 
     if args.command == "up":
         config = dict(item.split("=", 1) for item in args.broker_config)
-        description = launcher.up(args.data_dir, args.brokers, args.zookeeper, args.address, args.namespace,
-                                  args.cluster_name, config)
-        print(f"rafka cluster {description.cluster_id} is up: brokers "
-              f"{[b.broker_id for b in description.brokers]}, controller {description.controller_id}, "
-              f"namespace {args.namespace!r}, data in {args.data_dir.resolve()}")
+        description = launcher.up(
+            args.data_dir,
+            args.brokers,
+            args.zookeeper,
+            args.address,
+            args.namespace,
+            args.cluster_name,
+            config,
+        )
+        print(
+            f"rafka cluster {description.cluster_id} is up: brokers "
+            f"{[b.broker_id for b in description.brokers]}, controller {description.controller_id}, "
+            f"namespace {args.namespace!r}, data in {args.data_dir.resolve()}"
+        )
         return 0
     if args.command == "down":
         for line in launcher.down(args.data_dir):

@@ -16,7 +16,7 @@ from typing import Any
 
 from rafka.clients.consumer import Consumer
 from rafka.clients.producer import Producer
-from rafka.clients.records import TopicPartition
+from rafka.protocol.types import TopicPartition
 
 VALUE = attrgetter("value")
 
@@ -45,15 +45,21 @@ class ProducerPerf:
     def percentile(self, fraction: float) -> float:
         """Latency at ``fraction`` (0.5 = p50) in ms."""
         ordered = sorted(self.latencies_ms)
-        return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else float("nan")
+        return (
+            ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+            if ordered
+            else float("nan")
+        )
 
     def summary(self) -> str:
         """kafka-producer-perf-test's closing line."""
         lat = self.latencies_ms
-        return (f"{self.records} records sent, {self.records_per_s:.1f} records/sec ({self.mb_per_s:.2f} MB/sec), "
-                f"{sum(lat) / max(1, len(lat)):.2f} ms avg latency, {max(lat, default=float('nan')):.2f} ms max latency, "
-                f"{self.percentile(0.5):.0f} ms 50th, {self.percentile(0.95):.0f} ms 95th, "
-                f"{self.percentile(0.99):.0f} ms 99th, {self.percentile(0.999):.0f} ms 99.9th.")
+        return (
+            f"{self.records} records sent, {self.records_per_s:.1f} records/sec ({self.mb_per_s:.2f} MB/sec), "
+            f"{sum(lat) / max(1, len(lat)):.2f} ms avg latency, {max(lat, default=float('nan')):.2f} ms max latency, "
+            f"{self.percentile(0.5):.0f} ms 50th, {self.percentile(0.95):.0f} ms 95th, "
+            f"{self.percentile(0.99):.0f} ms 99th, {self.percentile(0.999):.0f} ms 99.9th."
+        )
 
 
 @dataclass(frozen=True)
@@ -72,8 +78,10 @@ class ConsumerPerf:
     def summary(self) -> str:
         """kafka-consumer-perf-test's header and data line."""
         mb = self.bytes / 1e6
-        return ("data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec\n"
-                f"{mb:.4f}, {mb / self.seconds:.4f}, {self.records}, {self.records_per_s:.4f}")
+        return (
+            "data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec\n"
+            f"{mb:.4f}, {mb / self.seconds:.4f}, {self.records}, {self.records_per_s:.4f}"
+        )
 
 
 class Progress:
@@ -95,7 +103,12 @@ class Progress:
         fraction = min(1.0, done / self.total)
         bar = "#" * int(fraction * 30)
         rate = done / max(now - self.started, 1e-9)
-        print(f"\r{self.label} [{bar:<30}] {done:>10,}/{self.total:,} {rate:>12,.0f} records/s", end="", file=sys.stderr, flush=True)
+        print(
+            f"\r{self.label} [{bar:<30}] {done:>10,}/{self.total:,} {rate:>12,.0f} records/s",
+            end="",
+            file=sys.stderr,
+            flush=True,
+        )
 
     def close(self, done: int) -> None:
         """Final redraw and newline."""
@@ -104,8 +117,15 @@ class Progress:
             print(file=sys.stderr)
 
 
-def producer_perf(namespace: str, topic: str, num_records: int, record_size: int, throughput: float = -1,
-                  producer_config: dict[str, Any] | None = None, progress: bool = True) -> ProducerPerf:
+def producer_perf(
+    namespace: str,
+    topic: str,
+    num_records: int,
+    record_size: int,
+    throughput: float = -1,
+    producer_config: dict[str, Any] | None = None,
+    progress: bool = True,
+) -> ProducerPerf:
     """Send ``num_records`` records of ``record_size`` bytes, at most ``throughput`` records/s (-1: unthrottled)."""
     payload = b"x" * record_size
     sample_every = max(1, num_records // LATENCY_SAMPLES)
@@ -135,10 +155,16 @@ def producer_perf(namespace: str, topic: str, num_records: int, record_size: int
     return ProducerPerf(num_records, seconds, record_size, latencies)
 
 
-def consumer_perf(namespace: str, topic: str, messages: int, timeout_ms: int = 30_000, progress: bool = True) -> ConsumerPerf:
+def consumer_perf(
+    namespace: str, topic: str, messages: int, timeout_ms: int = 30_000, progress: bool = True
+) -> ConsumerPerf:
     """Read ``messages`` records of ``topic`` from the beginning of every partition."""
-    consumer = Consumer(namespace=namespace, auto_offset_reset="earliest", max_poll_records=100_000,
-                        max_partition_fetch_bytes=4 << 20)
+    consumer = Consumer(
+        namespace=namespace,
+        auto_offset_reset="earliest",
+        max_poll_records=100_000,
+        max_partition_fetch_bytes=4 << 20,
+    )
     partitions = consumer.partitions_for_topic(topic) or set()
     consumer.assign([TopicPartition(topic, p) for p in sorted(partitions)])
     consumer.seek_to_beginning()
@@ -173,12 +199,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     produce.add_argument("--record-size", type=int, default=100)
     produce.add_argument("--throughput", type=float, default=-1, help="records/s cap; -1 for none")
     produce.add_argument("--acks", default="1")
-    produce.add_argument("--producer-props", nargs="*", default=[], metavar="KEY=VALUE",
-                         help="producer settings, e.g. batch_size=1048576 linger_ms=5")
+    produce.add_argument(
+        "--producer-props",
+        nargs="*",
+        default=[],
+        metavar="KEY=VALUE",
+        help="producer settings, e.g. batch_size=1048576 linger_ms=5",
+    )
     consume = sub.add_parser("consume", help="kafka-consumer-perf-test")
     consume.add_argument("--topic", required=True)
     consume.add_argument("--messages", type=int, required=True)
-    consume.add_argument("--timeout", type=int, default=30_000, help="ms without data before giving up")
+    consume.add_argument(
+        "--timeout", type=int, default=30_000, help="ms without data before giving up"
+    )
 
 
 def _coerce(value: str) -> Any:
@@ -193,9 +226,14 @@ def _coerce(value: str) -> Any:
 def run(args: argparse.Namespace, namespace: str) -> int:
     """Execute ``rafka perf``."""
     if args.perf_command == "produce":
-        config = {k.replace(".", "_"): _coerce(v) for k, v in (item.split("=", 1) for item in args.producer_props)}
+        config = {
+            k.replace(".", "_"): _coerce(v)
+            for k, v in (item.split("=", 1) for item in args.producer_props)
+        }
         config["acks"] = args.acks
-        result = producer_perf(namespace, args.topic, args.num_records, args.record_size, args.throughput, config)
+        result = producer_perf(
+            namespace, args.topic, args.num_records, args.record_size, args.throughput, config
+        )
         print(result.summary())
     else:
         consumed = consumer_perf(namespace, args.topic, args.messages, args.timeout)

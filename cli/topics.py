@@ -15,20 +15,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     action.add_argument("--describe", action="store_true", help="describe one topic, or all")
     parser.add_argument("--topic", help="the topic")
     parser.add_argument("--partitions", type=int, default=1, help="partitions of a new topic")
-    parser.add_argument("--replication-factor", type=int, default=1, help="replicas of each partition")
-    parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE", help="a topic config override")
+    parser.add_argument(
+        "--replication-factor", type=int, default=1, help="replicas of each partition"
+    )
+    parser.add_argument(
+        "--config", action="append", default=[], metavar="KEY=VALUE", help="a topic config override"
+    )
 
 
 def format_description(description: TopicDescription) -> str:
     """kafka-topics.sh --describe output for one topic."""
     configs = ",".join(f"{k}={v}" for k, v in sorted(description.config.items()))
     rf = len(description.partitions[0].replicas) if description.partitions else 0
-    lines = [f"Topic: {description.name}\tPartitionCount: {len(description.partitions)}\t"
-             f"ReplicationFactor: {rf}\tConfigs: {configs}"]
+    lines = [
+        f"Topic: {description.name}\tPartitionCount: {len(description.partitions)}\t"
+        f"ReplicationFactor: {rf}\tConfigs: {configs}"
+    ]
     for p in description.partitions:
-        offline = f"\tOffline: {','.join(map(str, p.offline_replicas))}" if p.offline_replicas else ""
-        lines.append(f"\tTopic: {description.name}\tPartition: {p.partition}\tLeader: {p.leader if p.leader >= 0 else 'none'}\t"
-                     f"Replicas: {','.join(map(str, p.replicas))}\tIsr: {','.join(map(str, p.isr))}{offline}")
+        offline = (
+            f"\tOffline: {','.join(map(str, p.offline_replicas))}" if p.offline_replicas else ""
+        )
+        lines.append(
+            f"\tTopic: {description.name}\tPartition: {p.partition}\tLeader: {p.leader if p.leader >= 0 else 'none'}\t"
+            f"Replicas: {','.join(map(str, p.replicas))}\tIsr: {','.join(map(str, p.isr))}{offline}"
+        )
     return "\n".join(lines)
 
 

@@ -12,18 +12,31 @@ import threading
 import time
 from collections import deque
 
-from rafka.clients.records import FutureRecordMetadata, ProduceRequestResult, TopicPartition
+from rafka.clients.records import FutureRecordMetadata, ProduceRequestResult
 from rafka.protocol.errors import KafkaTimeoutError
 from rafka.protocol.records.builder import RecordBatchBuilder
 from rafka.protocol.records.compression import Compression
+from rafka.protocol.types import TopicPartition
 
 
 class ProducerBatch:
     """Records for one partition that travel together in one produce request."""
 
-    __slots__ = ("topic_partition", "builder", "result", "created", "attempts", "retry_at", "closed", "_bytes", "reserved")
+    __slots__ = (
+        "_bytes",
+        "attempts",
+        "builder",
+        "closed",
+        "created",
+        "reserved",
+        "result",
+        "retry_at",
+        "topic_partition",
+    )
 
-    def __init__(self, topic_partition: TopicPartition, batch_size: int, compression: Compression) -> None:
+    def __init__(
+        self, topic_partition: TopicPartition, batch_size: int, compression: Compression
+    ) -> None:
         self.topic_partition = topic_partition
         self.builder = RecordBatchBuilder(compression=compression, batch_size=batch_size)
         self.result = ProduceRequestResult(topic_partition)
@@ -45,7 +58,9 @@ class ProducerBatch:
 class RecordAccumulator:
     """Thread-safe per-partition queues of batches, shared by ``send`` and the sender thread."""
 
-    def __init__(self, batch_size: int, linger_ms: int, buffer_memory: int, compression: Compression) -> None:
+    def __init__(
+        self, batch_size: int, linger_ms: int, buffer_memory: int, compression: Compression
+    ) -> None:
         self.batch_size = batch_size
         self.linger_s = linger_ms / 1000
         self.buffer_memory = buffer_memory
@@ -59,8 +74,13 @@ class RecordAccumulator:
         self.incomplete: set[ProducerBatch] = set()
 
     def append(
-        self, tp: TopicPartition, timestamp: int, key: bytes | None, value: bytes | None,
-        headers: list[tuple[str, bytes | None]], max_block_s: float,
+        self,
+        tp: TopicPartition,
+        timestamp: int,
+        key: bytes | None,
+        value: bytes | None,
+        headers: list[tuple[str, bytes | None]],
+        max_block_s: float,
     ) -> tuple[FutureRecordMetadata, bool, bool]:
         """Add a record to the partition's open batch; return (future, whether a batch closed,
         whether a batch was opened).

@@ -8,18 +8,23 @@ topic can be used as soon as the call returns.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import ray
 
-from rafka.actors.controller.events import NewTopic
 from rafka.clients.cluster import RAY_ACTOR_ERRORS, ClusterConnection
 from rafka.clients.fetcher import list_offsets
 from rafka.clients.group_admin import GroupAdminMixin
-from rafka.clients.records import OffsetAndTimestamp, TopicPartition
+from rafka.clients.records import OffsetAndTimestamp
 from rafka.protocol.errors import Errors
-from rafka.protocol.messages.metadata import BrokerMetadata, MetadataRequest, PartitionMetadata
+from rafka.protocol.messages.metadata import (
+    BrokerMetadata,
+    MetadataRequest,
+    PartitionMetadata,
+)
+from rafka.protocol.types import NewTopic, TopicPartition
 
 
 @dataclass(frozen=True)
@@ -44,7 +49,12 @@ class ClusterDescription:
 class Admin(GroupAdminMixin):
     """Topic, cluster and consumer-group administration (kafka-python's KafkaAdminClient, trimmed)."""
 
-    def __init__(self, namespace: str = "rafka", ray_address: str | None = None, request_timeout_ms: int = 30_000) -> None:
+    def __init__(
+        self,
+        namespace: str = "rafka",
+        ray_address: str | None = None,
+        request_timeout_ms: int = 30_000,
+    ) -> None:
         self._cluster = ClusterConnection(namespace, ray_address, request_timeout_ms)
         self._timeout_s = request_timeout_ms / 1000
 
@@ -57,7 +67,17 @@ class Admin(GroupAdminMixin):
         timeout_ms: int | None = None,
     ) -> TopicDescription:
         """Create a topic and wait until every partition has a leader; raise Kafka's error on failure."""
-        self.create_topics([NewTopic(name, num_partitions, replication_factor, tuple((k, str(v)) for k, v in (config or {}).items()))], timeout_ms)
+        self.create_topics(
+            [
+                NewTopic(
+                    name,
+                    num_partitions,
+                    replication_factor,
+                    tuple((k, str(v)) for k, v in (config or {}).items()),
+                )
+            ],
+            timeout_ms,
+        )
         return self.describe_topic(name)
 
     def create_topics(self, topics: list[NewTopic], timeout_ms: int | None = None) -> None:
@@ -65,7 +85,9 @@ class Admin(GroupAdminMixin):
         timeout_s = self._timeout_s if timeout_ms is None else timeout_ms / 1000
 
         def attempt() -> list[tuple[str, Errors, str | None]] | None:
-            results = ray.get(self._cluster.controller().create_topics.remote(list(topics)), timeout=timeout_s)
+            results = ray.get(
+                self._cluster.controller().create_topics.remote(list(topics)), timeout=timeout_s
+            )
             if any(error is Errors.NOT_CONTROLLER for _, error, _ in results):
                 return None
             return results
@@ -75,18 +97,27 @@ class Admin(GroupAdminMixin):
             if error is not Errors.NONE:
                 raise error.exception(message)
         for topic in topics:
-            self._cluster.wait_for(lambda: self._led_everywhere(topic.name), timeout_s,
-                                   f"every broker to know a leader for every partition of {topic.name!r}")
+            self._cluster.wait_for(
+                lambda: self._led_everywhere(topic.name),
+                timeout_s,
+                f"every broker to know a leader for every partition of {topic.name!r}",
+            )
 
     def _led_everywhere(self, name: str) -> bool:
         """Whether every broker that answers knows a leader for each partition of ``name``, so that
         whichever broker a client asks next finds the topic (a broker silent for
         METADATA_GRACE_S, paused or dying, is not waited for)."""
-        answers = self._cluster.metadata_answers(MetadataRequest((name,), allow_auto_topic_creation=False)).values()
+        answers = self._cluster.metadata_answers(
+            MetadataRequest((name,), allow_auto_topic_creation=False)
+        ).values()
         briefed = [a for a in answers if a.controller_id >= 0]
         return bool(briefed) and all(
-            t.error is Errors.NONE and t.partitions and all(p.leader >= 0 and p.error is Errors.NONE for p in t.partitions)
-            for a in briefed for t in a.topics)
+            t.error is Errors.NONE
+            and t.partitions
+            and all(p.leader >= 0 and p.error is Errors.NONE for p in t.partitions)
+            for a in briefed
+            for t in a.topics
+        )
 
     def list_topics(self) -> list[str]:
         """Names of every topic."""
@@ -95,22 +126,33 @@ class Admin(GroupAdminMixin):
     def describe_topic(self, name: str) -> TopicDescription:
         """Leader, replicas and ISR of each partition (UNKNOWN_TOPIC_OR_PARTITION if there is no such topic)."""
         metadata = self._cluster.topic(name, refresh=True)
-        return TopicDescription(name, metadata.partitions, self._topic_config(name), metadata.is_internal)
+        return TopicDescription(
+            name, metadata.partitions, self._topic_config(name), metadata.is_internal
+        )
 
     def _topic_config(self, name: str) -> dict[str, str]:
         for broker_id in self._cluster.broker_ids():
             try:
-                return ray.get(self._cluster.broker(broker_id).topic_config.remote(name), timeout=self._timeout_s)
+                return ray.get(
+                    self._cluster.broker(broker_id).topic_config.remote(name),
+                    timeout=self._timeout_s,
+                )
             except RAY_ACTOR_ERRORS:
                 continue
         return {}
 
-    def list_offsets(self, partitions: Iterable[TopicPartition], timestamp: int) -> dict[TopicPartition, OffsetAndTimestamp]:
+    def list_offsets(
+        self, partitions: Iterable[TopicPartition], timestamp: int
+    ) -> dict[TopicPartition, OffsetAndTimestamp]:
         """ListOffsets at each partition's leader: ``timestamp`` is EARLIEST_TIMESTAMP (the log start),
         LATEST_TIMESTAMP (the high watermark), or a time in ms whose first offset is wanted (-1 if no
         record is that new)."""
-        found = list_offsets(self._cluster, [TopicPartition(*tp) for tp in partitions], timestamp, self._timeout_s)
-        return {tp: OffsetAndTimestamp(offset, found_ts) for tp, (offset, found_ts) in found.items()}
+        found = list_offsets(
+            self._cluster, [TopicPartition(*tp) for tp in partitions], timestamp, self._timeout_s
+        )
+        return {
+            tp: OffsetAndTimestamp(offset, found_ts) for tp, (offset, found_ts) in found.items()
+        }
 
     def describe_cluster(self) -> ClusterDescription:
         """Live brokers, the controller and the cluster id."""
@@ -119,11 +161,18 @@ class Admin(GroupAdminMixin):
 
     def wait_for_cluster(self, brokers: int, timeout_ms: int = 60_000) -> ClusterDescription:
         """Block until ``brokers`` brokers are live and a controller is elected."""
+
         def ready() -> ClusterDescription | None:
             description = self.describe_cluster()
-            return description if len(description.brokers) >= brokers and description.controller_id >= 0 else None
+            return (
+                description
+                if len(description.brokers) >= brokers and description.controller_id >= 0
+                else None
+            )
 
-        return self._cluster.wait_for(ready, timeout_ms / 1000, f"{brokers} live brokers and a controller")
+        return self._cluster.wait_for(
+            ready, timeout_ms / 1000, f"{brokers} live brokers and a controller"
+        )
 
     def close(self) -> None:
         """Release nothing: handles are Ray references. Kept for kafka-python compatibility."""

@@ -18,13 +18,24 @@ from typing import Any
 import ray
 
 from rafka.actors import names
-from rafka.protocol.errors import Errors, KafkaTimeoutError, UnknownTopicOrPartitionError
+from rafka.protocol.errors import (
+    Errors,
+    KafkaTimeoutError,
+    UnknownTopicOrPartitionError,
+)
 from rafka.protocol.messages.groups import FindCoordinatorResponse
-from rafka.protocol.messages.metadata import MetadataRequest, MetadataResponse, PartitionMetadata, TopicMetadata
+from rafka.protocol.messages.metadata import (
+    MetadataRequest,
+    MetadataResponse,
+    PartitionMetadata,
+    TopicMetadata,
+)
 
 RAY_ACTOR_ERRORS = (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError, ValueError)
 METADATA_GRACE_S = 2.0
-COORDINATOR_MOVING = frozenset({Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE, Errors.COORDINATOR_LOAD_IN_PROGRESS})
+COORDINATOR_MOVING = frozenset(
+    {Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE, Errors.COORDINATOR_LOAD_IN_PROGRESS}
+)
 """Answers meaning "ask again, maybe another broker": a group's coordinator is moving or loading."""
 
 
@@ -44,7 +55,12 @@ def ensure_ray(address: str | None = None, namespace: str = names.DEFAULT_NAMESP
 class ClusterConnection:
     """Actor handles and a metadata cache for one cluster, shared by a client's threads."""
 
-    def __init__(self, namespace: str = names.DEFAULT_NAMESPACE, ray_address: str | None = None, request_timeout_ms: int = 30_000) -> None:
+    def __init__(
+        self,
+        namespace: str = names.DEFAULT_NAMESPACE,
+        ray_address: str | None = None,
+        request_timeout_ms: int = 30_000,
+    ) -> None:
         ensure_ray(ray_address, namespace)
         self.namespace = namespace
         self.request_timeout_s = request_timeout_ms / 1000
@@ -93,7 +109,9 @@ class ClusterConnection:
         """Handle of the active controller, found through a broker's metadata."""
         self.refresh_metadata(None)
         if self.controller_id < 0:
-            raise KafkaTimeoutError(f"no controller is elected in the rafka cluster in namespace {self.namespace!r}")
+            raise KafkaTimeoutError(
+                f"no controller is elected in the rafka cluster in namespace {self.namespace!r}"
+            )
         return self.actor(names.controller_actor_name(self.controller_id))
 
     # ------------------------------------------------------------------ metadata
@@ -108,20 +126,26 @@ class ClusterConnection:
         are never deleted and leader epochs only grow, so this view never goes back in time.
         """
         failures: list[str] = []
-        answers = self.metadata_answers(MetadataRequest(tuple(topics) if topics is not None else None), failures)
+        answers = self.metadata_answers(
+            MetadataRequest(tuple(topics) if topics is not None else None), failures
+        )
         briefed = [answers[b] for b in sorted(answers) if answers[b].controller_id >= 0]
         if not briefed:
             if answers:
                 # Only (re)started brokers the controller has not briefed yet answered: they know nothing.
                 return answers[min(answers)]
-            raise KafkaTimeoutError(f"no rafka broker answered a metadata request ({'; '.join(failures)})")
+            raise KafkaTimeoutError(
+                f"no rafka broker answered a metadata request ({'; '.join(failures)})"
+            )
         freshest: dict[str, TopicMetadata] = {}
         for answer in briefed:
             for topic in answer.topics:
                 known = freshest.get(topic.name)
                 if known is None or _freshness(topic) > _freshness(known):
                     freshest[topic.name] = topic
-        response = dataclasses.replace(briefed[0], topics=tuple(freshest[name] for name in sorted(freshest)))
+        response = dataclasses.replace(
+            briefed[0], topics=tuple(freshest[name] for name in sorted(freshest))
+        )
         with self._lock:
             self.controller_id = response.controller_id
             self.cluster_id = response.cluster_id
@@ -132,7 +156,9 @@ class ClusterConnection:
                     self._topics.pop(topic.name, None)
         return response
 
-    def metadata_answers(self, request: MetadataRequest, failures: list[str] | None = None) -> dict[int, MetadataResponse]:
+    def metadata_answers(
+        self, request: MetadataRequest, failures: list[str] | None = None
+    ) -> dict[int, MetadataResponse]:
         """Every broker's own answer to ``request``, by broker id: all are asked at once; the first
         answer is waited for up to the request timeout, the others up to METADATA_GRACE_S more.
         Brokers that fail or stay silent are left out (and described in ``failures``)."""
@@ -148,7 +174,11 @@ class ClusterConnection:
                 self.forget(names.broker_actor_name(broker_id))
                 failures.append(f"broker {broker_id}: {type(exc).__name__}")
         deadline = time.monotonic() + self.request_timeout_s
-        ready, _ = ray.wait(list(pending), num_returns=1, timeout=self.request_timeout_s) if pending else ([], [])
+        ready, _ = (
+            ray.wait(list(pending), num_returns=1, timeout=self.request_timeout_s)
+            if pending
+            else ([], [])
+        )
         if ready:
             rest = [ref for ref in pending if ref not in ready]
             grace = min(METADATA_GRACE_S, max(0.0, deadline - time.monotonic()))
@@ -171,10 +201,15 @@ class ClusterConnection:
         answers (COORDINATOR_MOVING) with their own deadlines."""
         for broker_id in self.broker_ids():
             try:
-                return ray.get(self.broker(broker_id).find_coordinator.remote(group_id), timeout=self.request_timeout_s)
+                return ray.get(
+                    self.broker(broker_id).find_coordinator.remote(group_id),
+                    timeout=self.request_timeout_s,
+                )
             except RAY_ACTOR_ERRORS:
                 self.forget(names.broker_actor_name(broker_id))
-        return FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE, error_message="no broker answered FindCoordinator")
+        return FindCoordinatorResponse(
+            Errors.COORDINATOR_NOT_AVAILABLE, error_message="no broker answered FindCoordinator"
+        )
 
     def topic(self, topic: str, refresh: bool = False) -> TopicMetadata:
         """Cached metadata of a topic; UNKNOWN_TOPIC_OR_PARTITION if the cluster does not know it."""
@@ -194,13 +229,19 @@ class ClusterConnection:
         for candidate in metadata.partitions:
             if candidate.partition == partition:
                 return candidate
-        raise UnknownTopicOrPartitionError(f"topic {topic!r} has no partition {partition} (it has {len(metadata.partitions)})")
+        raise UnknownTopicOrPartitionError(
+            f"topic {topic!r} has no partition {partition} (it has {len(metadata.partitions)})"
+        )
 
-    def leader_replica(self, topic: str, partition: int, refresh: bool = False) -> tuple[Any, PartitionMetadata]:
+    def leader_replica(
+        self, topic: str, partition: int, refresh: bool = False
+    ) -> tuple[Any, PartitionMetadata]:
         """The partition leader's replica actor and the metadata naming it; LEADER_NOT_AVAILABLE if none."""
         metadata = self.partition(topic, partition, refresh)
         if metadata.leader < 0 or metadata.error is not Errors.NONE:
-            raise Errors.LEADER_NOT_AVAILABLE.exception(f"{topic}-{partition} has no live leader (leader {metadata.leader})")
+            raise Errors.LEADER_NOT_AVAILABLE.exception(
+                f"{topic}-{partition} has no live leader (leader {metadata.leader})"
+            )
         return self.replica(topic, partition, metadata.leader), metadata
 
     def wait_for(self, predicate: Any, timeout_s: float, what: str) -> Any:
@@ -217,7 +258,9 @@ class ClusterConnection:
                 last_error = exc
             if time.monotonic() > deadline:
                 detail = f" (last error: {last_error})" if last_error else ""
-                raise KafkaTimeoutError(f"timed out after {timeout_s:.1f}s waiting for {what}{detail}")
+                raise KafkaTimeoutError(
+                    f"timed out after {timeout_s:.1f}s waiting for {what}{detail}"
+                )
             time.sleep(delay)
             delay = min(delay * 2, 0.2)
 
@@ -225,5 +268,8 @@ class ClusterConnection:
 def _freshness(topic: TopicMetadata) -> tuple[bool, int, int]:
     """How up to date one broker's view of a topic is: known at all, then total leader epochs. At equal
     epochs, fewer leaderless partitions win: a client tries a live leader and learns fast if it died."""
-    return (topic.error is Errors.NONE, sum(p.leader_epoch for p in topic.partitions),
-            -sum(1 for p in topic.partitions if p.leader < 0))
+    return (
+        topic.error is Errors.NONE,
+        sum(p.leader_epoch for p in topic.partitions),
+        -sum(1 for p in topic.partitions if p.leader < 0),
+    )

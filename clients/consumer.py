@@ -16,17 +16,29 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from rafka.actors import names
 from rafka.clients.cluster import ClusterConnection
+from rafka.clients.consumer_coordinator import (
+    CommitFailedError,
+    ConsumerCoordinator,
+    RebalanceListener,
+)
 from rafka.clients.fetcher import Fetcher
-from rafka.clients.consumer_coordinator import CommitFailedError, ConsumerCoordinator, RebalanceListener
-from rafka.clients.records import ConsumerRecord, OffsetAndMetadata, OffsetAndTimestamp, TopicPartition
+from rafka.clients.records import ConsumerRecord, OffsetAndTimestamp
 from rafka.groups.group_metadata import validate_group_id
-from rafka.protocol.errors import Errors, InvalidConfigError, InvalidGroupIdError, RafkaError, UnknownTopicOrPartitionError
+from rafka.protocol.errors import (
+    Errors,
+    InvalidConfigError,
+    InvalidGroupIdError,
+    RafkaError,
+    UnknownTopicOrPartitionError,
+)
 from rafka.protocol.messages.offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
+from rafka.protocol.types import OffsetAndMetadata, TopicPartition
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "client_id": "rafka-consumer",
@@ -58,24 +70,47 @@ logger = logging.getLogger(__name__)
 class Consumer:
     """Read records from rafka partitions (``assign``/``seek``/``poll``, or ``for record in consumer``)."""
 
-    def __init__(self, *topics: str, namespace: str = names.DEFAULT_NAMESPACE, ray_address: str | None = None, **configs: Any) -> None:
+    def __init__(
+        self,
+        *topics: str,
+        namespace: str = names.DEFAULT_NAMESPACE,
+        ray_address: str | None = None,
+        **configs: Any,
+    ) -> None:
         unknown = set(configs) - set(DEFAULT_CONFIG)
         if unknown:
-            raise InvalidConfigError(f"unknown consumer config {sorted(unknown)}; known: {', '.join(sorted(DEFAULT_CONFIG))}")
+            raise InvalidConfigError(
+                f"unknown consumer config {sorted(unknown)}; known: {', '.join(sorted(DEFAULT_CONFIG))}"
+            )
         self.config = {**DEFAULT_CONFIG, **configs}
         if self.config["group_id"] is not None:
             validate_group_id(self.config["group_id"])
             if int(self.config["heartbeat_interval_ms"]) >= int(self.config["session_timeout_ms"]):
-                raise InvalidConfigError(f"heartbeat_interval_ms={self.config['heartbeat_interval_ms']} must be lower than "
-                                         f"session_timeout_ms={self.config['session_timeout_ms']}")
-        self._cluster = ClusterConnection(namespace, ray_address, int(self.config["request_timeout_ms"]))
-        self._group = ConsumerCoordinator(self._cluster, self.config) if self.config["group_id"] is not None else None
+                raise InvalidConfigError(
+                    f"heartbeat_interval_ms={self.config['heartbeat_interval_ms']} must be lower than "
+                    f"session_timeout_ms={self.config['session_timeout_ms']}"
+                )
+        self._cluster = ClusterConnection(
+            namespace, ray_address, int(self.config["request_timeout_ms"])
+        )
+        self._group = (
+            ConsumerCoordinator(self._cluster, self.config)
+            if self.config["group_id"] is not None
+            else None
+        )
         self._subscribed = False
-        self._next_auto_commit = time.monotonic() + int(self.config["auto_commit_interval_ms"]) / 1000
+        self._next_auto_commit = (
+            time.monotonic() + int(self.config["auto_commit_interval_ms"]) / 1000
+        )
         self._fetcher = Fetcher(
-            self._cluster, int(self.config["max_partition_fetch_bytes"]), int(self.config["fetch_min_bytes"]),
-            int(self.config["fetch_max_wait_ms"]), self.config["auto_offset_reset"],
-            self.config["key_deserializer"], self.config["value_deserializer"], bool(self.config["check_crcs"]),
+            self._cluster,
+            int(self.config["max_partition_fetch_bytes"]),
+            int(self.config["fetch_min_bytes"]),
+            int(self.config["fetch_max_wait_ms"]),
+            self.config["auto_offset_reset"],
+            self.config["key_deserializer"],
+            self.config["value_deserializer"],
+            bool(self.config["check_crcs"]),
         )
         self._assignment: list[TopicPartition] = []
         self._paused: set[TopicPartition] = set()
@@ -99,7 +134,12 @@ class Consumer:
         self._paused -= removed
         self._assignment = wanted
 
-    def subscribe(self, topics: Iterable[str] = (), pattern: str | None = None, listener: RebalanceListener | None = None) -> None:
+    def subscribe(
+        self,
+        topics: Iterable[str] = (),
+        pattern: str | None = None,
+        listener: RebalanceListener | None = None,
+    ) -> None:
         """With a ``group_id``: join the group for these topics (or every topic matching ``pattern``), the
         coordinator deciding which partitions are this member's; ``listener`` hears of each change.
         Without one: assign every partition of the topics."""
@@ -114,8 +154,16 @@ class Consumer:
             return
         if pattern is not None:
             regex = re.compile(pattern)
-            names_ += [t.name for t in self._cluster.refresh_metadata(None).topics if regex.fullmatch(t.name) and not t.is_internal]
-        partitions = [TopicPartition(name, p.partition) for name in names_ for p in self._cluster.topic(name, refresh=True).partitions]
+            names_ += [
+                t.name
+                for t in self._cluster.refresh_metadata(None).topics
+                if regex.fullmatch(t.name) and not t.is_internal
+            ]
+        partitions = [
+            TopicPartition(name, p.partition)
+            for name in names_
+            for p in self._cluster.topic(name, refresh=True).partitions
+        ]
         self.assign(partitions)
 
     def unsubscribe(self) -> None:
@@ -149,7 +197,9 @@ class Consumer:
         result = [TopicPartition(*tp) for tp in partitions] or list(self._assignment)
         for tp in result:
             if tp not in self._assignment:
-                raise UnknownTopicOrPartitionError(f"{tp.topic}-{tp.partition} is not assigned to this consumer")
+                raise UnknownTopicOrPartitionError(
+                    f"{tp.topic}-{tp.partition} is not assigned to this consumer"
+                )
         return result
 
     def seek(self, partition: TopicPartition, offset: int) -> None:
@@ -179,27 +229,39 @@ class Consumer:
 
     def beginning_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         """Log start offset of each partition."""
-        found = self._fetcher.list_offsets([TopicPartition(*tp) for tp in partitions], EARLIEST_TIMESTAMP)
+        found = self._fetcher.list_offsets(
+            [TopicPartition(*tp) for tp in partitions], EARLIEST_TIMESTAMP
+        )
         return {tp: offset for tp, (offset, _) in found.items()}
 
     def end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         """High watermark of each partition (the offset the next committed record gets)."""
-        found = self._fetcher.list_offsets([TopicPartition(*tp) for tp in partitions], LATEST_TIMESTAMP)
+        found = self._fetcher.list_offsets(
+            [TopicPartition(*tp) for tp in partitions], LATEST_TIMESTAMP
+        )
         return {tp: offset for tp, (offset, _) in found.items()}
 
-    def offsets_for_times(self, timestamps: dict[TopicPartition, int]) -> dict[TopicPartition, OffsetAndTimestamp | None]:
+    def offsets_for_times(
+        self, timestamps: dict[TopicPartition, int]
+    ) -> dict[TopicPartition, OffsetAndTimestamp | None]:
         """First offset whose timestamp is >= the given one, per partition (None if there is none)."""
         result: dict[TopicPartition, OffsetAndTimestamp | None] = {}
         for tp, timestamp in timestamps.items():
             if timestamp < 0:
                 raise ValueError(f"timestamp for {tp} must be >= 0, got {timestamp}")
-            offset, found_ts = self._fetcher.list_offsets([TopicPartition(*tp)], timestamp)[TopicPartition(*tp)]
-            result[TopicPartition(*tp)] = OffsetAndTimestamp(offset, found_ts) if offset >= 0 else None
+            offset, found_ts = self._fetcher.list_offsets([TopicPartition(*tp)], timestamp)[
+                TopicPartition(*tp)
+            ]
+            result[TopicPartition(*tp)] = (
+                OffsetAndTimestamp(offset, found_ts) if offset >= 0 else None
+            )
         return result
 
     # ------------------------------------------------------------------ consuming
 
-    def poll(self, timeout_ms: int = 0, max_records: int | None = None) -> dict[TopicPartition, list[ConsumerRecord]]:
+    def poll(
+        self, timeout_ms: int = 0, max_records: int | None = None
+    ) -> dict[TopicPartition, list[ConsumerRecord]]:
         """Fetched records by partition: what is buffered, else what arrives within ``timeout_ms``."""
         if self._closed:
             raise RuntimeError("poll() on a closed consumer")
@@ -220,7 +282,7 @@ class Consumer:
             if not self._fetcher.collect(max(0.0, remaining)) and remaining <= 0:
                 return {}
 
-    def __iter__(self) -> "Consumer":
+    def __iter__(self) -> Consumer:
         return self
 
     def __next__(self) -> ConsumerRecord:
@@ -248,7 +310,9 @@ class Consumer:
         self._commit_on_revoke(revoked)
         self._fetcher.forget(revoked)
         self._paused -= revoked
-        self._assignment = [tp for tp in self._assignment if tp not in revoked] + sorted(added - set(self._assignment))
+        self._assignment = [tp for tp in self._assignment if tp not in revoked] + sorted(
+            added - set(self._assignment)
+        )
         if added:
             assert self._group is not None
             for tp, committed in self._group.fetch_committed(sorted(added)).items():
@@ -258,7 +322,11 @@ class Consumer:
     def _commit_on_revoke(self, revoked: set[TopicPartition]) -> None:
         if not revoked or not self.config["enable_auto_commit"] or self._group is None:
             return
-        offsets = {tp: OffsetAndMetadata(self._fetcher.positions[tp], "") for tp in revoked if tp in self._fetcher.positions}
+        offsets = {
+            tp: OffsetAndMetadata(self._fetcher.positions[tp], "")
+            for tp in revoked
+            if tp in self._fetcher.positions
+        }
         try:
             if offsets:
                 self._group.commit(offsets)
@@ -268,13 +336,19 @@ class Consumer:
     def _maybe_auto_commit(self) -> None:
         if not self.config["enable_auto_commit"] or time.monotonic() < self._next_auto_commit:
             return
-        self._next_auto_commit = time.monotonic() + int(self.config["auto_commit_interval_ms"]) / 1000
+        self._next_auto_commit = (
+            time.monotonic() + int(self.config["auto_commit_interval_ms"]) / 1000
+        )
         offsets = self._current_offsets()
         if offsets:
             self.commit_async(offsets)
 
     def _current_offsets(self) -> dict[TopicPartition, OffsetAndMetadata]:
-        return {tp: OffsetAndMetadata(self._fetcher.positions[tp], "") for tp in self._assignment if tp in self._fetcher.positions}
+        return {
+            tp: OffsetAndMetadata(self._fetcher.positions[tp], "")
+            for tp in self._assignment
+            if tp in self._fetcher.positions
+        }
 
     def _require_group(self, what: str) -> ConsumerCoordinator:
         if self._group is None:
@@ -289,19 +363,31 @@ class Consumer:
         group = self._require_group("commit()")
         group.commit(self._normalise(offsets))
 
-    def commit_async(self, offsets: dict[TopicPartition, OffsetAndMetadata | int] | None = None,
-                     callback: Callable[[dict[TopicPartition, OffsetAndMetadata], Exception | None], None] | None = None) -> Future:
+    def commit_async(
+        self,
+        offsets: dict[TopicPartition, OffsetAndMetadata | int] | None = None,
+        callback: Callable[[dict[TopicPartition, OffsetAndMetadata], Exception | None], None]
+        | None = None,
+    ) -> Future:
         """Commit in the background; ``callback(offsets, exception_or_None)`` runs when it completes."""
         group = self._require_group("commit_async()")
         return group.commit_async(self._normalise(offsets), callback)
 
-    def _normalise(self, offsets: dict[TopicPartition, OffsetAndMetadata | int] | None) -> dict[TopicPartition, OffsetAndMetadata]:
+    def _normalise(
+        self, offsets: dict[TopicPartition, OffsetAndMetadata | int] | None
+    ) -> dict[TopicPartition, OffsetAndMetadata]:
         if offsets is None:
             return self._current_offsets()
-        return {TopicPartition(*tp): v if isinstance(v, OffsetAndMetadata) else OffsetAndMetadata(int(v), "")
-                for tp, v in offsets.items()}
+        return {
+            TopicPartition(*tp): v
+            if isinstance(v, OffsetAndMetadata)
+            else OffsetAndMetadata(int(v), "")
+            for tp, v in offsets.items()
+        }
 
-    def committed(self, partition: TopicPartition, metadata: bool = False) -> int | OffsetAndMetadata | None:
+    def committed(
+        self, partition: TopicPartition, metadata: bool = False
+    ) -> int | OffsetAndMetadata | None:
         """The group's committed offset of ``partition`` (None if it has none); with ``metadata``, an OffsetAndMetadata."""
         group = self._require_group("committed()")
         found = group.fetch_committed([TopicPartition(*partition)])[TopicPartition(*partition)]
@@ -313,7 +399,9 @@ class Consumer:
 
     def topics(self) -> set[str]:
         """Every topic in the cluster."""
-        return {t.name for t in self._cluster.refresh_metadata(None).topics if t.error is Errors.NONE}
+        return {
+            t.name for t in self._cluster.refresh_metadata(None).topics if t.error is Errors.NONE
+        }
 
     def partitions_for_topic(self, topic: str) -> set[int] | None:
         """Partition ids of a topic, or None if it does not exist."""
@@ -334,11 +422,13 @@ class Consumer:
                     if offsets:
                         self._group.commit(offsets)
                 except (CommitFailedError, RafkaError) as exc:
-                    logger.warning("final auto-commit of group %s failed: %s", self.config["group_id"], exc)
+                    logger.warning(
+                        "final auto-commit of group %s failed: %s", self.config["group_id"], exc
+                    )
             self._group.close()
         self._fetcher.forget(set(self._assignment))
 
-    def __enter__(self) -> "Consumer":
+    def __enter__(self) -> Consumer:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -16,16 +16,25 @@ import re
 import socket
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 import ray
 
 from rafka.actors import names
-from rafka.clients.cluster import COORDINATOR_MOVING, RAY_ACTOR_ERRORS, ClusterConnection
-from rafka.clients.records import OffsetAndMetadata, TopicPartition
+from rafka.clients.cluster import (
+    COORDINATOR_MOVING,
+    RAY_ACTOR_ERRORS,
+    ClusterConnection,
+)
 from rafka.groups.assignors import Assignor, Subscription, get_assignor
-from rafka.groups.subscription_codec import decode_assignment, decode_subscription, encode_assignment, encode_subscription
+from rafka.groups.subscription_codec import (
+    decode_assignment,
+    decode_subscription,
+    encode_assignment,
+    encode_subscription,
+)
 from rafka.protocol.errors import Errors, KafkaTimeoutError, RafkaError
 from rafka.protocol.messages.groups import (
     NO_GENERATION,
@@ -38,10 +47,13 @@ from rafka.protocol.messages.groups import (
     OffsetFetchRequest,
     SyncGroupRequest,
 )
+from rafka.protocol.types import OffsetAndMetadata, TopicPartition
 
 logger = logging.getLogger(__name__)
 
-REJOIN_ERRORS = frozenset({Errors.REBALANCE_IN_PROGRESS, Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID})
+REJOIN_ERRORS = frozenset(
+    {Errors.REBALANCE_IN_PROGRESS, Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID}
+)
 RETRY_BACKOFF_S = 0.1
 
 
@@ -73,7 +85,10 @@ class ConsumerCoordinator:
         self.request_timeout_s = int(config["request_timeout_ms"]) / 1000
         self.metadata_max_age_s = int(config["metadata_max_age_ms"]) / 1000
         self.exclude_internal_topics = bool(config["exclude_internal_topics"])
-        self.assignors: list[Assignor] = [get_assignor(s) if isinstance(s, str) else s for s in config["partition_assignment_strategy"]]
+        self.assignors: list[Assignor] = [
+            get_assignor(s) if isinstance(s, str) else s
+            for s in config["partition_assignment_strategy"]
+        ]
         if not self.assignors:
             raise ValueError("partition_assignment_strategy must name at least one assignor")
         self.member_id = NO_MEMBER
@@ -92,11 +107,15 @@ class ConsumerCoordinator:
         self._lock = threading.RLock()
         self._rebalancing = False
         self._heartbeat_thread: threading.Thread | None = None
-        self._committer = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"rafka-commit-{self.group_id}")
+        self._committer = ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix=f"rafka-commit-{self.group_id}"
+        )
 
     # ------------------------------------------------------------------ subscription
 
-    def subscribe(self, topics: tuple[str, ...], pattern: str | None, listener: RebalanceListener | None) -> None:
+    def subscribe(
+        self, topics: tuple[str, ...], pattern: str | None, listener: RebalanceListener | None
+    ) -> None:
         """Change what the group member asks for; the next poll rejoins."""
         self.topics = tuple(sorted(set(topics)))
         self.pattern = re.compile(pattern) if pattern is not None else None
@@ -108,8 +127,13 @@ class ConsumerCoordinator:
         if self.pattern is None:
             return list(self.topics)
         response = self.cluster.refresh_metadata(None)
-        return sorted(t.name for t in response.topics if t.error is Errors.NONE and self.pattern.fullmatch(t.name)
-                      and not (self.exclude_internal_topics and t.is_internal))
+        return sorted(
+            t.name
+            for t in response.topics
+            if t.error is Errors.NONE
+            and self.pattern.fullmatch(t.name)
+            and not (self.exclude_internal_topics and t.is_internal)
+        )
 
     def _partition_counts(self, topics: list[str]) -> dict[str, int]:
         """Partition count of each existing topic among ``topics``, from one metadata request; topics
@@ -126,12 +150,18 @@ class ConsumerCoordinator:
             response = self.cluster.find_coordinator(self.group_id)
             if response.error is Errors.NONE:
                 self._coordinator_id = response.coordinator_id
-                self._coordinator = self.cluster.actor(names.coordinator_actor_name(response.coordinator_id))
+                self._coordinator = self.cluster.actor(
+                    names.coordinator_actor_name(response.coordinator_id)
+                )
                 break
             if response.error not in COORDINATOR_MOVING:
-                raise response.error.exception(f"group {self.group_id!r}: {response.error_message or response.error.message}")
+                raise response.error.exception(
+                    f"group {self.group_id!r}: {response.error_message or response.error.message}"
+                )
             if time.monotonic() > deadline:
-                raise KafkaTimeoutError(f"no coordinator for group {self.group_id!r} within the deadline: {response.error_message}")
+                raise KafkaTimeoutError(
+                    f"no coordinator for group {self.group_id!r} within the deadline: {response.error_message}"
+                )
             time.sleep(RETRY_BACKOFF_S)
         return self._coordinator
 
@@ -148,14 +178,21 @@ class ConsumerCoordinator:
             try:
                 response = ray.get(getattr(coordinator, method).remote(request), timeout=timeout_s)
             except RAY_ACTOR_ERRORS as exc:
-                logger.info("group %s: coordinator %d unreachable (%s); looking it up again", self.group_id, self._coordinator_id, exc)
+                logger.info(
+                    "group %s: coordinator %d unreachable (%s); looking it up again",
+                    self.group_id,
+                    self._coordinator_id,
+                    exc,
+                )
                 self._coordinator_dead()
             else:
                 if response.error not in COORDINATOR_MOVING:
                     return response
                 self._coordinator_dead()
             if time.monotonic() > deadline:
-                raise KafkaTimeoutError(f"group {self.group_id!r}: {method} found no coordinator before its deadline")
+                raise KafkaTimeoutError(
+                    f"group {self.group_id!r}: {method} found no coordinator before its deadline"
+                )
             time.sleep(RETRY_BACKOFF_S)
 
     # ------------------------------------------------------------------ joining
@@ -168,11 +205,16 @@ class ConsumerCoordinator:
         if now - self._metadata_checked >= self.metadata_max_age_s:
             self._metadata_checked = now
             if self._partition_counts(self.subscribed_topics()) != self._joined_metadata:
-                logger.info("group %s: subscribed topics or partition counts changed; rejoining", self.group_id)
+                logger.info(
+                    "group %s: subscribed topics or partition counts changed; rejoining",
+                    self.group_id,
+                )
                 self._rejoin_needed = True
         return self._rejoin_needed
 
-    def ensure_active_group(self, apply_assignment: Callable[[set[TopicPartition], set[TopicPartition]], None]) -> bool:
+    def ensure_active_group(
+        self, apply_assignment: Callable[[set[TopicPartition], set[TopicPartition]], None]
+    ) -> bool:
         """Join and sync if needed; ``apply_assignment(revoked, added)`` updates the consumer. True if it rebalanced."""
         self._last_poll = time.monotonic()
         if not self.need_rejoin():
@@ -194,7 +236,9 @@ class ConsumerCoordinator:
             added = assigned - self.assignment
             self.assignment = set(assigned)
             apply_assignment(set(), added)
-            self._rejoin_needed = cooperative and bool(revoked)  # cooperative: a second round hands revoked partitions on
+            self._rejoin_needed = cooperative and bool(
+                revoked
+            )  # cooperative: a second round hands revoked partitions on
             if self.listener is not None:
                 self.listener.on_partitions_assigned(added if cooperative else set(assigned))
         finally:
@@ -209,7 +253,11 @@ class ConsumerCoordinator:
     def _protocol_is_cooperative(self) -> bool:
         return all(a.name == "cooperative-sticky" for a in self.assignors[:1])
 
-    def _revoke(self, revoked: set[TopicPartition], apply_assignment: Callable[[set[TopicPartition], set[TopicPartition]], None]) -> None:
+    def _revoke(
+        self,
+        revoked: set[TopicPartition],
+        apply_assignment: Callable[[set[TopicPartition], set[TopicPartition]], None],
+    ) -> None:
         if self.listener is not None:
             self.listener.on_partitions_revoked(set(revoked))
         self.assignment -= revoked
@@ -219,9 +267,20 @@ class ConsumerCoordinator:
         """One JoinGroup + SyncGroup round: the assignment, or None to try again."""
         topics = self.subscribed_topics()
         owned = tuple(sorted(self.assignment))
-        protocols = tuple((a.name, encode_subscription(Subscription(tuple(topics), owned))) for a in self.assignors)
-        request = JoinGroupRequest(self.group_id, self.session_timeout_ms, self.max_poll_interval_ms, self.member_id,
-                                   "consumer", protocols, self.client_id, socket.gethostname())
+        protocols = tuple(
+            (a.name, encode_subscription(Subscription(tuple(topics), owned)))
+            for a in self.assignors
+        )
+        request = JoinGroupRequest(
+            self.group_id,
+            self.session_timeout_ms,
+            self.max_poll_interval_ms,
+            self.member_id,
+            "consumer",
+            protocols,
+            self.client_id,
+            socket.gethostname(),
+        )
         join_timeout = self.max_poll_interval_ms / 1000 + self.request_timeout_s
         joined = self._call("join_group", request, join_timeout, deadline)
         if joined.error is Errors.UNKNOWN_MEMBER_ID:
@@ -230,32 +289,49 @@ class ConsumerCoordinator:
         if joined.error is Errors.REBALANCE_IN_PROGRESS:
             return self._retry(deadline, joined)
         if joined.error is not Errors.NONE:
-            raise joined.error.exception(f"joining group {self.group_id!r}: {joined.error_message or joined.error.message}")
+            raise joined.error.exception(
+                f"joining group {self.group_id!r}: {joined.error_message or joined.error.message}"
+            )
         self.member_id, self.generation = joined.member_id, joined.generation_id
         counts = self._partition_counts(topics)
         assignments: tuple[tuple[str, bytes], ...] = ()
         if joined.leader_id == joined.member_id:
             assignments = self._assign(joined.protocol_name, joined.members, counts)
-        synced = self._call("sync_group", SyncGroupRequest(self.group_id, self.generation, self.member_id, assignments),
-                            join_timeout, deadline)
+        synced = self._call(
+            "sync_group",
+            SyncGroupRequest(self.group_id, self.generation, self.member_id, assignments),
+            join_timeout,
+            deadline,
+        )
         if synced.error is Errors.UNKNOWN_MEMBER_ID:
             self.member_id = NO_MEMBER
         if synced.error in REJOIN_ERRORS:
             return self._retry(deadline, synced)
         if synced.error is not Errors.NONE:
-            raise synced.error.exception(f"syncing group {self.group_id!r}: {synced.error_message or synced.error.message}")
+            raise synced.error.exception(
+                f"syncing group {self.group_id!r}: {synced.error_message or synced.error.message}"
+            )
         self._joined_metadata = counts
         self._metadata_checked = time.monotonic()
-        logger.info("group %s: member %s joined generation %d", self.group_id, self.member_id, self.generation)
+        logger.info(
+            "group %s: member %s joined generation %d",
+            self.group_id,
+            self.member_id,
+            self.generation,
+        )
         return {TopicPartition(*tp) for tp in decode_assignment(synced.assignment)}
 
     def _retry(self, deadline: float, response: Any) -> None:
         if time.monotonic() > deadline:
-            raise KafkaTimeoutError(f"group {self.group_id!r}: could not join before the deadline ({response.error.name})")
+            raise KafkaTimeoutError(
+                f"group {self.group_id!r}: could not join before the deadline ({response.error.name})"
+            )
         time.sleep(RETRY_BACKOFF_S)
         return None
 
-    def _assign(self, protocol: str, members: tuple[tuple[str, bytes], ...], own_counts: dict[str, int]) -> tuple[tuple[str, bytes], ...]:
+    def _assign(
+        self, protocol: str, members: tuple[tuple[str, bytes], ...], own_counts: dict[str, int]
+    ) -> tuple[tuple[str, bytes], ...]:
         """As the group's leader, run the chosen assignor over every member's subscription."""
         assignor = next(a for a in self.assignors if a.name == protocol)
         subscriptions = {member: decode_subscription(data) for member, data in members}
@@ -263,15 +339,22 @@ class ConsumerCoordinator:
         others = [t for t in topics if t not in own_counts]
         counts = {**own_counts, **self._partition_counts(others)} if others else own_counts
         result = assignor.assign(counts, subscriptions)
-        logger.info("group %s: leader %s assigned with %s: %s", self.group_id, self.member_id, protocol,
-                    {m: len(tps) for m, tps in result.items()})
+        logger.info(
+            "group %s: leader %s assigned with %s: %s",
+            self.group_id,
+            self.member_id,
+            protocol,
+            {m: len(tps) for m, tps in result.items()},
+        )
         return tuple((member, encode_assignment(tps)) for member, tps in result.items())
 
     # ------------------------------------------------------------------ heartbeats
 
     def _start_heartbeats(self) -> None:
         if self._heartbeat_thread is None:
-            self._heartbeat_thread = threading.Thread(target=self._heartbeat_loop, name=f"rafka-heartbeat-{self.group_id}", daemon=True)
+            self._heartbeat_thread = threading.Thread(
+                target=self._heartbeat_loop, name=f"rafka-heartbeat-{self.group_id}", daemon=True
+            )
             self._heartbeat_thread.start()
 
     def _heartbeat_loop(self) -> None:
@@ -283,16 +366,30 @@ class ConsumerCoordinator:
                     continue
                 member_id, generation = self.member_id, self.generation
             if (time.monotonic() - self._last_poll) * 1000 > self.max_poll_interval_ms:
-                logger.warning("group %s: poll() not called for over max_poll_interval_ms=%d; leaving the group so its "
-                               "partitions move to a live member", self.group_id, self.max_poll_interval_ms)
+                logger.warning(
+                    "group %s: poll() not called for over max_poll_interval_ms=%d; leaving the group so its "
+                    "partitions move to a live member",
+                    self.group_id,
+                    self.max_poll_interval_ms,
+                )
                 self.leave_group()
                 continue
             try:
-                coordinator = self._coordinator or self._ensure_coordinator(time.monotonic() + self.heartbeat_interval_s)
-                response = ray.get(coordinator.heartbeat.remote(HeartbeatRequest(self.group_id, generation, member_id)),
-                                   timeout=self.request_timeout_s)
+                coordinator = self._coordinator or self._ensure_coordinator(
+                    time.monotonic() + self.heartbeat_interval_s
+                )
+                response = ray.get(
+                    coordinator.heartbeat.remote(
+                        HeartbeatRequest(self.group_id, generation, member_id)
+                    ),
+                    timeout=self.request_timeout_s,
+                )
             except (RafkaError, *RAY_ACTOR_ERRORS) as exc:
-                logger.info("group %s: heartbeat failed (%s); looking up the coordinator again", self.group_id, exc)
+                logger.info(
+                    "group %s: heartbeat failed (%s); looking up the coordinator again",
+                    self.group_id,
+                    exc,
+                )
                 self._coordinator_dead()
                 continue
             if response.error in COORDINATOR_MOVING:
@@ -311,9 +408,16 @@ class ConsumerCoordinator:
         if member_id == NO_MEMBER or self._coordinator is None:
             return
         try:
-            ray.get(self._coordinator.leave_group.remote(LeaveGroupRequest(self.group_id, member_id)), timeout=self.request_timeout_s)
+            ray.get(
+                self._coordinator.leave_group.remote(LeaveGroupRequest(self.group_id, member_id)),
+                timeout=self.request_timeout_s,
+            )
         except RAY_ACTOR_ERRORS as exc:
-            logger.info("group %s: LeaveGroup not delivered (%s); the session timeout will remove the member", self.group_id, exc)
+            logger.info(
+                "group %s: LeaveGroup not delivered (%s); the session timeout will remove the member",
+                self.group_id,
+                exc,
+            )
 
     # ------------------------------------------------------------------ offsets
 
@@ -322,27 +426,44 @@ class ConsumerCoordinator:
         for tp, value in offsets.items():
             if value.offset < 0:
                 raise ValueError(f"cannot commit negative offset {value.offset} for {tp}")
-        entries = tuple(OffsetCommitEntry(tp.topic, tp.partition, v.offset, v.metadata or "") for tp, v in offsets.items())
+        entries = tuple(
+            OffsetCommitEntry(tp.topic, tp.partition, v.offset, v.metadata or "")
+            for tp, v in offsets.items()
+        )
         with self._lock:
             generation, member_id = self.generation, self.member_id
         deadline = time.monotonic() + self.request_timeout_s
-        response = self._call("offset_commit", OffsetCommitRequest(self.group_id, generation, member_id, entries),
-                              self.request_timeout_s, deadline)
+        response = self._call(
+            "offset_commit",
+            OffsetCommitRequest(self.group_id, generation, member_id, entries),
+            self.request_timeout_s,
+            deadline,
+        )
         if response.error in REJOIN_ERRORS:
             self._rejoin_needed = True
             raise CommitFailedError(
                 f"commit of group {self.group_id!r} refused ({response.error.name}): the group rebalanced and these "
-                f"partitions may belong to another member now; {response.error_message}")
+                f"partitions may belong to another member now; {response.error_message}"
+            )
         if response.error is not Errors.NONE:
-            raise response.error.exception(f"commit of group {self.group_id!r}: {response.error_message}")
+            raise response.error.exception(
+                f"commit of group {self.group_id!r}: {response.error_message}"
+            )
         for result in response.partitions:
             if result.error is not Errors.NONE:
-                raise result.error.exception(f"commit of {result.topic}-{result.partition} for group {self.group_id!r}: "
-                                             f"{result.error_message or result.error.message}")
+                raise result.error.exception(
+                    f"commit of {result.topic}-{result.partition} for group {self.group_id!r}: "
+                    f"{result.error_message or result.error.message}"
+                )
 
-    def commit_async(self, offsets: dict[TopicPartition, OffsetAndMetadata],
-                     callback: Callable[[dict[TopicPartition, OffsetAndMetadata], Exception | None], None] | None) -> Future:
+    def commit_async(
+        self,
+        offsets: dict[TopicPartition, OffsetAndMetadata],
+        callback: Callable[[dict[TopicPartition, OffsetAndMetadata], Exception | None], None]
+        | None,
+    ) -> Future:
         """Commit on a background thread, in order with other async commits; ``callback(offsets, error)``."""
+
         def run() -> None:
             try:
                 self.commit(offsets)
@@ -357,15 +478,25 @@ class ConsumerCoordinator:
 
         return self._committer.submit(run)
 
-    def fetch_committed(self, partitions: list[TopicPartition]) -> dict[TopicPartition, OffsetAndMetadata | None]:
+    def fetch_committed(
+        self, partitions: list[TopicPartition]
+    ) -> dict[TopicPartition, OffsetAndMetadata | None]:
         """Committed offsets of ``partitions`` (None where the group has none)."""
         deadline = time.monotonic() + self.request_timeout_s
-        request = OffsetFetchRequest(self.group_id, tuple((tp.topic, tp.partition) for tp in partitions))
+        request = OffsetFetchRequest(
+            self.group_id, tuple((tp.topic, tp.partition) for tp in partitions)
+        )
         response = self._call("offset_fetch", request, self.request_timeout_s, deadline)
         if response.error is not Errors.NONE:
-            raise response.error.exception(f"fetching offsets of group {self.group_id!r}: {response.error_message}")
-        return {TopicPartition(o.topic, o.partition): (OffsetAndMetadata(o.offset, o.metadata) if o.offset >= 0 else None)
-                for o in response.offsets}
+            raise response.error.exception(
+                f"fetching offsets of group {self.group_id!r}: {response.error_message}"
+            )
+        return {
+            TopicPartition(o.topic, o.partition): (
+                OffsetAndMetadata(o.offset, o.metadata) if o.offset >= 0 else None
+            )
+            for o in response.offsets
+        }
 
     def close(self) -> None:
         """Finish pending commits, stop heartbeating and leave the group."""

@@ -12,18 +12,30 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
+from collections.abc import Callable
 from itertools import repeat
-from typing import Any, Callable
+from typing import Any
 
 import ray
 
 from rafka.actors import names
 from rafka.clients.cluster import ClusterConnection
-from rafka.clients.records import ConsumerRecord, TopicPartition
+from rafka.clients.records import ConsumerRecord
 from rafka.protocol.errors import Errors, OffsetOutOfRangeError, RafkaError
 from rafka.protocol.messages.fetch import FetchRequest, FetchResponse
-from rafka.protocol.messages.offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, ListOffsetsRequest, ListOffsetsResponse
-from rafka.protocol.records.batch import decode_columns, gc_paused, iter_batches, verify_crc
+from rafka.protocol.messages.offsets import (
+    EARLIEST_TIMESTAMP,
+    LATEST_TIMESTAMP,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+)
+from rafka.protocol.records.batch import (
+    decode_columns,
+    gc_paused,
+    iter_batches,
+    verify_crc,
+)
+from rafka.protocol.types import TopicPartition
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +62,9 @@ class Fetcher:
         check_crcs: bool = True,
     ) -> None:
         if auto_offset_reset not in ("earliest", "latest", "none"):
-            raise ValueError(f"auto_offset_reset={auto_offset_reset!r} must be 'earliest', 'latest' or 'none'")
+            raise ValueError(
+                f"auto_offset_reset={auto_offset_reset!r} must be 'earliest', 'latest' or 'none'"
+            )
         self.cluster = cluster
         self.max_partition_fetch_bytes = max_partition_fetch_bytes
         self.fetch_min_bytes = fetch_min_bytes
@@ -80,15 +94,21 @@ class Fetcher:
         self.positions[tp] = offset
         self._buffer = deque((p, records) for p, records in self._buffer if p != tp)
 
-    def reset_positions(self, partitions: list[TopicPartition], strategy: str | None = None) -> None:
+    def reset_positions(
+        self, partitions: list[TopicPartition], strategy: str | None = None
+    ) -> None:
         """Set positions by ``auto_offset_reset`` (or the given 'earliest'/'latest')."""
         strategy = strategy or self.auto_offset_reset
         if strategy == "none":
-            raise NoOffsetForPartitionError(f"no position for {sorted(partitions)} and auto_offset_reset is 'none'")
+            raise NoOffsetForPartitionError(
+                f"no position for {sorted(partitions)} and auto_offset_reset is 'none'"
+            )
         for tp, (offset, _) in self.list_offsets(partitions, RESET_TIMESTAMPS[strategy]).items():
             self.seek(tp, offset)
 
-    def list_offsets(self, partitions: list[TopicPartition], timestamp: int, timeout_s: float = 30.0) -> dict[TopicPartition, tuple[int, int]]:
+    def list_offsets(
+        self, partitions: list[TopicPartition], timestamp: int, timeout_s: float = 30.0
+    ) -> dict[TopicPartition, tuple[int, int]]:
         """ListOffsets at each partition's leader, retrying leader changes until ``timeout_s``."""
         return list_offsets(self.cluster, partitions, timestamp, timeout_s)
 
@@ -105,15 +125,22 @@ class Fetcher:
             if tp in self._busy or tp in buffered or self._retry_at.get(tp, 0.0) > now:
                 continue
             try:
-                leader, metadata = self.cluster.leader_replica(tp.topic, tp.partition, refresh=tp in self._retry_at)
+                leader, metadata = self.cluster.leader_replica(
+                    tp.topic, tp.partition, refresh=tp in self._retry_at
+                )
             except (RafkaError, ValueError) as exc:
                 logger.debug("no leader for %s: %s", tp, exc)
                 self._retry_at[tp] = now + RETRY_BACKOFF_S
                 continue
             self._retry_at.pop(tp, None)
             offset = self.positions[tp]
-            request = FetchRequest(offset, self.max_partition_fetch_bytes, self.fetch_max_wait_ms, self.fetch_min_bytes,
-                                   current_leader_epoch=metadata.leader_epoch)
+            request = FetchRequest(
+                offset,
+                self.max_partition_fetch_bytes,
+                self.fetch_max_wait_ms,
+                self.fetch_min_bytes,
+                current_leader_epoch=metadata.leader_epoch,
+            )
             self._inflight[leader.fetch.remote(request)] = (tp, offset)
             self._busy.add(tp)
 
@@ -136,11 +163,17 @@ class Fetcher:
         try:
             response: FetchResponse = ray.get(ref)
         except ray.exceptions.RayActorError:
-            self.cluster.forget(names.replica_actor_name(tp.topic, tp.partition, self.cluster.partition(tp.topic, tp.partition).leader))
+            self.cluster.forget(
+                names.replica_actor_name(
+                    tp.topic, tp.partition, self.cluster.partition(tp.topic, tp.partition).leader
+                )
+            )
             self._retry_at[tp] = time.monotonic() + RETRY_BACKOFF_S
             return
         if response.error is Errors.OFFSET_OUT_OF_RANGE:
-            logger.info("fetch offset %d out of range for %s: %s", offset, tp, response.error_message)
+            logger.info(
+                "fetch offset %d out of range for %s: %s", offset, tp, response.error_message
+            )
             self.reset_positions([tp])
             return
         if response.error is not Errors.NONE:
@@ -167,23 +200,51 @@ class Fetcher:
                     continue
                 if self.check_crcs:
                     verify_crc(data, start, header)
-                base, first_ts, ts_type = header.base_offset, header.first_timestamp, header.timestamp_type
+                base, first_ts, ts_type = (
+                    header.base_offset,
+                    header.first_timestamp,
+                    header.timestamp_type,
+                )
                 columns = decode_columns(data, start, header)
                 if kd is None and vd is None and base >= position:
                     # The common case (no deserializers, whole batch wanted) runs without Python bytecode
                     # per record: map and zip feed tuple.__new__ straight from the columns.
                     ods = columns.offset_deltas
-                    offsets = range(base, base + len(ods)) if isinstance(ods, range) else map(base.__add__, ods)
-                    records += map(make, repeat(ConsumerRecord), zip(
-                        repeat(topic), repeat(partition), offsets, map(first_ts.__add__, columns.timestamp_deltas),
-                        repeat(ts_type), columns.keys, columns.values, map(list, columns.headers)))
+                    offsets = (
+                        range(base, base + len(ods))
+                        if isinstance(ods, range)
+                        else map(base.__add__, ods)
+                    )
+                    records += map(
+                        make,
+                        repeat(ConsumerRecord),
+                        zip(
+                            repeat(topic),
+                            repeat(partition),
+                            offsets,
+                            map(first_ts.__add__, columns.timestamp_deltas),
+                            repeat(ts_type),
+                            columns.keys,
+                            columns.values,
+                            map(list, columns.headers),
+                        ),
+                    )
                     continue
                 rows = columns.rows()
                 records += [
-                    make(ConsumerRecord, (topic, partition, base + od, first_ts + td, ts_type,
-                                          k if kd is None or k is None else kd(k),
-                                          v if vd is None or v is None else vd(v),
-                                          list(h) if h else []))
+                    make(
+                        ConsumerRecord,
+                        (
+                            topic,
+                            partition,
+                            base + od,
+                            first_ts + td,
+                            ts_type,
+                            k if kd is None or k is None else kd(k),
+                            v if vd is None or v is None else vd(v),
+                            list(h) if h else [],
+                        ),
+                    )
                     for od, td, k, v, h in rows
                     if base + od >= position
                 ]
@@ -212,8 +273,12 @@ class Fetcher:
         return bool(self._buffer)
 
 
-def list_offsets(cluster: ClusterConnection, partitions: list[TopicPartition], timestamp: int,
-                 timeout_s: float = 30.0) -> dict[TopicPartition, tuple[int, int]]:
+def list_offsets(
+    cluster: ClusterConnection,
+    partitions: list[TopicPartition],
+    timestamp: int,
+    timeout_s: float = 30.0,
+) -> dict[TopicPartition, tuple[int, int]]:
     """(offset, timestamp) of each partition from ListOffsets at its leader; the admin client shares it
     with the consumer.
 
@@ -229,7 +294,9 @@ def list_offsets(cluster: ClusterConnection, partitions: list[TopicPartition], t
         requests = {}
         for tp in pending:
             leader, metadata = cluster.leader_replica(tp.topic, tp.partition)
-            requests[tp] = leader.list_offsets.remote(ListOffsetsRequest(timestamp, metadata.leader_epoch))
+            requests[tp] = leader.list_offsets.remote(
+                ListOffsetsRequest(timestamp, metadata.leader_epoch)
+            )
         for tp, ref in requests.items():
             response: ListOffsetsResponse = ray.get(ref, timeout=timeout_s)
             if response.error is Errors.NONE:
@@ -239,7 +306,11 @@ def list_offsets(cluster: ClusterConnection, partitions: list[TopicPartition], t
         return len(answers) == len(wanted)
 
     if wanted:
-        cluster.wait_for(ask_remaining, timeout_s, "offsets of " + ", ".join(f"{tp.topic}-{tp.partition}" for tp in wanted))
+        cluster.wait_for(
+            ask_remaining,
+            timeout_s,
+            "offsets of " + ", ".join(f"{tp.topic}-{tp.partition}" for tp in wanted),
+        )
     return answers
 
 

@@ -13,14 +13,24 @@ timeout. Each coordinator knows only its own groups, so ``list_groups`` asks all
 from __future__ import annotations
 
 import time
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import ray
 
 from rafka.actors import names
-from rafka.clients.cluster import COORDINATOR_MOVING, RAY_ACTOR_ERRORS, ClusterConnection
-from rafka.clients.records import OffsetAndMetadata, TopicPartition
-from rafka.protocol.errors import Errors, IllegalGenerationError, RafkaError, RebalanceInProgressError, UnknownMemberIdError
+from rafka.clients.cluster import (
+    COORDINATOR_MOVING,
+    RAY_ACTOR_ERRORS,
+    ClusterConnection,
+)
+from rafka.protocol.errors import (
+    Errors,
+    IllegalGenerationError,
+    RafkaError,
+    RebalanceInProgressError,
+    UnknownMemberIdError,
+)
 from rafka.protocol.messages.groups import (
     NO_GENERATION,
     NO_MEMBER,
@@ -33,7 +43,7 @@ from rafka.protocol.messages.groups import (
     OffsetFetchRequest,
     OffsetFetchResponse,
 )
-
+from rafka.protocol.types import OffsetAndMetadata, TopicPartition
 
 _MAX_BACKOFF_S = 0.2
 
@@ -49,7 +59,10 @@ def _first_error(response: Any) -> tuple[Errors, str]:
     if response.error is Errors.NONE and isinstance(response, OffsetCommitResponse):
         for result in response.partitions:
             if result.error is not Errors.NONE:
-                return result.error, f"{result.topic}-{result.partition}: {result.error_message or result.error.message}"
+                return (
+                    result.error,
+                    f"{result.topic}-{result.partition}: {result.error_message or result.error.message}",
+                )
     return response.error, response.error_message or response.error.message
 
 
@@ -65,7 +78,9 @@ class GroupAdminMixin:
         for broker_id in self._cluster.broker_ids():
             name = names.coordinator_actor_name(broker_id)
             try:
-                found: tuple[GroupListing, ...] = self._call(self._cluster.actor(name), "list_groups")
+                found: tuple[GroupListing, ...] = self._call(
+                    self._cluster.actor(name), "list_groups"
+                )
             except RAY_ACTOR_ERRORS:
                 # A starting or dying broker has no coordinator to ask; the groups it owned are loaded
                 # by the new leaders of their offsets partitions, whose coordinators are asked too.
@@ -82,8 +97,13 @@ class GroupAdminMixin:
 
     def list_group_offsets(self, group_id: str) -> dict[TopicPartition, OffsetAndMetadata]:
         """The group's committed offsets, by partition in (topic, partition) order."""
-        response: OffsetFetchResponse = self._ask_coordinator(group_id, "offset_fetch", OffsetFetchRequest(group_id))
-        found = {TopicPartition(o.topic, o.partition): OffsetAndMetadata(o.offset, o.metadata) for o in response.offsets}
+        response: OffsetFetchResponse = self._ask_coordinator(
+            group_id, "offset_fetch", OffsetFetchRequest(group_id)
+        )
+        found = {
+            TopicPartition(o.topic, o.partition): OffsetAndMetadata(o.offset, o.metadata)
+            for o in response.offsets
+        }
         return dict(sorted(found.items()))
 
     def alter_group_offsets(self, group_id: str, offsets: Mapping[TopicPartition, int]) -> None:
@@ -93,14 +113,19 @@ class GroupAdminMixin:
         raises the error it answers (UNKNOWN_MEMBER_ID, ...) with a message saying so. A partition it
         refuses (e.g. UNKNOWN_TOPIC_OR_PARTITION) raises that partition's error; the others are committed.
         """
-        entries = tuple(OffsetCommitEntry(tp.topic, tp.partition, offset) for tp, offset in sorted(offsets.items()))
+        entries = tuple(
+            OffsetCommitEntry(tp.topic, tp.partition, offset)
+            for tp, offset in sorted(offsets.items())
+        )
         request = OffsetCommitRequest(group_id, NO_GENERATION, NO_MEMBER, entries)
         try:
             self._ask_coordinator(group_id, "offset_commit", request)
         except (UnknownMemberIdError, IllegalGenerationError, RebalanceInProgressError) as exc:
             # These name a member-protocol failure; for a commit made by no member they mean the group is active.
-            raise type(exc)(f"group {group_id!r} has active members, and offsets can only be altered while it "
-                            f"is empty ({exc.message})") from None
+            raise type(exc)(
+                f"group {group_id!r} has active members, and offsets can only be altered while it "
+                f"is empty ({exc.message})"
+            ) from None
 
     def delete_group(self, group_id: str) -> None:
         """Delete an empty group and its committed offsets (NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND otherwise)."""
@@ -126,7 +151,9 @@ class GroupAdminMixin:
                 raise _group_error(group_id, error, message)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise _group_error(group_id, error, f"{message} (still failing after {self._timeout_s:.1f}s)")
+                raise _group_error(
+                    group_id, error, f"{message} (still failing after {self._timeout_s:.1f}s)"
+                )
             time.sleep(min(delay, remaining))
             delay = min(delay * 2, _MAX_BACKOFF_S)
 
@@ -142,5 +169,7 @@ class GroupAdminMixin:
             # Its broker died or the actor is not up yet: Kafka's clients treat a lost connection to the
             # coordinator the same way, as "coordinator not available, look it up again".
             self._cluster.forget(name)
-            return GroupResponse(Errors.COORDINATOR_NOT_AVAILABLE,
-                                 f"the coordinator on broker {found.coordinator_id} is unreachable ({type(exc).__name__})")
+            return GroupResponse(
+                Errors.COORDINATOR_NOT_AVAILABLE,
+                f"the coordinator on broker {found.coordinator_id} is unreachable ({type(exc).__name__})",
+            )

@@ -15,8 +15,9 @@ import logging
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Any, Callable
+from typing import Any
 
 import ray
 
@@ -24,7 +25,7 @@ from rafka.actors import names
 from rafka.clients.accumulator import ProducerBatch, RecordAccumulator
 from rafka.clients.cluster import ClusterConnection
 from rafka.clients.partitioner import DefaultPartitioner
-from rafka.clients.records import FutureRecordMetadata, TopicPartition
+from rafka.clients.records import FutureRecordMetadata
 from rafka.protocol.errors import (
     Errors,
     InvalidConfigError,
@@ -34,9 +35,15 @@ from rafka.protocol.errors import (
     RafkaError,
     UnknownTopicOrPartitionError,
 )
-from rafka.protocol.messages.produce import ACKS_ALL, ACKS_NONE, ProduceRequest, ProduceResponse
+from rafka.protocol.messages.produce import (
+    ACKS_ALL,
+    ACKS_NONE,
+    ProduceRequest,
+    ProduceResponse,
+)
 from rafka.protocol.records.builder import RECORD_OVERHEAD
 from rafka.protocol.records.compression import Compression
+from rafka.protocol.types import TopicPartition, now_ms
 
 logger = logging.getLogger(__name__)
 METADATA_RETRY_BACKOFF_S = 0.05
@@ -64,10 +71,17 @@ DEFAULT_CONFIG: dict[str, Any] = {
 class Producer:
     """Publish records to rafka topics (``send(...).get()``, ``flush()``, ``close()``)."""
 
-    def __init__(self, namespace: str = names.DEFAULT_NAMESPACE, ray_address: str | None = None, **configs: Any) -> None:
+    def __init__(
+        self,
+        namespace: str = names.DEFAULT_NAMESPACE,
+        ray_address: str | None = None,
+        **configs: Any,
+    ) -> None:
         unknown = set(configs) - set(DEFAULT_CONFIG)
         if unknown:
-            raise InvalidConfigError(f"unknown producer config {sorted(unknown)}; known: {', '.join(sorted(DEFAULT_CONFIG))}")
+            raise InvalidConfigError(
+                f"unknown producer config {sorted(unknown)}; known: {', '.join(sorted(DEFAULT_CONFIG))}"
+            )
         self.config = {**DEFAULT_CONFIG, **configs}
         acks = self.config["acks"]
         if acks not in (0, 1, -1, "all", "0", "1", "-1"):
@@ -84,7 +98,9 @@ class Producer:
         self._partitioner = self.config["partitioner"] or DefaultPartitioner()
         self._cluster = ClusterConnection(namespace, ray_address, self.request_timeout_ms)
         self._accumulator = RecordAccumulator(
-            int(self.config["batch_size"]), int(self.config["linger_ms"]), int(self.config["buffer_memory"]),
+            int(self.config["batch_size"]),
+            int(self.config["linger_ms"]),
+            int(self.config["buffer_memory"]),
             Compression.from_name(self.config["compression_type"]),
         )
         self._partitions: dict[str, tuple[int, list[int], list[TopicPartition]]] = {}
@@ -99,7 +115,9 @@ class Producer:
         self._linger_zero = int(self.config["linger_ms"]) == 0
         self._closed = False
         self.stats = {"records": 0, "batches": 0, "retries": 0, "errors": 0}
-        self._sender = threading.Thread(target=self._run, name=f"{self.config['client_id']}-sender", daemon=True)
+        self._sender = threading.Thread(
+            target=self._run, name=f"{self.config['client_id']}-sender", daemon=True
+        )
         self._sender.start()
 
     # ------------------------------------------------------------------ public API
@@ -124,12 +142,18 @@ class Producer:
         if partition is None:
             partition = self._partitioner(topic, key, count, available)
         elif not 0 <= partition < count:
-            raise UnknownTopicOrPartitionError(f"topic {topic!r} has partitions 0..{count - 1}, not {partition}")
+            raise UnknownTopicOrPartitionError(
+                f"topic {topic!r} has partitions 0..{count - 1}, not {partition}"
+            )
         size = RECORD_OVERHEAD + (len(key) if key else 0) + (len(value) if value else 0)
         if size > self.max_request_size:
-            raise MessageTooLargeError(f"record of about {size} bytes exceeds max_request_size={self.max_request_size}")
-        timestamp = timestamp_ms if timestamp_ms is not None else int(time.time() * 1000)
-        future, closed, opened = self._accumulator.append(tps[partition], timestamp, key, value, headers or [], self.max_block_s)
+            raise MessageTooLargeError(
+                f"record of about {size} bytes exceeds max_request_size={self.max_request_size}"
+            )
+        timestamp = timestamp_ms if timestamp_ms is not None else now_ms()
+        future, closed, opened = self._accumulator.append(
+            tps[partition], timestamp, key, value, headers or [], self.max_block_s
+        )
         if closed and key is None and hasattr(self._partitioner, "on_new_batch"):
             self._partitioner.on_new_batch(topic, count, partition, available)
         if closed or (opened and self._linger_zero):
@@ -176,7 +200,7 @@ class Producer:
         """Counters: records and batches acknowledged, retries, failed batches."""
         return dict(self.stats)
 
-    def __enter__(self) -> "Producer":
+    def __enter__(self) -> Producer:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -191,12 +215,20 @@ class Producer:
                 metadata = self._cluster.topic(topic, refresh=True)
                 break
             except RafkaError as exc:
-                if isinstance(exc, UnknownTopicOrPartitionError) or not exc.retriable or time.monotonic() > deadline:
+                if (
+                    isinstance(exc, UnknownTopicOrPartitionError)
+                    or not exc.retriable
+                    or time.monotonic() > deadline
+                ):
                     raise
                 time.sleep(METADATA_RETRY_BACKOFF_S)
         count = len(metadata.partitions)
         # TopicPartition objects are built once per topic: building one per send is a measurable cost.
-        entry = (count, [p.partition for p in metadata.partitions if p.leader >= 0], [TopicPartition(topic, p) for p in range(count)])
+        entry = (
+            count,
+            [p.partition for p in metadata.partitions if p.leader >= 0],
+            [TopicPartition(topic, p) for p in range(count)],
+        )
         self._partitions[topic] = entry
         return entry
 
@@ -239,7 +271,13 @@ class Producer:
             request = ProduceRequest(batch.encoded(), self.acks, self.request_timeout_ms)
             ref = leader.produce.remote(request)
         except (RafkaError, ValueError) as exc:
-            error = exc if isinstance(exc, RafkaError) else NotLeaderOrFollowerError(f"leader of {tp.topic}-{tp.partition} not found: {exc}")
+            error = (
+                exc
+                if isinstance(exc, RafkaError)
+                else NotLeaderOrFollowerError(
+                    f"leader of {tp.topic}-{tp.partition} not found: {exc}"
+                )
+            )
             self._retry_or_fail(batch, error)
             return
         batch.attempts += 1
@@ -261,11 +299,22 @@ class Producer:
             response: ProduceResponse = answer.result()
         except ray.exceptions.RayActorError as exc:
             self._forget_leader(tp)
-            self._retry_or_fail(batch, NotLeaderOrFollowerError(f"leader replica of {tp.topic}-{tp.partition} is gone: {type(exc).__name__}"))
+            self._retry_or_fail(
+                batch,
+                NotLeaderOrFollowerError(
+                    f"leader replica of {tp.topic}-{tp.partition} is gone: {type(exc).__name__}"
+                ),
+            )
             return
         except ray.exceptions.RayError as exc:
             # The leader raised: a bug, not a state a retry can fix; fail the batch rather than the sender.
-            self._finish(batch, -1, Errors.UNKNOWN_SERVER_ERROR.exception(f"produce to {tp.topic}-{tp.partition} failed: {exc}"))
+            self._finish(
+                batch,
+                -1,
+                Errors.UNKNOWN_SERVER_ERROR.exception(
+                    f"produce to {tp.topic}-{tp.partition} failed: {exc}"
+                ),
+            )
             return
         if response.error is Errors.NONE:
             self._finish(batch, response.base_offset, None)

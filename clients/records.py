@@ -10,18 +10,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from rafka.protocol.errors import KafkaTimeoutError
+from rafka.protocol.types import TopicPartition
 
 logger = logging.getLogger(__name__)
-
-
-class TopicPartition(NamedTuple):
-    """A partition of a topic."""
-
-    topic: str
-    partition: int
 
 
 class RecordMetadata(NamedTuple):
@@ -53,17 +48,10 @@ class OffsetAndTimestamp(NamedTuple):
     timestamp: int
 
 
-class OffsetAndMetadata(NamedTuple):
-    """A group's committed offset of one partition (the next offset to consume) and its metadata string."""
-
-    offset: int
-    metadata: str
-
-
 class ProduceRequestResult:
     """The outcome of one batch, shared by the futures of its records."""
 
-    __slots__ = ("topic_partition", "_done", "base_offset", "error", "_watchers", "lock")
+    __slots__ = ("_done", "_watchers", "base_offset", "error", "lock", "topic_partition")
 
     def __init__(self, topic_partition: TopicPartition) -> None:
         self.topic_partition = topic_partition
@@ -99,7 +87,7 @@ Callback = tuple[Callable[..., Any], tuple[Any, ...], bool]
 class FutureRecordMetadata:
     """The pending result of one ``send``."""
 
-    __slots__ = ("_result", "_relative_offset", "_timestamp", "_callbacks")
+    __slots__ = ("_callbacks", "_relative_offset", "_result", "_timestamp")
 
     def __init__(self, result: ProduceRequestResult, relative_offset: int, timestamp: int) -> None:
         self._result = result
@@ -133,26 +121,33 @@ class FutureRecordMetadata:
     def _metadata(self) -> RecordMetadata:
         tp = self._result.topic_partition
         base = self._result.base_offset
-        return RecordMetadata(tp.topic, tp.partition, base + self._relative_offset if base >= 0 else -1, self._timestamp)
+        return RecordMetadata(
+            tp.topic,
+            tp.partition,
+            base + self._relative_offset if base >= 0 else -1,
+            self._timestamp,
+        )
 
     def get(self, timeout: float | None = None) -> RecordMetadata:
         """Block until the record is acknowledged; raise its error, or KafkaTimeoutError after ``timeout`` s."""
         if not self._result.wait(timeout):
             tp = self._result.topic_partition
-            raise KafkaTimeoutError(f"record for {tp.topic}-{tp.partition} not acknowledged within {timeout}s")
+            raise KafkaTimeoutError(
+                f"record for {tp.topic}-{tp.partition} not acknowledged within {timeout}s"
+            )
         if self._result.error is not None:
             raise self._result.error
         return self._metadata()
 
-    def add_callback(self, fn: Callable[..., Any], *args: Any) -> "FutureRecordMetadata":
+    def add_callback(self, fn: Callable[..., Any], *args: Any) -> FutureRecordMetadata:
         """Call ``fn(*args, record_metadata)`` on success (at once if already done)."""
         return self._add((fn, args, True))
 
-    def add_errback(self, fn: Callable[..., Any], *args: Any) -> "FutureRecordMetadata":
+    def add_errback(self, fn: Callable[..., Any], *args: Any) -> FutureRecordMetadata:
         """Call ``fn(*args, exception)`` on failure (at once if already done)."""
         return self._add((fn, args, False))
 
-    def _add(self, callback: Callback) -> "FutureRecordMetadata":
+    def _add(self, callback: Callback) -> FutureRecordMetadata:
         # Registration and completion share the batch's lock, so each callback runs exactly once.
         with self._result.lock:
             if not self._result.is_done:

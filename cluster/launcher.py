@@ -49,7 +49,7 @@ class ClusterState:
         (data_dir / STATE_FILE).write_text(json.dumps(asdict(self), indent=2) + "\n")
 
     @classmethod
-    def load(cls, data_dir: Path) -> "ClusterState | None":
+    def load(cls, data_dir: Path) -> ClusterState | None:
         """Read the state file, or None if this data directory never ran ``up``."""
         path = data_dir / STATE_FILE
         return cls(**json.loads(path.read_text())) if path.exists() else None
@@ -66,8 +66,15 @@ def start_local_ray(num_cpus: int | None = None) -> str:
     env = {**RAY_ENV_DEFAULTS, **os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
     # A lone loopback-only head needs no token; a user who set RAY_AUTH_MODE keeps their choice.
     env.setdefault("RAY_AUTH_MODE", "disabled")
-    command = [_ray_command(), "start", "--head", f"--port={RAY_PORT}", "--node-ip-address=127.0.0.1",
-               "--include-dashboard=false", "--disable-usage-stats"]
+    command = [
+        _ray_command(),
+        "start",
+        "--head",
+        f"--port={RAY_PORT}",
+        "--node-ip-address=127.0.0.1",
+        "--include-dashboard=false",
+        "--disable-usage-stats",
+    ]
     if num_cpus:
         command.append(f"--num-cpus={num_cpus}")
     result = subprocess.run(command, env=env, capture_output=True, text=True)
@@ -80,7 +87,12 @@ def start_local_ray(num_cpus: int | None = None) -> str:
 def connect(address: str | None, namespace: str) -> None:
     """Attach this process to a Ray cluster as a driver."""
     if not ray.is_initialized():
-        ray.init(address=address or "auto", namespace=namespace, log_to_driver=False, logging_level="ERROR")
+        ray.init(
+            address=address or "auto",
+            namespace=namespace,
+            log_to_driver=False,
+            logging_level="ERROR",
+        )
 
 
 def _listening(address: str, timeout_s: float = 2.0) -> bool:
@@ -95,7 +107,13 @@ def _listening(address: str, timeout_s: float = 2.0) -> bool:
 
 def _alive_nodes() -> list[str]:
     nodes = [n for n in ray.nodes() if n.get("Alive")]
-    nodes.sort(key=lambda n: (not n.get("Resources", {}).get("node:__internal_head__"), n["NodeManagerAddress"], n["NodeID"]))
+    nodes.sort(
+        key=lambda n: (
+            not n.get("Resources", {}).get("node:__internal_head__"),
+            n["NodeManagerAddress"],
+            n["NodeID"],
+        )
+    )
     return [n["NodeID"] for n in nodes]
 
 
@@ -131,9 +149,13 @@ def up(
     embedded = zookeeper is None
     if embedded:
         if len(nodes) > 1:
-            raise ValueError("the embedded ZooKeeper listens on 127.0.0.1 only; on a multi-node Ray cluster "
-                             "pass --zookeeper HOST:PORT of an ensemble every node can reach")
-        server = ZooKeeperServer.attach(data_dir / "zookeeper") or ZooKeeperServer(data_dir / "zookeeper").start(detach=True)
+            raise ValueError(
+                "the embedded ZooKeeper listens on 127.0.0.1 only; on a multi-node Ray cluster "
+                "pass --zookeeper HOST:PORT of an ensemble every node can reach"
+            )
+        server = ZooKeeperServer.attach(data_dir / "zookeeper") or ZooKeeperServer(
+            data_dir / "zookeeper"
+        ).start(detach=True)
         zookeeper = server.connect_string
     # One broker per Ray node on a real cluster; three on a single machine, enough for replication 3.
     count = brokers or (previous and len(previous.brokers)) or (len(nodes) if len(nodes) > 1 else 3)
@@ -144,14 +166,25 @@ def up(
             continue
         except ValueError:
             pass
-        config = BrokerConfig.from_dict({
-            "zookeeper_connect": zookeeper, "cluster_name": cluster_name,
-            "log_dirs": str(data_dir / f"broker-{broker_id}"), **LAUNCH_DEFAULTS, **(broker_config or {}),
-        }).with_broker_id(broker_id)
+        config = BrokerConfig.from_dict(
+            {
+                "zookeeper_connect": zookeeper,
+                "cluster_name": cluster_name,
+                "log_dirs": str(data_dir / f"broker-{broker_id}"),
+                **LAUNCH_DEFAULTS,
+                **(broker_config or {}),
+            }
+        ).with_broker_id(broker_id)
         spawn.spawn_broker(config, namespace, nodes[broker_id % len(nodes)], detached=True)
-    ClusterState(namespace, cluster_name, zookeeper, list(range(count)),
-                 ray.get_runtime_context().gcs_address, started_ray or bool(previous and previous.started_ray),
-                 embedded).save(data_dir)
+    ClusterState(
+        namespace,
+        cluster_name,
+        zookeeper,
+        list(range(count)),
+        ray.get_runtime_context().gcs_address,
+        started_ray or bool(previous and previous.started_ray),
+        embedded,
+    ).save(data_dir)
     return Admin(namespace=namespace).wait_for_cluster(count, int(timeout_s * 1000))
 
 
@@ -160,7 +193,9 @@ def down(data_dir: Path, timeout_s: float = 60.0) -> list[str]:
     data_dir = data_dir.resolve()
     state = ClusterState.load(data_dir)
     if state is None:
-        raise FileNotFoundError(f"{data_dir / STATE_FILE} not found: no cluster was started with this --data-dir")
+        raise FileNotFoundError(
+            f"{data_dir / STATE_FILE} not found: no cluster was started with this --data-dir"
+        )
     done: list[str] = []
     try:
         if not _listening(state.ray_address):
@@ -171,7 +206,9 @@ def down(data_dir: Path, timeout_s: float = 60.0) -> list[str]:
     else:
         for broker_id in state.brokers:
             try:
-                handle = ray.get_actor(names.broker_actor_name(broker_id), namespace=state.namespace)
+                handle = ray.get_actor(
+                    names.broker_actor_name(broker_id), namespace=state.namespace
+                )
             except ValueError:
                 continue
             try:
@@ -200,6 +237,8 @@ def status(namespace: str = names.DEFAULT_NAMESPACE, address: str | None = None)
     return {
         "cluster_id": description.cluster_id,
         "controller": description.controller_id,
-        "brokers": [{"id": b.broker_id, "host": b.host, "node": b.node_id[:12]} for b in description.brokers],
+        "brokers": [
+            {"id": b.broker_id, "host": b.host, "node": b.node_id[:12]} for b in description.brokers
+        ],
         "topics": admin.list_topics(),
     }

@@ -90,16 +90,18 @@ class LocalCluster:
 
     def broker_config(self, broker_id: int) -> BrokerConfig:
         """The config broker ``broker_id`` runs with."""
-        base = BrokerConfig.from_dict({
-            "zookeeper_connect": self.zookeeper_connect,
-            "cluster_name": self.cluster_name,
-            "log_dirs": str(self.data_dir / f"broker-{broker_id}"),
-            **LAUNCH_DEFAULTS,
-            **self._overrides,
-        })
+        base = BrokerConfig.from_dict(
+            {
+                "zookeeper_connect": self.zookeeper_connect,
+                "cluster_name": self.cluster_name,
+                "log_dirs": str(self.data_dir / f"broker-{broker_id}"),
+                **LAUNCH_DEFAULTS,
+                **self._overrides,
+            }
+        )
         return base.with_broker_id(broker_id)
 
-    def start(self) -> "LocalCluster":
+    def start(self) -> LocalCluster:
         """Start ZooKeeper, Ray and the brokers as needed; wait until a controller is elected."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
         if self._zookeeper_connect is None:
@@ -125,7 +127,7 @@ class LocalCluster:
             ray.shutdown()
             self._started_ray = False
 
-    def __enter__(self) -> "LocalCluster":
+    def __enter__(self) -> LocalCluster:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -138,7 +140,9 @@ class LocalCluster:
         node_id = self.node_ids[broker_id % len(self.node_ids)] if self.node_ids else None
         # Detached, so a killed broker's name is free at once for its restart (Ray keeps a dead
         # actor's name while its owner holds a handle); stop() kills them explicitly.
-        handle = spawn.spawn_broker(self.broker_config(broker_id), self.namespace, node_id, detached=True)
+        handle = spawn.spawn_broker(
+            self.broker_config(broker_id), self.namespace, node_id, detached=True
+        )
         self.brokers[broker_id] = handle
         if wait:
             ray.get(handle.ping.remote(), timeout=self.start_timeout_s)
@@ -179,8 +183,13 @@ class LocalCluster:
     def _broker_processes(self, broker_id: int) -> dict[str, int]:
         """Actor name -> pid for every actor a broker runs; actors already gone are left out."""
         handle = self.brokers[broker_id]
-        processes = {names.broker_actor_name(broker_id): ray.get(handle.describe.remote(), timeout=30)["pid"]}
-        companions = [names.controller_actor_name(broker_id), names.coordinator_actor_name(broker_id)]
+        processes = {
+            names.broker_actor_name(broker_id): ray.get(handle.describe.remote(), timeout=30)["pid"]
+        }
+        companions = [
+            names.controller_actor_name(broker_id),
+            names.coordinator_actor_name(broker_id),
+        ]
         replicas = ray.get(handle.replica_handles.remote(), timeout=30)
         for name in companions + [names.replica_actor_name(t, p, broker_id) for t, p in replicas]:
             try:

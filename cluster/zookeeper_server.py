@@ -19,8 +19,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 logger = logging.getLogger(__name__)
 
@@ -263,7 +263,10 @@ class ZooKeeperServer:
             raise
         logger.info(
             "ZooKeeper %s ready in %.2fs (pid %d, data %s)",
-            self.connect_string, time.monotonic() - started, self._pid, self.data_dir,
+            self.connect_string,
+            time.monotonic() - started,
+            self._pid,
+            self.data_dir,
         )
         return self
 

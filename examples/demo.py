@@ -16,9 +16,9 @@ from pathlib import Path
 
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
-import rafka  # noqa: E402
-from rafka.cli.perf import consumer_perf, producer_perf  # noqa: E402
-from rafka.cli.topics import format_description  # noqa: E402
+import rafka
+from rafka.cli.perf import consumer_perf, producer_perf
+from rafka.cli.topics import format_description
 
 NAMESPACE = "rafka-demo"
 
@@ -33,15 +33,28 @@ def spark_step(records: int) -> None:
     started = time.perf_counter()
     spark = spark_session("rafka-demo")
     try:
-        frame = (spark.read.format("rafka").option("subscribe", "demo").option("rafka.namespace", NAMESPACE)
-                 .option("rafka.ray.address", ray.get_runtime_context().gcs_address).load())
-        per_partition = (frame.groupBy("partition")
-                         .agg(F.count("*").alias("records"), F.min("offset").alias("first_offset"),
-                              F.max("offset").alias("last_offset"), F.avg(F.length("value")).alias("avg_value_bytes"))
-                         .orderBy("partition"))
+        frame = (
+            spark.read.format("rafka")
+            .option("subscribe", "demo")
+            .option("rafka.namespace", NAMESPACE)
+            .option("rafka.ray.address", ray.get_runtime_context().gcs_address)
+            .load()
+        )
+        per_partition = (
+            frame.groupBy("partition")
+            .agg(
+                F.count("*").alias("records"),
+                F.min("offset").alias("first_offset"),
+                F.max("offset").alias("last_offset"),
+                F.avg(F.length("value")).alias("avg_value_bytes"),
+            )
+            .orderBy("partition")
+        )
         per_partition.show()
         total = per_partition.agg(F.sum("records")).first()[0]
-        print(f"   Spark read {total:,} records in {time.perf_counter() - started:.1f}s (session start included)")
+        print(
+            f"   Spark read {total:,} records in {time.perf_counter() - started:.1f}s (session start included)"
+        )
         assert total == records, "Spark did not read every record"
     finally:
         spark.stop()
@@ -51,7 +64,9 @@ def main() -> None:
     """Run the demo."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=1_000_000)
-    parser.add_argument("--data-dir", type=Path, default=None, help="default: a fresh temporary directory")
+    parser.add_argument(
+        "--data-dir", type=Path, default=None, help="default: a fresh temporary directory"
+    )
     args = parser.parse_args()
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="rafka-demo-"))
     started = time.perf_counter()
@@ -59,21 +74,35 @@ def main() -> None:
     with rafka.LocalCluster(brokers=3, data_dir=data_dir, namespace=NAMESPACE) as cluster:
         admin = cluster.admin()
         described = admin.describe_cluster()
-        print(f"   up in {time.perf_counter() - started:.1f}s: brokers {[b.broker_id for b in described.brokers]}, "
-              f"controller {described.controller_id}")
+        print(
+            f"   up in {time.perf_counter() - started:.1f}s: brokers {[b.broker_id for b in described.brokers]}, "
+            f"controller {described.controller_id}"
+        )
         print("== creating topic 'demo' (6 partitions, replication factor 3)")
-        print(format_description(admin.create_topic("demo", num_partitions=6, replication_factor=3)))
+        print(
+            format_description(admin.create_topic("demo", num_partitions=6, replication_factor=3))
+        )
         print(f"== producing {args.records:,} records of 100 bytes with acks=all")
-        produced = producer_perf(NAMESPACE, "demo", args.records, 100, -1,
-                                 {"acks": "all", "batch_size": 1_048_576, "linger_ms": 5})
+        produced = producer_perf(
+            NAMESPACE,
+            "demo",
+            args.records,
+            100,
+            -1,
+            {"acks": "all", "batch_size": 1_048_576, "linger_ms": 5},
+        )
         print("   " + produced.summary())
         print(f"== consuming {args.records:,} records")
         consumed = consumer_perf(NAMESPACE, "demo", args.records)
         print("   " + consumed.summary().replace("\n", "\n   "))
         consumer = cluster.consumer()
         ends = consumer.end_offsets([rafka.TopicPartition("demo", p) for p in range(6)])
-        print(f"== high watermarks per partition: {[ends[tp] for tp in sorted(ends)]} (sum {sum(ends.values()):,})")
-        assert consumed.records == args.records == sum(ends.values()), "records were lost or duplicated"
+        print(
+            f"== high watermarks per partition: {[ends[tp] for tp in sorted(ends)]} (sum {sum(ends.values()):,})"
+        )
+        assert consumed.records == args.records == sum(ends.values()), (
+            "records were lost or duplicated"
+        )
         spark_step(args.records)
         print("== shutting down")
     print(f"done in {time.perf_counter() - started:.1f}s")

@@ -15,11 +15,11 @@ import os
 # Ray decides which address to bind when it is imported: keep everything on loopback.
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
-import json  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
+import json
+import tempfile
+import time
 
-import rafka  # noqa: E402
+import rafka
 
 TOPIC = "orders"
 PARTITIONS = 3
@@ -34,12 +34,20 @@ def main() -> None:
         with rafka.LocalCluster(brokers=3, data_dir=data_dir):
             admin = rafka.Admin()
             cluster = admin.describe_cluster()
-            print(f"brokers {[b.broker_id for b in cluster.brokers]}, controller {cluster.controller_id}")
+            print(
+                f"brokers {[b.broker_id for b in cluster.brokers]}, controller {cluster.controller_id}"
+            )
 
-            topic = admin.create_topic(TOPIC, num_partitions=PARTITIONS, replication_factor=3,
-                                       config={"retention.ms": 86_400_000})  # topic configs use Kafka's names
+            topic = admin.create_topic(
+                TOPIC,
+                num_partitions=PARTITIONS,
+                replication_factor=3,
+                config={"retention.ms": 86_400_000},
+            )  # topic configs use Kafka's names
             for p in topic.partitions:
-                print(f"  {TOPIC}-{p.partition}: leader {p.leader}, replicas {list(p.replicas)}, isr {list(p.isr)}")
+                print(
+                    f"  {TOPIC}-{p.partition}: leader {p.leader}, replicas {list(p.replicas)}, isr {list(p.isr)}"
+                )
 
             # Produce: keys pick the partition (murmur2, as in Kafka), so one customer's orders stay in order.
             producer = rafka.Producer(
@@ -50,10 +58,16 @@ def main() -> None:
             futures = []
             for i in range(12):
                 order = {"order": i, "customer": f"c{i % 4}", "amount": 10 * (i + 1)}
-                futures.append(producer.send(TOPIC, value=order, key=order["customer"], timestamp_ms=BASE_TS + i * 1000))
+                futures.append(
+                    producer.send(
+                        TOPIC, value=order, key=order["customer"], timestamp_ms=BASE_TS + i * 1000
+                    )
+                )
             for future in futures:
                 meta = future.get(timeout=30)  # RecordMetadata(topic, partition, offset, timestamp)
-            print(f"produced 12 records; the last went to {meta.topic}-{meta.partition} at offset {meta.offset}")
+            print(
+                f"produced 12 records; the last went to {meta.topic}-{meta.partition} at offset {meta.offset}"
+            )
             producer.close()
 
             # Consume: assign every partition, start at the beginning, poll until all 12 are back.
@@ -61,7 +75,9 @@ def main() -> None:
                 key_deserializer=bytes.decode,
                 value_deserializer=json.loads,
             )
-            partitions = [rafka.TopicPartition(TOPIC, p) for p in sorted(consumer.partitions_for_topic(TOPIC))]
+            partitions = [
+                rafka.TopicPartition(TOPIC, p) for p in sorted(consumer.partitions_for_topic(TOPIC))
+            ]
             consumer.assign(partitions)
             consumer.seek_to_beginning()
             received = []
@@ -69,13 +85,19 @@ def main() -> None:
                 for records in consumer.poll(timeout_ms=1000).values():
                     received.extend(records)
             for record in sorted(received, key=lambda r: r.value["order"]):
-                print(f"  {record.topic}-{record.partition}@{record.offset} key={record.key} value={record.value}")
+                print(
+                    f"  {record.topic}-{record.partition}@{record.offset} key={record.key} value={record.value}"
+                )
 
             # Offsets by timestamp: the first record at or after BASE_TS + 6 s, per partition.
             found = consumer.offsets_for_times({tp: BASE_TS + 6000 for tp in partitions})
             for tp, offset_and_ts in sorted(found.items()):
-                print(f"  first record at or after ts+6s in {tp.topic}-{tp.partition}: {offset_and_ts}")
-            print(f"end offsets: {{{', '.join(f'{tp.partition}: {o}' for tp, o in sorted(consumer.end_offsets(partitions).items()))}}}")
+                print(
+                    f"  first record at or after ts+6s in {tp.topic}-{tp.partition}: {offset_and_ts}"
+                )
+            print(
+                f"end offsets: {{{', '.join(f'{tp.partition}: {o}' for tp, o in sorted(consumer.end_offsets(partitions).items()))}}}"
+            )
             consumer.close()
         print("cluster stopped")
 

@@ -26,10 +26,18 @@ def write_sample_events(options: dict[str, str], topic: str, count: int) -> None
     from rafka.clients.producer import Producer
 
     rng = random.Random(7)
-    with Producer(namespace=options["rafka.namespace"], ray_address=options.get("rafka.ray.address"), linger_ms=5) as producer:
+    with Producer(
+        namespace=options["rafka.namespace"],
+        ray_address=options.get("rafka.ray.address"),
+        linger_ms=5,
+    ) as producer:
         for i in range(count):
-            event = {"user": f"u{rng.randrange(50)}", "action": rng.choice(["view", "click", "buy"]),
-                     "amount": round(rng.uniform(1, 100), 2), "ts": int(time.time() * 1000)}
+            event = {
+                "user": f"u{rng.randrange(50)}",
+                "action": rng.choice(["view", "click", "buy"]),
+                "amount": round(rng.uniform(1, 100), 2),
+                "ts": int(time.time() * 1000),
+            }
             producer.send(topic, json.dumps(event).encode(), key=event["user"].encode())
 
 
@@ -39,23 +47,38 @@ def main() -> None:
     spark_setup.add_cluster_arguments(parser)
     parser.add_argument("--events", default="events", help="topic of JSON events")
     parser.add_argument("--stats", default="event-stats", help="topic the totals go to")
-    parser.add_argument("--sample", type=int, default=10_000, help="sample events to write first (with --local)")
+    parser.add_argument(
+        "--sample", type=int, default=10_000, help="sample events to write first (with --local)"
+    )
     args = parser.parse_args()
     with spark_setup.cluster(args) as options:
         spark_setup.ensure_topics(options, args.events, args.stats)
         if args.local:
             write_sample_events(options, args.events, args.sample)
         spark = spark_setup.spark_session("rafka-batch-job", args.ray_token)
-        events = spark.read.format("rafka").options(**options).option("subscribe", args.events).load()
-        events.selectExpr(f"from_json(cast(value as string), '{EVENT_SCHEMA}') as e").select("e.*").createOrReplaceTempView("events")
+        events = (
+            spark.read.format("rafka").options(**options).option("subscribe", args.events).load()
+        )
+        events.selectExpr(f"from_json(cast(value as string), '{EVENT_SCHEMA}') as e").select(
+            "e.*"
+        ).createOrReplaceTempView("events")
         totals = spark.sql("""
             SELECT action, count(*) AS events, count(DISTINCT user) AS users, round(sum(amount), 2) AS amount
             FROM events WHERE action IS NOT NULL GROUP BY action ORDER BY action
         """)
         totals.show()
-        (totals.selectExpr("action AS key", "to_json(struct(*)) AS value")
-         .write.format("rafka").options(**options).option("topic", args.stats).option("acks", "all").mode("append").save())
-        spark.read.format("rafka").options(**options).option("subscribe", args.stats).load().createOrReplaceTempView("stats")
+        (
+            totals.selectExpr("action AS key", "to_json(struct(*)) AS value")
+            .write.format("rafka")
+            .options(**options)
+            .option("topic", args.stats)
+            .option("acks", "all")
+            .mode("append")
+            .save()
+        )
+        spark.read.format("rafka").options(**options).option(
+            "subscribe", args.stats
+        ).load().createOrReplaceTempView("stats")
         # One key always lands in one partition, so its highest offset holds its latest value.
         spark.sql("""
             SELECT cast(key AS string) AS action, cast(max_by(value, offset) AS string) AS latest, count(*) AS versions

@@ -12,19 +12,37 @@ import argparse
 import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # read when Ray is imported: bind 127.0.0.1
+os.environ.setdefault(
+    "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0"
+)  # read when Ray is imported: bind 127.0.0.1
 
 
 def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
     """``--local``/``--data-dir`` or ``--ray-address``/``--namespace``/``--ray-token``."""
-    parser.add_argument("--local", action="store_true", help="start a 3-broker LocalCluster inside this script")
-    parser.add_argument("--data-dir", type=Path, default=Path("rafka-spark-example"), help="LocalCluster data (with --local)")
-    parser.add_argument("--ray-address", default=os.environ.get("RAY_ADDRESS"), help="Ray cluster address (default RAY_ADDRESS)")
+    parser.add_argument(
+        "--local", action="store_true", help="start a 3-broker LocalCluster inside this script"
+    )
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path("rafka-spark-example"),
+        help="LocalCluster data (with --local)",
+    )
+    parser.add_argument(
+        "--ray-address",
+        default=os.environ.get("RAY_ADDRESS"),
+        help="Ray cluster address (default RAY_ADDRESS)",
+    )
     parser.add_argument("--namespace", default="rafka", help="the rafka cluster's Ray namespace")
-    parser.add_argument("--ray-token", default=os.environ.get("RAY_AUTH_TOKEN"), help="Ray auth token for the executors")
+    parser.add_argument(
+        "--ray-token",
+        default=os.environ.get("RAY_AUTH_TOKEN"),
+        help="Ray auth token for the executors",
+    )
 
 
 @contextlib.contextmanager
@@ -33,12 +51,18 @@ def cluster(args: argparse.Namespace) -> Iterator[dict[str, str]]:
     import ray
 
     if not args.local:
-        yield {"rafka.namespace": args.namespace, **({"rafka.ray.address": args.ray_address} if args.ray_address else {})}
+        yield {
+            "rafka.namespace": args.namespace,
+            **({"rafka.ray.address": args.ray_address} if args.ray_address else {}),
+        }
         return
     from rafka.cluster.local_cluster import LocalCluster
 
     with LocalCluster(brokers=3, data_dir=args.data_dir, namespace=args.namespace):
-        yield {"rafka.namespace": args.namespace, "rafka.ray.address": ray.get_runtime_context().gcs_address}
+        yield {
+            "rafka.namespace": args.namespace,
+            "rafka.ray.address": ray.get_runtime_context().gcs_address,
+        }
 
 
 def spark_session(app: str, ray_token: str | None = None) -> Any:
@@ -49,13 +73,20 @@ def spark_session(app: str, ray_token: str | None = None) -> Any:
 
     from rafka.spark_bridge import register
 
-    builder = (SparkSession.builder.master(os.environ.get("SPARK_MASTER", "local[2]")).appName(app)
-               .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1")
-               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-               .config("spark.sql.session.timeZone", "UTC")
-               .config("spark.sql.shuffle.partitions", "2"))
+    builder = (
+        SparkSession.builder.master(os.environ.get("SPARK_MASTER", "local[2]"))
+        .appName(app)
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.shuffle.partitions", "2")
+    )
     if ray_token:
-        builder = builder.config("spark.executorEnv.RAY_AUTH_MODE", "token").config("spark.executorEnv.RAY_AUTH_TOKEN", ray_token)
+        builder = builder.config("spark.executorEnv.RAY_AUTH_MODE", "token").config(
+            "spark.executorEnv.RAY_AUTH_TOKEN", ray_token
+        )
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     register(spark)
@@ -67,7 +98,9 @@ def ensure_topics(options: dict[str, str], *topics: str, partitions: int = 3) ->
     from rafka.clients.admin import Admin
     from rafka.protocol.errors import TopicAlreadyExistsError
 
-    admin = Admin(namespace=options["rafka.namespace"], ray_address=options.get("rafka.ray.address"))
+    admin = Admin(
+        namespace=options["rafka.namespace"], ray_address=options.get("rafka.ray.address")
+    )
     for topic in topics:
         with contextlib.suppress(TopicAlreadyExistsError):
             admin.create_topic(topic, num_partitions=partitions, replication_factor=1)

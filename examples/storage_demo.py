@@ -68,10 +68,19 @@ def main() -> None:
     """Run the crash-and-recover storage demo."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--writer", type=Path, help=argparse.SUPPRESS)
-    parser.add_argument("--data-dir", type=Path, default=None, help="where to put the log (default: a temp dir)")
-    parser.add_argument("--kill-after", type=int, default=600_000, help="SIGKILL the writer once this many records are flushed")
+    parser.add_argument(
+        "--data-dir", type=Path, default=None, help="where to put the log (default: a temp dir)"
+    )
+    parser.add_argument(
+        "--kill-after",
+        type=int,
+        default=600_000,
+        help="SIGKILL the writer once this many records are flushed",
+    )
     args = parser.parse_args()
-    logging.basicConfig(level=logging.WARNING, format="   [recovery] %(message)s", stream=sys.stdout)
+    logging.basicConfig(
+        level=logging.WARNING, format="   [recovery] %(message)s", stream=sys.stdout
+    )
     if args.writer:
         writer(args.writer)
         return
@@ -79,7 +88,9 @@ def main() -> None:
     directory = (args.data_dir or Path(tempfile.mkdtemp(prefix="rafka-storage-demo-"))) / "demo-0"
     print(f"== storage demo: log at {directory}")
     started = time.perf_counter()
-    child = subprocess.Popen([sys.executable, __file__, "--writer", str(directory)], stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, __file__, "--writer", str(directory)], stdout=subprocess.PIPE, text=True
+    )
     flushed = 0
     assert child.stdout is not None
     for line in child.stdout:
@@ -95,7 +106,9 @@ def main() -> None:
     segments = sorted(directory.glob("*.log"))
     with open(segments[-1], "ab") as handle:
         handle.write(batch_for(TOTAL)[:5000])
-    print(f"2. simulated a torn write: 5,000 bytes of a half-written batch appended to {segments[-1].name}")
+    print(
+        f"2. simulated a torn write: 5,000 bytes of a half-written batch appended to {segments[-1].name}"
+    )
 
     started = time.perf_counter()
     log = Log(directory, CONFIG)
@@ -108,8 +121,15 @@ def main() -> None:
 
     target = 123_456
     data = log.read(target, 1 << 16)
-    record = next(r for pos, h in iter_batches(data) for r in decode_records(data, pos, h) if r.offset == target)
-    print(f"4. read by offset {target:,}: key={record.key!r} value={record.value[:16]!r}... timestamp={record.timestamp}")
+    record = next(
+        r
+        for pos, h in iter_batches(data)
+        for r in decode_records(data, pos, h)
+        if r.offset == target
+    )
+    print(
+        f"4. read by offset {target:,}: key={record.key!r} value={record.value[:16]!r}... timestamp={record.timestamp}"
+    )
     offset, timestamp = log.offset_for_timestamp(BASE_TS + 424_242) or (-1, -1)
     print(f"   read by timestamp {BASE_TS + 424_242}: offset {offset:,} (timestamp {timestamp})")
 

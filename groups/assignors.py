@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from rafka.protocol.errors import InconsistentGroupProtocolError
+from rafka.protocol.types import TopicPartition
 
-TopicPartition = tuple[str, int]
 Assignment = dict[str, list[TopicPartition]]
 """Member id -> the sorted (topic, partition) pairs it should consume."""
 

@@ -64,6 +64,7 @@ from rafka.protocol.messages.metadata import MetadataRequest
 from rafka.protocol.messages.produce import ACKS_ALL, ProduceRequest
 from rafka.protocol.records.batch import decode_records, iter_batches
 from rafka.protocol.records.builder import build_batch
+from rafka.protocol.types import now_ms
 
 logger = logging.getLogger(__name__)
 
@@ -86,23 +87,24 @@ APPEND_ERRORS = {
 }
 
 
-def now_ms() -> int:
-    """Wall-clock milliseconds: commit timestamps and member liveness."""
-    return int(time.time() * 1000)
-
-
 class GroupCoordinator:
     """Ray actor: the coordinator of the groups whose offsets partitions this broker leads."""
 
     def __init__(self, config: BrokerConfig, namespace: str) -> None:
-        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+        logging.basicConfig(
+            level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s"
+        )
         self.config = config
         self.broker_id = config.broker_id
         self.namespace = namespace
         self.membership = GroupMembership(
-            MembershipConfig(config.group_min_session_timeout_ms, config.group_max_session_timeout_ms,
-                             config.group_initial_rebalance_delay_ms),
-            now_ms, self._store_group,
+            MembershipConfig(
+                config.group_min_session_timeout_ms,
+                config.group_max_session_timeout_ms,
+                config.group_initial_rebalance_delay_ms,
+            ),
+            now_ms,
+            self._store_group,
         )
         self.offsets: dict[str, dict[tuple[str, int], OffsetValue]] = {}
         self.owned: dict[int, int] = {}
@@ -117,7 +119,9 @@ class GroupCoordinator:
 
     # ------------------------------------------------------------------ ownership
 
-    async def on_leadership(self, partition: int, is_leader: bool, leader_epoch: int, num_partitions: int) -> None:
+    async def on_leadership(
+        self, partition: int, is_leader: bool, leader_epoch: int, num_partitions: int
+    ) -> None:
         """The broker became leader (load) or stopped leading (unload) an offsets partition."""
         self.num_partitions = num_partitions
         if not is_leader:
@@ -135,7 +139,10 @@ class GroupCoordinator:
         offsets: dict[OffsetKey, OffsetValue] = {}
         groups: dict[str, GroupValue] = {}
         try:
-            replica = ray.get_actor(names.replica_actor_name(OFFSETS_TOPIC, partition, self.broker_id), namespace=self.namespace)
+            replica = ray.get_actor(
+                names.replica_actor_name(OFFSETS_TOPIC, partition, self.broker_id),
+                namespace=self.namespace,
+            )
             info = await replica.describe.remote()
             position, end = info["log_start_offset"], info["log_end_offset"]
             while position < end and self.loading.get(partition) == epoch:
@@ -147,8 +154,13 @@ class GroupCoordinator:
                         self._replay(record.key, record.value, offsets, groups)
                     position = header.last_offset + 1
         except (ray.exceptions.RayActorError, ValueError, RafkaError) as exc:
-            logger.warning("coordinator %d: loading %s-%d failed, will retry on the next LeaderAndIsr: %s",
-                           self.broker_id, OFFSETS_TOPIC, partition, exc)
+            logger.warning(
+                "coordinator %d: loading %s-%d failed, will retry on the next LeaderAndIsr: %s",
+                self.broker_id,
+                OFFSETS_TOPIC,
+                partition,
+                exc,
+            )
             if self.loading.get(partition) == epoch:
                 del self.loading[partition]
             return
@@ -160,12 +172,23 @@ class GroupCoordinator:
             self.membership.restore(group_id, value)
         del self.loading[partition]
         self.owned[partition] = epoch
-        logger.info("coordinator %d: loaded %d groups and %d offsets of %s-%d in %.3f s", self.broker_id,
-                    len(groups), len(offsets), OFFSETS_TOPIC, partition, time.monotonic() - started)
+        logger.info(
+            "coordinator %d: loaded %d groups and %d offsets of %s-%d in %.3f s",
+            self.broker_id,
+            len(groups),
+            len(offsets),
+            OFFSETS_TOPIC,
+            partition,
+            time.monotonic() - started,
+        )
 
     @staticmethod
-    def _replay(key_bytes: bytes | None, value: bytes | None, offsets: dict[OffsetKey, OffsetValue],
-                groups: dict[str, GroupValue]) -> None:
+    def _replay(
+        key_bytes: bytes | None,
+        value: bytes | None,
+        offsets: dict[OffsetKey, OffsetValue],
+        groups: dict[str, GroupValue],
+    ) -> None:
         if key_bytes is None:
             return
         key = decode_key(key_bytes)
@@ -185,11 +208,21 @@ class GroupCoordinator:
         self.loading.pop(partition, None)
         if self.owned.pop(partition, None) is None:
             return
-        moved = [g for g in list(self.membership.groups) + list(self.offsets) if self._partition(g) == partition]
+        moved = [
+            g
+            for g in list(self.membership.groups) + list(self.offsets)
+            if self._partition(g) == partition
+        ]
         for group_id in set(moved):
             self.membership.unload(group_id)
             self.offsets.pop(group_id, None)
-        logger.info("coordinator %d: unloaded %d groups of %s-%d", self.broker_id, len(set(moved)), OFFSETS_TOPIC, partition)
+        logger.info(
+            "coordinator %d: unloaded %d groups of %s-%d",
+            self.broker_id,
+            len(set(moved)),
+            OFFSETS_TOPIC,
+            partition,
+        )
 
     def _partition(self, group_id: str) -> int:
         return partition_for(group_id, self.num_partitions)
@@ -202,9 +235,15 @@ class GroupCoordinator:
             return exc.error, exc.message or exc.error.message
         partition = self._partition(group_id)
         if partition in self.loading:
-            return Errors.COORDINATOR_LOAD_IN_PROGRESS, f"broker {self.broker_id} is loading {OFFSETS_TOPIC}-{partition}"
+            return (
+                Errors.COORDINATOR_LOAD_IN_PROGRESS,
+                f"broker {self.broker_id} is loading {OFFSETS_TOPIC}-{partition}",
+            )
         if partition not in self.owned:
-            return Errors.NOT_COORDINATOR, f"broker {self.broker_id} does not lead {OFFSETS_TOPIC}-{partition}, which owns group {group_id}"
+            return (
+                Errors.NOT_COORDINATOR,
+                f"broker {self.broker_id} does not lead {OFFSETS_TOPIC}-{partition}, which owns group {group_id}",
+            )
         return None
 
     # ------------------------------------------------------------------ membership
@@ -242,20 +281,36 @@ class GroupCoordinator:
                 logger.exception("coordinator %d: group expiry failed", self.broker_id)
 
     async def _store_group(self, group: GroupMetadata) -> Errors:
-        value = GroupValue(group.protocol_type, group.generation_id, group.protocol_name, group.leader_id, now_ms(),
-                           stored_members(group))
-        return await self._append(self._partition(group.group_id), [(encode_key(GroupKey(group.group_id)), encode_group(value))])
+        value = GroupValue(
+            group.protocol_type,
+            group.generation_id,
+            group.protocol_name,
+            group.leader_id,
+            now_ms(),
+            stored_members(group),
+        )
+        return await self._append(
+            self._partition(group.group_id),
+            [(encode_key(GroupKey(group.group_id)), encode_group(value))],
+        )
 
     async def _append(self, partition: int, records: list[tuple[bytes, bytes | None]]) -> Errors:
         """Append to the local offsets replica with acks=all; the error a coordinator client should see."""
         timestamp = now_ms()
         batch = build_batch([(key, value, timestamp) for key, value in records])
         try:
-            replica = ray.get_actor(names.replica_actor_name(OFFSETS_TOPIC, partition, self.broker_id), namespace=self.namespace)
+            replica = ray.get_actor(
+                names.replica_actor_name(OFFSETS_TOPIC, partition, self.broker_id),
+                namespace=self.namespace,
+            )
             async with self._append_locks[partition]:
-                response = await replica.produce.remote(ProduceRequest(batch, ACKS_ALL, self.config.offsets_commit_timeout_ms))
+                response = await replica.produce.remote(
+                    ProduceRequest(batch, ACKS_ALL, self.config.offsets_commit_timeout_ms)
+                )
         except (ValueError, ray.exceptions.RayActorError) as exc:
-            logger.warning("coordinator %d: offsets replica %d unreachable: %s", self.broker_id, partition, exc)
+            logger.warning(
+                "coordinator %d: offsets replica %d unreachable: %s", self.broker_id, partition, exc
+            )
             return Errors.NOT_COORDINATOR
         if response.error is Errors.NONE:
             return Errors.NONE
@@ -266,22 +321,32 @@ class GroupCoordinator:
     async def offset_commit(self, request: OffsetCommitRequest) -> OffsetCommitResponse:
         """OffsetCommit: fence stale generations, check each partition, persist, then cache."""
         error = self._ownership_error(request.group_id) or self.membership.commit_error(
-            request.group_id, request.generation_id, request.member_id)
+            request.group_id, request.generation_id, request.member_id
+        )
         if error is not None:
             return OffsetCommitResponse(error[0], error_message=error[1])
         results: dict[tuple[str, int], PartitionResult] = {}
         known = await self._partition_counts({(e.topic, e.partition) for e in request.offsets})
         valid = []
         for entry in request.offsets:
-            problem = self._commit_entry_error(entry.topic, entry.partition, entry.offset, entry.metadata, known)
+            problem = self._commit_entry_error(
+                entry.topic, entry.partition, entry.offset, entry.metadata, known
+            )
             if problem is not None:
-                results[(entry.topic, entry.partition)] = PartitionResult(entry.topic, entry.partition, *problem)
+                results[(entry.topic, entry.partition)] = PartitionResult(
+                    entry.topic, entry.partition, *problem
+                )
             else:
                 valid.append(entry)
         if valid:
             timestamp = now_ms()
-            values = {(e.topic, e.partition): OffsetValue(e.offset, e.metadata, timestamp) for e in valid}
-            records = [(encode_key(OffsetKey(request.group_id, t, p)), encode_offset(v)) for (t, p), v in values.items()]
+            values = {
+                (e.topic, e.partition): OffsetValue(e.offset, e.metadata, timestamp) for e in valid
+            }
+            records = [
+                (encode_key(OffsetKey(request.group_id, t, p)), encode_offset(v))
+                for (t, p), v in values.items()
+            ]
             appended = await self._append(self._partition(request.group_id), records)
             if appended is Errors.NONE and self._partition(request.group_id) in self.owned:
                 self.offsets.setdefault(request.group_id, {}).update(values)
@@ -289,16 +354,21 @@ class GroupCoordinator:
                 results[(topic, partition)] = PartitionResult(topic, partition, appended)
         return OffsetCommitResponse(Errors.NONE, tuple(results.values()))
 
-    def _commit_entry_error(self, topic: str, partition: int, offset: int, metadata: str,
-                            known: dict[str, int]) -> tuple[Errors, str] | None:
+    def _commit_entry_error(
+        self, topic: str, partition: int, offset: int, metadata: str, known: dict[str, int]
+    ) -> tuple[Errors, str] | None:
         if partition < 0 or partition >= known.get(topic, 0):
             return Errors.UNKNOWN_TOPIC_OR_PARTITION, f"{topic}-{partition} does not exist"
         if offset < 0:
-            return Errors.INVALID_COMMIT_OFFSET_SIZE, f"offset {offset} for {topic}-{partition} is negative"
+            return (
+                Errors.INVALID_COMMIT_OFFSET_SIZE,
+                f"offset {offset} for {topic}-{partition} is negative",
+            )
         if len(metadata.encode()) > self.config.offset_metadata_max_bytes:
             return Errors.OFFSET_METADATA_TOO_LARGE, (
                 f"metadata of {len(metadata.encode())} bytes for {topic}-{partition} exceeds "
-                f"offset_metadata_max_bytes={self.config.offset_metadata_max_bytes}")
+                f"offset_metadata_max_bytes={self.config.offset_metadata_max_bytes}"
+            )
         return None
 
     async def _partition_counts(self, partitions: set[tuple[str, int]]) -> dict[str, int]:
@@ -310,10 +380,16 @@ class GroupCoordinator:
         cache = self._partition_count_cache
         fresh = time.monotonic() - self._partition_counts_at < PARTITION_COUNTS_TTL_S
         if not fresh or any(p >= cache.get(t, 0) for t, p in partitions):
-            broker = ray.get_actor(names.broker_actor_name(self.broker_id), namespace=self.namespace)
+            broker = ray.get_actor(
+                names.broker_actor_name(self.broker_id), namespace=self.namespace
+            )
             topics = tuple(sorted({t for t, _ in partitions} | set(cache)))
-            response = await broker.metadata.remote(MetadataRequest(topics, allow_auto_topic_creation=False))
-            self._partition_count_cache = {t.name: len(t.partitions) for t in response.topics if t.error is Errors.NONE}
+            response = await broker.metadata.remote(
+                MetadataRequest(topics, allow_auto_topic_creation=False)
+            )
+            self._partition_count_cache = {
+                t.name: len(t.partitions) for t in response.topics if t.error is Errors.NONE
+            }
             self._partition_counts_at = time.monotonic()
         return self._partition_count_cache
 
@@ -323,22 +399,36 @@ class GroupCoordinator:
         if error is not None:
             return OffsetFetchResponse(error[0], error_message=error[1])
         committed = self.offsets.get(request.group_id, {})
-        wanted = sorted(committed) if request.partitions is None else [tuple(tp) for tp in request.partitions]
+        wanted = (
+            sorted(committed)
+            if request.partitions is None
+            else [tuple(tp) for tp in request.partitions]
+        )
         result = []
         for topic, partition in wanted:
             value = committed.get((topic, partition))
-            result.append(CommittedOffset(topic, partition, -1) if value is None else
-                          CommittedOffset(topic, partition, value.offset, value.metadata, value.commit_timestamp))
+            result.append(
+                CommittedOffset(topic, partition, -1)
+                if value is None
+                else CommittedOffset(
+                    topic, partition, value.offset, value.metadata, value.commit_timestamp
+                )
+            )
         return OffsetFetchResponse(Errors.NONE, tuple(result))
 
     # ------------------------------------------------------------------ admin
 
     async def list_groups(self) -> tuple[GroupListing, ...]:
         """ListGroups: every group this coordinator owns, including ones that only hold offsets."""
-        listings = {g: GroupListing(g, meta.protocol_type, meta.state.value) for g, meta in self.membership.groups.items()
-                    if meta.state is not GroupState.DEAD}
+        listings = {
+            g: GroupListing(g, meta.protocol_type, meta.state.value)
+            for g, meta in self.membership.groups.items()
+            if meta.state is not GroupState.DEAD
+        }
         for group_id in self.offsets:
-            listings.setdefault(group_id, GroupListing(group_id, "consumer", GroupState.EMPTY.value))
+            listings.setdefault(
+                group_id, GroupListing(group_id, "consumer", GroupState.EMPTY.value)
+            )
         return tuple(listings[g] for g in sorted(listings))
 
     async def describe_group(self, group_id: str) -> GroupDescription:
@@ -350,10 +440,19 @@ class GroupCoordinator:
         if group is None:
             state = GroupState.EMPTY.value if group_id in self.offsets else GroupState.DEAD.value
             return GroupDescription(Errors.NONE, group_id, state)
-        members = tuple(MemberDescription(m.member_id, m.client_id, m.client_host, m.assignment)
-                        for m in group.members.values())
-        return GroupDescription(Errors.NONE, group_id, group.state.value, group.protocol_type,
-                                group.protocol_name or "", group.generation_id, members)
+        members = tuple(
+            MemberDescription(m.member_id, m.client_id, m.client_host, m.assignment)
+            for m in group.members.values()
+        )
+        return GroupDescription(
+            Errors.NONE,
+            group_id,
+            group.state.value,
+            group.protocol_type,
+            group.protocol_name or "",
+            group.generation_id,
+            members,
+        )
 
     async def delete_group(self, group_id: str) -> GroupResponse:
         """DeleteGroups: tombstone an inactive group's metadata and offsets."""
@@ -362,11 +461,16 @@ class GroupCoordinator:
             return GroupResponse(*error)
         group = self.membership.groups.get(group_id)
         if group is not None and not group.is_empty():
-            return GroupResponse(Errors.NON_EMPTY_GROUP, f"group {group_id} has {len(group.members)} members; stop them first")
+            return GroupResponse(
+                Errors.NON_EMPTY_GROUP,
+                f"group {group_id} has {len(group.members)} members; stop them first",
+            )
         if group is None and group_id not in self.offsets:
             return GroupResponse(Errors.GROUP_ID_NOT_FOUND, f"group {group_id} does not exist")
         tombstones: list[tuple[bytes, bytes | None]] = [(encode_key(GroupKey(group_id)), None)]
-        tombstones += [(encode_key(OffsetKey(group_id, t, p)), None) for t, p in self.offsets.get(group_id, {})]
+        tombstones += [
+            (encode_key(OffsetKey(group_id, t, p)), None) for t, p in self.offsets.get(group_id, {})
+        ]
         appended = await self._append(self._partition(group_id), tombstones)
         if appended is not Errors.NONE:
             return GroupResponse(appended, f"deleting group {group_id}: {appended.message}")
@@ -376,8 +480,14 @@ class GroupCoordinator:
 
     async def describe(self) -> dict[str, Any]:
         """What this coordinator owns, for tools and tests."""
-        return {"broker_id": self.broker_id, "pid": os.getpid(), "owned": sorted(self.owned), "loading": sorted(self.loading),
-                "groups": sorted(self.membership.groups), "offsets_groups": sorted(self.offsets)}
+        return {
+            "broker_id": self.broker_id,
+            "pid": os.getpid(),
+            "owned": sorted(self.owned),
+            "loading": sorted(self.loading),
+            "groups": sorted(self.membership.groups),
+            "offsets_groups": sorted(self.offsets),
+        }
 
     async def ping(self) -> int:
         """Liveness check."""

@@ -14,10 +14,16 @@ all rejoined completes at its deadline without them (seeds 003 and 004).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Awaitable, Callable
 
-from rafka.groups.group_metadata import GroupMetadata, GroupState, MemberMetadata, new_member_id, validate_group_id
+from rafka.groups.group_metadata import (
+    GroupMetadata,
+    GroupState,
+    MemberMetadata,
+    new_member_id,
+    validate_group_id,
+)
 from rafka.groups.offsets_codec import GroupValue, StoredMember
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.groups import (
@@ -47,7 +53,9 @@ class MembershipConfig:
 class GroupMembership:
     """Every group one coordinator owns, and the requests parked on them."""
 
-    def __init__(self, config: MembershipConfig, clock: Callable[[], int], persist: PersistGroup) -> None:
+    def __init__(
+        self, config: MembershipConfig, clock: Callable[[], int], persist: PersistGroup
+    ) -> None:
         self.config = config
         self.clock = clock
         self.persist = persist
@@ -67,37 +75,69 @@ class GroupMembership:
             validate_group_id(request.group_id)
         except RafkaError as exc:
             return JoinGroupResponse(exc.error, error_message=exc.message)
-        low, high = self.config.group_min_session_timeout_ms, self.config.group_max_session_timeout_ms
+        low, high = (
+            self.config.group_min_session_timeout_ms,
+            self.config.group_max_session_timeout_ms,
+        )
         if not low <= request.session_timeout_ms <= high:
-            return JoinGroupResponse(Errors.INVALID_SESSION_TIMEOUT, error_message=(
-                f"session_timeout_ms {request.session_timeout_ms} is outside the broker's range [{low}, {high}] "
-                "(group_min_session_timeout_ms, group_max_session_timeout_ms)"))
+            return JoinGroupResponse(
+                Errors.INVALID_SESSION_TIMEOUT,
+                error_message=(
+                    f"session_timeout_ms {request.session_timeout_ms} is outside the broker's range [{low}, {high}] "
+                    "(group_min_session_timeout_ms, group_max_session_timeout_ms)"
+                ),
+            )
         if not request.protocols:
-            return JoinGroupResponse(Errors.INCONSISTENT_GROUP_PROTOCOL, error_message="the member offers no assignor")
+            return JoinGroupResponse(
+                Errors.INCONSISTENT_GROUP_PROTOCOL, error_message="the member offers no assignor"
+            )
         group = self.groups.get(request.group_id)
-        if request.member_id != NO_MEMBER and (group is None or not group.has_member(request.member_id)):
-            return JoinGroupResponse(Errors.UNKNOWN_MEMBER_ID, error_message=(
-                f"member {request.member_id} is not in group {request.group_id}; rejoin without a member id"))
+        if request.member_id != NO_MEMBER and (
+            group is None or not group.has_member(request.member_id)
+        ):
+            return JoinGroupResponse(
+                Errors.UNKNOWN_MEMBER_ID,
+                error_message=(
+                    f"member {request.member_id} is not in group {request.group_id}; rejoin without a member id"
+                ),
+            )
         if group is None:
-            group = self.groups[request.group_id] = GroupMetadata(request.group_id, request.protocol_type)
+            group = self.groups[request.group_id] = GroupMetadata(
+                request.group_id, request.protocol_type
+            )
         if group.state is GroupState.DEAD:
-            return JoinGroupResponse(Errors.COORDINATOR_NOT_AVAILABLE, error_message=f"group {group.group_id} is being unloaded")
-        if (group.protocol_type != request.protocol_type and not group.is_empty()) or not group.supports_protocols(
-                name for name, _ in request.protocols):
-            return JoinGroupResponse(Errors.INCONSISTENT_GROUP_PROTOCOL, error_message=(
-                f"group {group.group_id} uses protocol type {group.protocol_type!r} with assignors "
-                f"{sorted(group.candidate_protocols())}; the member offers {request.protocol_type!r} "
-                f"{[name for name, _ in request.protocols]}"))
+            return JoinGroupResponse(
+                Errors.COORDINATOR_NOT_AVAILABLE,
+                error_message=f"group {group.group_id} is being unloaded",
+            )
+        if (
+            group.protocol_type != request.protocol_type and not group.is_empty()
+        ) or not group.supports_protocols(name for name, _ in request.protocols):
+            return JoinGroupResponse(
+                Errors.INCONSISTENT_GROUP_PROTOCOL,
+                error_message=(
+                    f"group {group.group_id} uses protocol type {group.protocol_type!r} with assignors "
+                    f"{sorted(group.candidate_protocols())}; the member offers {request.protocol_type!r} "
+                    f"{[name for name, _ in request.protocols]}"
+                ),
+            )
         if request.member_id == NO_MEMBER:
             return await self._add_member(group, request)
         return await self._rejoin(group, group.get_member(request.member_id), request)
 
-    async def _add_member(self, group: GroupMetadata, request: JoinGroupRequest) -> JoinGroupResponse:
+    async def _add_member(
+        self, group: GroupMetadata, request: JoinGroupRequest
+    ) -> JoinGroupResponse:
         if group.is_empty():
             group.protocol_type = request.protocol_type
         member = MemberMetadata(
-            new_member_id(request.client_id), request.client_id, request.client_host, request.session_timeout_ms,
-            request.rebalance_timeout_ms, request.protocols, last_heartbeat_ms=self.clock(),
+            new_member_id(request.client_id),
+            request.client_id,
+            request.client_host,
+            request.session_timeout_ms,
+            request.rebalance_timeout_ms,
+            request.protocols,
+            last_heartbeat_ms=self.clock(),
         )
         group.add_member(member)
         future = self._park_join(group, member)
@@ -105,7 +145,9 @@ class GroupMembership:
         self._maybe_complete_join(group)
         return await future
 
-    async def _rejoin(self, group: GroupMetadata, member: MemberMetadata, request: JoinGroupRequest) -> JoinGroupResponse:
+    async def _rejoin(
+        self, group: GroupMetadata, member: MemberMetadata, request: JoinGroupRequest
+    ) -> JoinGroupResponse:
         member.last_heartbeat_ms = self.clock()
         unchanged = member.matches(request.protocols)
         if group.state is GroupState.STABLE and unchanged and member.member_id != group.leader_id:
@@ -121,11 +163,17 @@ class GroupMembership:
         self._maybe_complete_join(group)
         return await future
 
-    def _park_join(self, group: GroupMetadata, member: MemberMetadata) -> asyncio.Future[JoinGroupResponse]:
+    def _park_join(
+        self, group: GroupMetadata, member: MemberMetadata
+    ) -> asyncio.Future[JoinGroupResponse]:
         key = (group.group_id, member.member_id)
         previous = self._joins.pop(key, None)
         if previous is not None and not previous.done():
-            previous.set_result(JoinGroupResponse(Errors.REBALANCE_IN_PROGRESS, error_message="superseded by a newer JoinGroup"))
+            previous.set_result(
+                JoinGroupResponse(
+                    Errors.REBALANCE_IN_PROGRESS, error_message="superseded by a newer JoinGroup"
+                )
+            )
         future: asyncio.Future[JoinGroupResponse] = asyncio.get_running_loop().create_future()
         self._joins[key] = future
         member.awaiting_join = True
@@ -138,15 +186,26 @@ class GroupMembership:
             deadline, initial = self._join_deadlines[group.group_id]
             if initial and new_member:
                 started = self._rebalance_started[group.group_id]
-                cap = started + max(group.rebalance_timeout_ms(), self.config.group_initial_rebalance_delay_ms)
-                self._join_deadlines[group.group_id] = (min(now + self.config.group_initial_rebalance_delay_ms, cap), True)
+                cap = started + max(
+                    group.rebalance_timeout_ms(), self.config.group_initial_rebalance_delay_ms
+                )
+                self._join_deadlines[group.group_id] = (
+                    min(now + self.config.group_initial_rebalance_delay_ms, cap),
+                    True,
+                )
             return
         if group.state is GroupState.COMPLETING_REBALANCE:
             self._fail_syncs(group, Errors.REBALANCE_IN_PROGRESS)
-        initial = group.state is GroupState.EMPTY and self.config.group_initial_rebalance_delay_ms > 0
+        initial = (
+            group.state is GroupState.EMPTY and self.config.group_initial_rebalance_delay_ms > 0
+        )
         group.transition_to(GroupState.PREPARING_REBALANCE)
         self._rebalance_started[group.group_id] = now
-        delay = self.config.group_initial_rebalance_delay_ms if initial else group.rebalance_timeout_ms()
+        delay = (
+            self.config.group_initial_rebalance_delay_ms
+            if initial
+            else group.rebalance_timeout_ms()
+        )
         self._join_deadlines[group.group_id] = (now + delay, initial)
 
     def _maybe_complete_join(self, group: GroupMetadata, deadline_passed: bool = False) -> None:
@@ -173,9 +232,17 @@ class GroupMembership:
                 future.set_result(self._join_response(group, member_id))
 
     def _join_response(self, group: GroupMetadata, member_id: str) -> JoinGroupResponse:
-        members = tuple(group.current_member_metadata().items()) if member_id == group.leader_id else ()
-        return JoinGroupResponse(Errors.NONE, group.generation_id, group.protocol_name or "", group.leader_id or "",
-                                 member_id, members)
+        members = (
+            tuple(group.current_member_metadata().items()) if member_id == group.leader_id else ()
+        )
+        return JoinGroupResponse(
+            Errors.NONE,
+            group.generation_id,
+            group.protocol_name or "",
+            group.leader_id or "",
+            member_id,
+            members,
+        )
 
     # ------------------------------------------------------------------ SyncGroup
 
@@ -189,13 +256,19 @@ class GroupMembership:
         member = group.get_member(request.member_id)
         member.last_heartbeat_ms = self.clock()
         if group.state is GroupState.PREPARING_REBALANCE:
-            return SyncGroupResponse(Errors.REBALANCE_IN_PROGRESS, error_message=f"group {group.group_id} is rebalancing")
+            return SyncGroupResponse(
+                Errors.REBALANCE_IN_PROGRESS, error_message=f"group {group.group_id} is rebalancing"
+            )
         if group.state is GroupState.STABLE:
             return SyncGroupResponse(Errors.NONE, member.assignment)
         key = (group.group_id, member.member_id)
         previous = self._syncs.pop(key, None)
         if previous is not None and not previous.done():
-            previous.set_result(SyncGroupResponse(Errors.REBALANCE_IN_PROGRESS, error_message="superseded by a newer SyncGroup"))
+            previous.set_result(
+                SyncGroupResponse(
+                    Errors.REBALANCE_IN_PROGRESS, error_message="superseded by a newer SyncGroup"
+                )
+            )
         future: asyncio.Future[SyncGroupResponse] = asyncio.get_running_loop().create_future()
         self._syncs[key] = future
         member.awaiting_sync = True
@@ -229,7 +302,11 @@ class GroupMembership:
             member.assignment = b""
             future = self._syncs.pop((group.group_id, member_id), None)
             if future is not None and not future.done():
-                future.set_result(SyncGroupResponse(error, error_message=f"group {group.group_id}: {error.message}"))
+                future.set_result(
+                    SyncGroupResponse(
+                        error, error_message=f"group {group.group_id}: {error.message}"
+                    )
+                )
 
     # ------------------------------------------------------------------ Heartbeat, LeaveGroup, expiry
 
@@ -242,14 +319,23 @@ class GroupMembership:
         assert group is not None
         group.get_member(request.member_id).last_heartbeat_ms = self.clock()
         if group.state is not GroupState.STABLE:
-            return GroupResponse(Errors.REBALANCE_IN_PROGRESS, f"group {group.group_id} is rebalancing; rejoin")
+            return GroupResponse(
+                Errors.REBALANCE_IN_PROGRESS, f"group {group.group_id} is rebalancing; rejoin"
+            )
         return GroupResponse(Errors.NONE)
 
     def leave(self, request: LeaveGroupRequest) -> GroupResponse:
         """Remove a member at once and rebalance the rest."""
         group = self.groups.get(request.group_id)
-        if group is None or group.state is GroupState.DEAD or not group.has_member(request.member_id):
-            return GroupResponse(Errors.UNKNOWN_MEMBER_ID, f"member {request.member_id} is not in group {request.group_id}")
+        if (
+            group is None
+            or group.state is GroupState.DEAD
+            or not group.has_member(request.member_id)
+        ):
+            return GroupResponse(
+                Errors.UNKNOWN_MEMBER_ID,
+                f"member {request.member_id} is not in group {request.group_id}",
+            )
         self._remove_and_rebalance(group, request.member_id)
         return GroupResponse(Errors.NONE)
 
@@ -266,7 +352,11 @@ class GroupMembership:
                 if not parked and now - member.last_heartbeat_ms > member.session_timeout_ms:
                     self._remove_and_rebalance(group, member.member_id)
             deadline = self._join_deadlines.get(group.group_id)
-            if group.state is GroupState.PREPARING_REBALANCE and deadline is not None and now >= deadline[0]:
+            if (
+                group.state is GroupState.PREPARING_REBALANCE
+                and deadline is not None
+                and now >= deadline[0]
+            ):
                 self._maybe_complete_join(group, deadline_passed=True)
 
     def _remove_and_rebalance(self, group: GroupMetadata, member_id: str) -> None:
@@ -277,21 +367,36 @@ class GroupMembership:
 
     def _remove(self, group: GroupMetadata, member_id: str) -> None:
         group.remove_member(member_id)
-        self._answer_parked(group.group_id, {member_id}, Errors.UNKNOWN_MEMBER_ID,
-                            f"member {member_id} was removed from group {group.group_id}")
+        self._answer_parked(
+            group.group_id,
+            {member_id},
+            Errors.UNKNOWN_MEMBER_ID,
+            f"member {member_id} was removed from group {group.group_id}",
+        )
 
-    def _answer_parked(self, group_id: str, member_ids: set[str] | None, error: Errors, message: str) -> None:
+    def _answer_parked(
+        self, group_id: str, member_ids: set[str] | None, error: Errors, message: str
+    ) -> None:
         """Answer parked joins and syncs of ``member_ids`` (all of the group's if None) with ``error``."""
-        parked: list[tuple[dict, type]] = [(self._joins, JoinGroupResponse), (self._syncs, SyncGroupResponse)]
+        parked: list[tuple[dict, type]] = [
+            (self._joins, JoinGroupResponse),
+            (self._syncs, SyncGroupResponse),
+        ]
         for waiting, response in parked:
-            for key in [k for k in waiting if k[0] == group_id and (member_ids is None or k[1] in member_ids)]:
+            for key in [
+                k
+                for k in waiting
+                if k[0] == group_id and (member_ids is None or k[1] in member_ids)
+            ]:
                 future = waiting.pop(key)
                 if not future.done():
                     future.set_result(response(error, error_message=message))
 
     # ------------------------------------------------------------------ commits, loading, unloading
 
-    def commit_error(self, group_id: str, generation_id: int, member_id: str) -> tuple[Errors, str] | None:
+    def commit_error(
+        self, group_id: str, generation_id: int, member_id: str
+    ) -> tuple[Errors, str] | None:
         """Why an offset commit must be refused, or None: the generation fences stale members."""
         group = self.groups.get(group_id)
         if generation_id == NO_GENERATION and member_id == NO_MEMBER:
@@ -299,14 +404,18 @@ class GroupMembership:
                 return None
             return Errors.UNKNOWN_MEMBER_ID, (
                 f"group {group_id} has {len(group.members)} active members; offsets can only be changed from "
-                "outside the group while it is inactive")
+                "outside the group while it is inactive"
+            )
         if group is None:
             return Errors.ILLEGAL_GENERATION, f"group {group_id} has no generation {generation_id}"
         error = self._member_error(group, member_id, generation_id)
         if error is not None:
             return error
         if group.state is GroupState.COMPLETING_REBALANCE:
-            return Errors.REBALANCE_IN_PROGRESS, f"group {group_id} is rebalancing; commit after rejoining"
+            return (
+                Errors.REBALANCE_IN_PROGRESS,
+                f"group {group_id} is rebalancing; commit after rejoining",
+            )
         return None
 
     def restore(self, group_id: str, value: GroupValue) -> None:
@@ -318,16 +427,28 @@ class GroupMembership:
         group = GroupMetadata(group_id, value.protocol_type)
         now = self.clock()
         for stored in value.members:
-            group.add_member(MemberMetadata(
-                stored.member_id, stored.client_id, stored.client_host, stored.session_timeout_ms,
-                stored.rebalance_timeout_ms, ((value.protocol or "", stored.subscription),),
-                assignment=stored.assignment, last_heartbeat_ms=now))
+            group.add_member(
+                MemberMetadata(
+                    stored.member_id,
+                    stored.client_id,
+                    stored.client_host,
+                    stored.session_timeout_ms,
+                    stored.rebalance_timeout_ms,
+                    ((value.protocol or "", stored.subscription),),
+                    assignment=stored.assignment,
+                    last_heartbeat_ms=now,
+                )
+            )
         group.generation_id = value.generation_id
         group.protocol_name = value.protocol
         if value.leader_id in group.members:
             group.leader_id = value.leader_id
         if group.members:
-            for state in (GroupState.PREPARING_REBALANCE, GroupState.COMPLETING_REBALANCE, GroupState.STABLE):
+            for state in (
+                GroupState.PREPARING_REBALANCE,
+                GroupState.COMPLETING_REBALANCE,
+                GroupState.STABLE,
+            ):
                 group.transition_to(state)
         self.groups[group_id] = group
 
@@ -337,17 +458,25 @@ class GroupMembership:
         if group is None:
             return
         group.transition_to(GroupState.DEAD)
-        self._answer_parked(group_id, None, Errors.NOT_COORDINATOR, f"group {group_id} moved to another coordinator")
+        self._answer_parked(
+            group_id, None, Errors.NOT_COORDINATOR, f"group {group_id} moved to another coordinator"
+        )
         self._join_deadlines.pop(group_id, None)
         self._rebalance_started.pop(group_id, None)
 
-    def _member_error(self, group: GroupMetadata | None, member_id: str, generation_id: int) -> tuple[Errors, str] | None:
+    def _member_error(
+        self, group: GroupMetadata | None, member_id: str, generation_id: int
+    ) -> tuple[Errors, str] | None:
         if group is None or group.state is GroupState.DEAD or not group.has_member(member_id):
             name = group.group_id if group is not None else "this group"
-            return Errors.UNKNOWN_MEMBER_ID, f"member {member_id!r} is not in {name}; rejoin without a member id"
+            return (
+                Errors.UNKNOWN_MEMBER_ID,
+                f"member {member_id!r} is not in {name}; rejoin without a member id",
+            )
         if generation_id != group.generation_id:
             return Errors.ILLEGAL_GENERATION, (
-                f"generation {generation_id} of group {group.group_id} is stale; the current one is {group.generation_id}")
+                f"generation {generation_id} of group {group.group_id} is stale; the current one is {group.generation_id}"
+            )
         return None
 
 
@@ -355,7 +484,14 @@ def stored_members(group: GroupMetadata) -> tuple[StoredMember, ...]:
     """The members of ``group`` as persisted in its group record."""
     protocol = group.protocol_name or ""
     return tuple(
-        StoredMember(m.member_id, m.client_id, m.client_host, m.session_timeout_ms, m.rebalance_timeout_ms,
-                     m.metadata_for(protocol) if protocol in m.protocol_names else b"", m.assignment)
+        StoredMember(
+            m.member_id,
+            m.client_id,
+            m.client_host,
+            m.session_timeout_ms,
+            m.rebalance_timeout_ms,
+            m.metadata_for(protocol) if protocol in m.protocol_names else b"",
+            m.assignment,
+        )
         for m in group.members.values()
     )

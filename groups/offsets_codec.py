@@ -39,7 +39,7 @@ def java_string_hash(text: str) -> int:
 
 def _utf16_units(text: str) -> list[int]:
     data = text.encode("utf-16-be", "surrogatepass")
-    return [int.from_bytes(data[i:i + 2], "big") for i in range(0, len(data), 2)]
+    return [int.from_bytes(data[i : i + 2], "big") for i in range(0, len(data), 2)]
 
 
 def partition_for(group_id: str, num_partitions: int) -> int:
@@ -114,10 +114,29 @@ def encode_offset(value: OffsetValue) -> bytes:
 
 def encode_group(value: GroupValue) -> bytes:
     """The record value of a group's metadata."""
-    members = [[m.member_id, m.client_id, m.client_host, m.session_timeout_ms, m.rebalance_timeout_ms,
-                m.subscription, m.assignment] for m in value.members]
-    return msgpack.packb([VALUE_VERSION, value.protocol_type, value.generation_id, value.protocol,
-                          value.leader_id, value.state_timestamp, members])
+    members = [
+        [
+            m.member_id,
+            m.client_id,
+            m.client_host,
+            m.session_timeout_ms,
+            m.rebalance_timeout_ms,
+            m.subscription,
+            m.assignment,
+        ]
+        for m in value.members
+    ]
+    return msgpack.packb(
+        [
+            VALUE_VERSION,
+            value.protocol_type,
+            value.generation_id,
+            value.protocol,
+            value.leader_id,
+            value.state_timestamp,
+            members,
+        ]
+    )
 
 
 def decode_key(data: bytes) -> OffsetKey | GroupKey:
@@ -125,10 +144,14 @@ def decode_key(data: bytes) -> OffsetKey | GroupKey:
     fields = _unpack(data, "key")
     version = fields[0]
     if version in (0, OFFSET_KEY_VERSION) and len(fields) >= 4:
-        return OffsetKey(_text(fields[1], "group"), _text(fields[2], "topic"), _int(fields[3], "partition"))
+        return OffsetKey(
+            _text(fields[1], "group"), _text(fields[2], "topic"), _int(fields[3], "partition")
+        )
     if version == GROUP_KEY_VERSION and len(fields) >= 2:
         return GroupKey(_text(fields[1], "group"))
-    raise ValueError(f"__consumer_offsets key has unknown version {version!r} or too few fields ({len(fields)})")
+    raise ValueError(
+        f"__consumer_offsets key has unknown version {version!r} or too few fields ({len(fields)})"
+    )
 
 
 def decode_offset(data: bytes) -> OffsetValue:
@@ -136,7 +159,9 @@ def decode_offset(data: bytes) -> OffsetValue:
     fields = _unpack(data, "offset value")
     if len(fields) < 4:
         raise ValueError(f"offset value has {len(fields)} fields, expected 4")
-    return OffsetValue(_int(fields[1], "offset"), _text(fields[2], "metadata"), _int(fields[3], "commit timestamp"))
+    return OffsetValue(
+        _int(fields[1], "offset"), _text(fields[2], "metadata"), _int(fields[3], "commit timestamp")
+    )
 
 
 def decode_group(data: bytes) -> GroupValue:
@@ -147,9 +172,14 @@ def decode_group(data: bytes) -> GroupValue:
     if not isinstance(fields[6], list):
         raise ValueError(f"group members must be an array, got {type(fields[6]).__name__}")
     members = tuple(_member(m) for m in fields[6])
-    return GroupValue(_text(fields[1], "protocol type"), _int(fields[2], "generation"),
-                      _optional_text(fields[3], "protocol"), _optional_text(fields[4], "leader"),
-                      _int(fields[5], "state timestamp"), members)
+    return GroupValue(
+        _text(fields[1], "protocol type"),
+        _int(fields[2], "generation"),
+        _optional_text(fields[3], "protocol"),
+        _optional_text(fields[4], "leader"),
+        _int(fields[5], "state timestamp"),
+        members,
+    )
 
 
 def _member(fields: Any) -> StoredMember:
@@ -157,9 +187,15 @@ def _member(fields: Any) -> StoredMember:
     # hides corruption (bytes(5) is five zero bytes, str(None) is "None").
     if not isinstance(fields, list) or len(fields) < 7:
         raise ValueError(f"group member must be an array of 7 fields, got {fields!r:.100}")
-    return StoredMember(_text(fields[0], "member id"), _text(fields[1], "client id"), _text(fields[2], "client host"),
-                        _int(fields[3], "session timeout"), _int(fields[4], "rebalance timeout"),
-                        _bytes(fields[5], "subscription"), _bytes(fields[6], "assignment"))
+    return StoredMember(
+        _text(fields[0], "member id"),
+        _text(fields[1], "client id"),
+        _text(fields[2], "client host"),
+        _int(fields[3], "session timeout"),
+        _int(fields[4], "rebalance timeout"),
+        _bytes(fields[5], "subscription"),
+        _bytes(fields[6], "assignment"),
+    )
 
 
 def _unpack(data: bytes, what: str) -> list[Any]:
@@ -168,7 +204,9 @@ def _unpack(data: bytes, what: str) -> list[Any]:
     except (ValueError, msgpack.UnpackException) as exc:
         raise ValueError(f"__consumer_offsets {what} is not valid msgpack: {exc}") from None
     if not isinstance(fields, list) or not fields:
-        raise ValueError(f"__consumer_offsets {what} must be a non-empty array, got {type(fields).__name__}")
+        raise ValueError(
+            f"__consumer_offsets {what} must be a non-empty array, got {type(fields).__name__}"
+        )
     return fields
 
 

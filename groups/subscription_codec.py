@@ -27,7 +27,8 @@ from typing import Any
 
 import msgpack
 
-from rafka.groups.assignors import Subscription, TopicPartition
+from rafka.groups.assignors import Subscription
+from rafka.protocol.types import TopicPartition
 
 VERSION = 0
 """The layout version written; decoding accepts it and any newer one."""

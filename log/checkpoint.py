@@ -51,7 +51,9 @@ class CheckpointFile:
         except (IndexError, ValueError) as exc:
             raise ValueError(f"checkpoint file {self.path} is malformed: {exc}") from exc
         if len(entries) != count or any(len(entry) != self.width for entry in entries):
-            raise ValueError(f"checkpoint file {self.path} is malformed: expected {count} entries of {self.width}")
+            raise ValueError(
+                f"checkpoint file {self.path} is malformed: expected {count} entries of {self.width}"
+            )
         return entries
 
 

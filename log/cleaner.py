@@ -22,7 +22,12 @@ from rafka.log.checkpoint import OffsetCheckpoint
 from rafka.log.files import CLEANED_SUFFIX, SWAP_SUFFIX, fsync_dir, write_durably
 from rafka.log.log import Log
 from rafka.log.segment import LogSegment
-from rafka.protocol.records.batch import BatchHeader, RecordColumns, decode_columns, encode_batch
+from rafka.protocol.records.batch import (
+    BatchHeader,
+    RecordColumns,
+    decode_columns,
+    encode_batch,
+)
 
 CLEANER_CHECKPOINT_FILE = "cleaner-offset-checkpoint"
 
@@ -100,7 +105,9 @@ def _offset_map(segments: list[LogSegment], first_dirty: int) -> dict[bytes, int
     return latest
 
 
-def _clean_segment(segment: LogSegment, latest: dict[bytes, int], horizon: int) -> tuple[bytes, int, int]:
+def _clean_segment(
+    segment: LogSegment, latest: dict[bytes, int], horizon: int
+) -> tuple[bytes, int, int]:
     """The segment's batches with superseded records (and old tombstones) removed."""
     out: list[bytes] = []
     dropped = dropped_tombstones = 0
@@ -108,7 +115,9 @@ def _clean_segment(segment: LogSegment, latest: dict[bytes, int], horizon: int) 
         raw = segment.read_slice(position, header.size_in_bytes)
         columns = decode_columns(raw, 0, header)
         kept: list[int] = []
-        for index, (od, key, value) in enumerate(zip(columns.offset_deltas, columns.keys, columns.values)):
+        for index, (od, key, value) in enumerate(
+            zip(columns.offset_deltas, columns.keys, columns.values)
+        ):
             offset = header.base_offset + od
             if key is not None and latest.get(key, offset) > offset:
                 dropped += 1
@@ -151,7 +160,12 @@ def _swap_in(log: Log, old: LogSegment, data: bytes) -> LogSegment:
     old.delete()
     os.replace(swap, old.log_path)
     fsync_dir(log.directory)
-    fresh = LogSegment(log.directory, old.base_offset, log.config.index_interval_bytes, log.config.segment_index_bytes)
+    fresh = LogSegment(
+        log.directory,
+        old.base_offset,
+        log.config.index_interval_bytes,
+        log.config.segment_index_bytes,
+    )
     fresh.recover()
     # An emptied segment still covers its offsets: keep its place so later base offsets stay ordered.
     fresh.next_offset = max(fresh.next_offset, old.next_offset)

@@ -8,8 +8,9 @@ keys or out-of-range values with INVALID_CONFIG naming the key and what is allow
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from rafka.protocol.errors import InvalidConfigError
 
@@ -28,23 +29,52 @@ def bounded(default: Any, low: float, high: float, doc: str) -> Any:
 class LogConfig:
     """Settings of one partition log (Kafka's topic-level configs)."""
 
-    segment_bytes: int = bounded(1 << 30, 14, INT32_MAX, "roll a new segment once the active one reaches this size")
-    segment_ms: int = bounded(7 * 24 * 3600 * 1000, 1, INT64_MAX, "roll a new segment after this long even if not full")
-    segment_index_bytes: int = bounded(10 * 1024 * 1024, 8, INT32_MAX, "size at which the offset index is full and the segment rolls")
-    index_interval_bytes: int = bounded(4096, 0, INT32_MAX, "bytes of log between two sparse index entries")
-    retention_ms: int = bounded(7 * 24 * 3600 * 1000, -1, INT64_MAX, "delete segments older than this (-1: keep forever)")
-    retention_bytes: int = bounded(-1, -1, INT64_MAX, "delete old segments while the log is larger than this (-1: no limit)")
-    cleanup_policy: str = field(default="delete", metadata={"choices": CLEANUP_POLICIES, "doc": "delete, compact, or both"})
-    delete_retention_ms: int = bounded(24 * 3600 * 1000, 0, INT64_MAX, "how long compaction keeps tombstones")
-    min_cleanable_dirty_ratio: float = bounded(0.5, 0.0, 1.0, "compact once this share of the log is uncompacted")
+    segment_bytes: int = bounded(
+        1 << 30, 14, INT32_MAX, "roll a new segment once the active one reaches this size"
+    )
+    segment_ms: int = bounded(
+        7 * 24 * 3600 * 1000, 1, INT64_MAX, "roll a new segment after this long even if not full"
+    )
+    segment_index_bytes: int = bounded(
+        10 * 1024 * 1024,
+        8,
+        INT32_MAX,
+        "size at which the offset index is full and the segment rolls",
+    )
+    index_interval_bytes: int = bounded(
+        4096, 0, INT32_MAX, "bytes of log between two sparse index entries"
+    )
+    retention_ms: int = bounded(
+        7 * 24 * 3600 * 1000, -1, INT64_MAX, "delete segments older than this (-1: keep forever)"
+    )
+    retention_bytes: int = bounded(
+        -1, -1, INT64_MAX, "delete old segments while the log is larger than this (-1: no limit)"
+    )
+    cleanup_policy: str = field(
+        default="delete", metadata={"choices": CLEANUP_POLICIES, "doc": "delete, compact, or both"}
+    )
+    delete_retention_ms: int = bounded(
+        24 * 3600 * 1000, 0, INT64_MAX, "how long compaction keeps tombstones"
+    )
+    min_cleanable_dirty_ratio: float = bounded(
+        0.5, 0.0, 1.0, "compact once this share of the log is uncompacted"
+    )
     max_message_bytes: int = bounded(1048588, 0, INT32_MAX, "largest batch the log accepts")
-    flush_messages: int = bounded(INT64_MAX, 1, INT64_MAX, "fsync after this many records (1: every append)")
-    flush_ms: int = bounded(INT64_MAX, 0, INT64_MAX, "fsync when the oldest unflushed record is this old")
-    min_insync_replicas: int = bounded(1, 1, INT32_MAX, "acks=all needs at least this many in-sync replicas")
-    unclean_leader_election_enable: bool = field(default=False, metadata={"doc": "allow an out-of-sync replica to become leader"})
+    flush_messages: int = bounded(
+        INT64_MAX, 1, INT64_MAX, "fsync after this many records (1: every append)"
+    )
+    flush_ms: int = bounded(
+        INT64_MAX, 0, INT64_MAX, "fsync when the oldest unflushed record is this old"
+    )
+    min_insync_replicas: int = bounded(
+        1, 1, INT32_MAX, "acks=all needs at least this many in-sync replicas"
+    )
+    unclean_leader_election_enable: bool = field(
+        default=False, metadata={"doc": "allow an out-of-sync replica to become leader"}
+    )
 
     @classmethod
-    def from_dict(cls, values: Mapping[str, Any], base: "LogConfig | None" = None) -> "LogConfig":
+    def from_dict(cls, values: Mapping[str, Any], base: LogConfig | None = None) -> LogConfig:
         """Build a config from Kafka names (``retention.ms``) or snake_case, over ``base`` defaults."""
         return apply_overrides(base or cls(), values, "topic")
 

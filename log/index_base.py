@@ -59,7 +59,9 @@ class SortedIndex:
     def append(self, key: int, value: int) -> None:
         """Add an entry; keys must not go backwards."""
         if self._keys and key < self._keys[-1]:
-            raise ValueError(f"index {self.path.name}: key {key} is below the last key {self._keys[-1]}")
+            raise ValueError(
+                f"index {self.path.name}: key {key} is below the last key {self._keys[-1]}"
+            )
         self._keys.append(key)
         self._values.append(value)
 
@@ -98,7 +100,8 @@ class SortedIndex:
             return
         pack = self.entry.pack
         data = b"".join(
-            pack(*self._to_disk(self._keys[i], self._values[i])) for i in range(self._persisted, len(self._keys))
+            pack(*self._to_disk(self._keys[i], self._values[i]))
+            for i in range(self._persisted, len(self._keys))
         )
         with open(self.path, "ab") as handle:
             handle.truncate(self._persisted * self.entry.size)

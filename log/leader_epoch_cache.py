@@ -88,7 +88,9 @@ class LeaderEpochCache:
     def truncate_from_start(self, start_offset: int) -> None:
         """Forget epochs wholly below the new log start offset; the first kept one starts there."""
         index = 0
-        while index + 1 < len(self._entries) and self._entries[index + 1].start_offset <= start_offset:
+        while (
+            index + 1 < len(self._entries) and self._entries[index + 1].start_offset <= start_offset
+        ):
             index += 1
         kept = self._entries[index:]
         if kept and kept[0].start_offset < start_offset:

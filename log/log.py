@@ -15,12 +15,15 @@ from __future__ import annotations
 import bisect
 import logging
 import os
-import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable
 
-from rafka.log.checkpoint import LOG_START_OFFSET_FILE, RECOVERY_POINT_FILE, OffsetCheckpoint
+from rafka.log.checkpoint import (
+    LOG_START_OFFSET_FILE,
+    RECOVERY_POINT_FILE,
+    OffsetCheckpoint,
+)
 from rafka.log.config import INT32_MAX, LogConfig
 from rafka.log.files import (
     CLEAN_SHUTDOWN_FILE,
@@ -50,6 +53,7 @@ from rafka.protocol.records.batch import (
     validate_records,
     verify_crc,
 )
+from rafka.protocol.types import now_ms
 
 logger = logging.getLogger(__name__)
 
@@ -69,15 +73,12 @@ class LogAppendInfo:
     size_in_bytes: int
 
 
-def wall_clock_ms() -> int:
-    """Milliseconds since the epoch: the default clock of a log."""
-    return int(time.time() * 1000)
-
-
 class Log:
     """The log of one partition replica in its own directory."""
 
-    def __init__(self, directory: Path, config: LogConfig | None = None, clock: Callable[[], int] = wall_clock_ms) -> None:
+    def __init__(
+        self, directory: Path, config: LogConfig | None = None, clock: Callable[[], int] = now_ms
+    ) -> None:
         self.directory = Path(directory)
         self.config = config or LogConfig()
         self.clock = clock
@@ -99,9 +100,20 @@ class Log:
     def _load(self) -> None:
         self._finish_interrupted_swaps()
         clean = (self.directory / CLEAN_SHUTDOWN_FILE).exists()
-        bases = sorted(b for b in (base_offset_of(p) for p in self.directory.glob(f"*{LOG_SUFFIX}")) if b is not None)
+        bases = sorted(
+            b
+            for b in (base_offset_of(p) for p in self.directory.glob(f"*{LOG_SUFFIX}"))
+            if b is not None
+        )
         for base in bases:
-            self._add_segment(LogSegment(self.directory, base, self.config.index_interval_bytes, self.config.segment_index_bytes))
+            self._add_segment(
+                LogSegment(
+                    self.directory,
+                    base,
+                    self.config.index_interval_bytes,
+                    self.config.segment_index_bytes,
+                )
+            )
         if clean:
             for segment in self.segments:
                 segment.load()
@@ -121,7 +133,9 @@ class Log:
 
     def _finish_interrupted_swaps(self) -> None:
         """Complete or undo what a crash interrupted: temp and cleaned files go, swaps complete."""
-        for leftover in list(self.directory.glob(f"*{CLEANED_SUFFIX}")) + list(self.directory.glob(f"*{TEMP_SUFFIX}")):
+        for leftover in list(self.directory.glob(f"*{CLEANED_SUFFIX}")) + list(
+            self.directory.glob(f"*{TEMP_SUFFIX}")
+        ):
             leftover.unlink()
         for swap in self.directory.glob(f"*{LOG_SUFFIX}{SWAP_SUFFIX}"):
             target = swap.with_name(swap.name[: -len(SWAP_SUFFIX)])
@@ -144,7 +158,11 @@ class Log:
                 later = self.segments[index + 1 :]
                 logger.warning(
                     "%s: cut %d damaged bytes from segment %d at offset %d and dropped %d later segments",
-                    self.directory.name, cut, segment.base_offset, segment.next_offset, len(later),
+                    self.directory.name,
+                    cut,
+                    segment.base_offset,
+                    segment.next_offset,
+                    len(later),
                 )
                 for dropped in later:
                     self.recovered_bytes_cut += dropped.size
@@ -154,7 +172,12 @@ class Log:
                 break
 
     def _new_segment(self, base_offset: int) -> LogSegment:
-        segment = LogSegment(self.directory, base_offset, self.config.index_interval_bytes, self.config.segment_index_bytes)
+        segment = LogSegment(
+            self.directory,
+            base_offset,
+            self.config.index_interval_bytes,
+            self.config.segment_index_bytes,
+        )
         fsync_dir(self.directory)
         return segment
 
@@ -189,7 +212,9 @@ class Log:
             raise CorruptMessageError(f"append of {len(data)} bytes holds no whole batch")
         consumed = batches[-1][0] + batches[-1][1].size_in_bytes
         if consumed != len(data):
-            raise CorruptMessageError(f"append of {len(data)} bytes holds {consumed} bytes of whole batches")
+            raise CorruptMessageError(
+                f"append of {len(data)} bytes holds {consumed} bytes of whole batches"
+            )
         for position, header in batches:
             if header.size_in_bytes > self.config.max_message_bytes:
                 raise MessageTooLargeError(
@@ -234,7 +259,9 @@ class Log:
         batches = self._validate(data, deep=False)
         expected = self.log_end_offset
         for _, header in batches:
-            if header.base_offset < expected or (header.base_offset > expected and not self.config.compact):
+            if header.base_offset < expected or (
+                header.base_offset > expected and not self.config.compact
+            ):
                 raise UnexpectedAppendOffsetError(
                     f"follower append of batch at offset {header.base_offset} does not follow log end offset {expected}"
                 )
@@ -244,7 +271,9 @@ class Log:
                 self.epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
         return self._append(data, batches)
 
-    def _append(self, data: bytes | bytearray, batches: list[tuple[int, BatchHeader]]) -> LogAppendInfo:
+    def _append(
+        self, data: bytes | bytearray, batches: list[tuple[int, BatchHeader]]
+    ) -> LogAppendInfo:
         first, last = batches[0][1], batches[-1][1]
         self._maybe_roll(len(data), first, last)
         self.active_segment.append(data, batches)
@@ -286,7 +315,13 @@ class Log:
 
     # ------------------------------------------------------------------ reading
 
-    def read(self, offset: int, max_bytes: int = 1 << 20, max_offset: int | None = None, min_one_batch: bool = True) -> bytes:
+    def read(
+        self,
+        offset: int,
+        max_bytes: int = 1 << 20,
+        max_offset: int | None = None,
+        min_one_batch: bool = True,
+    ) -> bytes:
         """Whole batches from the one holding ``offset``: at most ``max_bytes`` (but one batch at least
         if ``min_one_batch``), none at or above ``max_offset`` (the high watermark for consumers).
 
@@ -365,7 +400,11 @@ class Log:
             return self._delete_prefix(self._below_start)
         now = self.clock()
         retention_ms = self.config.retention_ms
-        excess = self.size_in_bytes - self.config.retention_bytes if self.config.retention_bytes >= 0 else 0
+        excess = (
+            self.size_in_bytes - self.config.retention_bytes
+            if self.config.retention_bytes >= 0
+            else 0
+        )
 
         def expired(segment: LogSegment, following: LogSegment) -> bool:
             nonlocal excess
@@ -399,7 +438,9 @@ class Log:
     def advance_log_start_offset(self, offset: int) -> None:
         """Move the log start offset forward (DeleteRecords); segments below it go at the next retention pass."""
         if offset > self.log_end_offset:
-            raise OffsetOutOfRangeError(f"log start offset {offset} is above the log end offset {self.log_end_offset}")
+            raise OffsetOutOfRangeError(
+                f"log start offset {offset} is above the log end offset {self.log_end_offset}"
+            )
         if offset > self.log_start_offset:
             self.log_start_offset = offset
             self.epoch_cache.truncate_from_start(offset)

@@ -9,8 +9,8 @@ batch, which is how a crash's damage is contained.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from rafka.log.files import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, segment_path
 from rafka.log.offset_index import OffsetIndex
@@ -33,11 +33,17 @@ RECOVERY_CHUNK = 8 * 1024 * 1024
 class LogSegment:
     """A ``.log`` file with its ``.index`` and ``.timeindex``; owned by exactly one Log."""
 
-    def __init__(self, directory: Path, base_offset: int, index_interval_bytes: int, max_index_bytes: int) -> None:
+    def __init__(
+        self, directory: Path, base_offset: int, index_interval_bytes: int, max_index_bytes: int
+    ) -> None:
         self.base_offset = base_offset
         self.log_path = segment_path(directory, base_offset, LOG_SUFFIX)
-        self.offset_index = OffsetIndex(segment_path(directory, base_offset, INDEX_SUFFIX), base_offset, max_index_bytes)
-        self.time_index = TimeIndex(segment_path(directory, base_offset, TIME_INDEX_SUFFIX), base_offset, max_index_bytes)
+        self.offset_index = OffsetIndex(
+            segment_path(directory, base_offset, INDEX_SUFFIX), base_offset, max_index_bytes
+        )
+        self.time_index = TimeIndex(
+            segment_path(directory, base_offset, TIME_INDEX_SUFFIX), base_offset, max_index_bytes
+        )
         self.index_interval_bytes = index_interval_bytes
         self._fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         self.size = os.fstat(self._fd).st_size
@@ -73,7 +79,9 @@ class LogSegment:
     def _restore_tail(self, position: int) -> None:
         """Recompute next offset and max timestamp by scanning headers from ``position`` to the end."""
         last_time = self.time_index.last_entry
-        self.max_timestamp = self._indexed_max_timestamp = NO_TIMESTAMP if last_time is None else last_time[0]
+        self.max_timestamp = self._indexed_max_timestamp = (
+            NO_TIMESTAMP if last_time is None else last_time[0]
+        )
         for _, header in self._headers_from(position):
             self.next_offset = header.next_offset
             self.max_timestamp = max(self.max_timestamp, header.max_timestamp)
@@ -200,7 +208,9 @@ class LogSegment:
                 return position, header
         return None
 
-    def read(self, offset: int, max_bytes: int, max_offset: int | None, min_one_batch: bool) -> bytes:
+    def read(
+        self, offset: int, max_bytes: int, max_offset: int | None, min_one_batch: bool
+    ) -> bytes:
         """Whole batches from the one holding ``offset``, at most ``max_bytes`` (but at least one
         batch if ``min_one_batch``), none starting at or after ``max_offset``."""
         found = self.find(offset)

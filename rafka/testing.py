@@ -7,7 +7,8 @@ it expects instead of sleeping a fixed time; the failure names what never happen
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 POLL_INTERVAL_S = 0.1
 
@@ -23,7 +24,7 @@ def wait_until(predicate: Callable[[], Any], timeout_s: float, what: str) -> Any
     while time.monotonic() < deadline:
         try:
             value = predicate()
-        except Exception as exc:  # noqa: BLE001 - any failure of the probe means "not yet"
+        except Exception as exc:
             value, last = None, exc
         if value is not None and value is not False:
             return value
@@ -31,7 +32,9 @@ def wait_until(predicate: Callable[[], Any], timeout_s: float, what: str) -> Any
     raise AssertionError(f"timed out after {timeout_s}s waiting for {what} (last error: {last!r})")
 
 
-def serving_replica(topic: str, partition: int, broker_id: int, namespace: str, timeout_s: float = 30.0) -> Any:
+def serving_replica(
+    topic: str, partition: int, broker_id: int, namespace: str, timeout_s: float = 30.0
+) -> Any:
     """The replica actor of ``topic``-``partition`` on ``broker_id`` once it has taken a role.
 
     Metadata names a partition's replicas as soon as the controller decided them, a moment before
@@ -43,7 +46,11 @@ def serving_replica(topic: str, partition: int, broker_id: int, namespace: str, 
     from rafka.actors.names import replica_actor_name
 
     def ready() -> Any:
-        replica = ray.get_actor(replica_actor_name(topic, partition, broker_id), namespace=namespace)
+        replica = ray.get_actor(
+            replica_actor_name(topic, partition, broker_id), namespace=namespace
+        )
         return replica if ray.get(replica.ping.remote(), timeout=5) != "none" else None
 
-    return wait_until(ready, timeout_s, f"replica {topic}-{partition} on broker {broker_id} to take a role")
+    return wait_until(
+        ready, timeout_s, f"replica {topic}-{partition} on broker {broker_id} to take a role"
+    )

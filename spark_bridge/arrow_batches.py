@@ -14,7 +14,12 @@ from bisect import bisect_left
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rafka.protocol.records.batch import BatchHeader, decode_columns, gc_paused, verify_crc
+from rafka.protocol.records.batch import (
+    BatchHeader,
+    decode_columns,
+    gc_paused,
+    verify_crc,
+)
 
 HEADERS_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
 
@@ -22,8 +27,13 @@ HEADERS_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]
 def arrow_schema(include_headers: bool) -> pa.Schema:
     """The Arrow form of Spark's Kafka schema, exactly as PySpark expects it back from ``read()``."""
     fields = [
-        ("key", pa.binary()), ("value", pa.binary()), ("topic", pa.string()), ("partition", pa.int32()),
-        ("offset", pa.int64()), ("timestamp", pa.timestamp("us", tz="UTC")), ("timestampType", pa.int32()),
+        ("key", pa.binary()),
+        ("value", pa.binary()),
+        ("topic", pa.string()),
+        ("partition", pa.int32()),
+        ("offset", pa.int64()),
+        ("timestamp", pa.timestamp("us", tz="UTC")),
+        ("timestampType", pa.int32()),
     ]
     if include_headers:
         fields.append(("headers", HEADERS_TYPE))
@@ -36,8 +46,14 @@ def _int64s(values: array) -> pa.Array:
 
 
 def to_arrow(
-    data: bytes, batches: list[tuple[int, BatchHeader]], low: int, high: int, topic: str, partition: int,
-    schema: pa.Schema, include_headers: bool,
+    data: bytes,
+    batches: list[tuple[int, BatchHeader]],
+    low: int,
+    high: int,
+    topic: str,
+    partition: int,
+    schema: pa.Schema,
+    include_headers: bool,
 ) -> pa.RecordBatch:
     """One Arrow batch of the records in ``batches`` whose offsets lie in [low, high).
 

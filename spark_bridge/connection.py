@@ -16,17 +16,18 @@ from __future__ import annotations
 import os
 import socket
 import threading
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import ray
 
 from rafka.clients.cluster import ClusterConnection, ensure_ray
 from rafka.clients.consumer import Consumer
 from rafka.clients.producer import Producer
-from rafka.clients.records import TopicPartition
 from rafka.protocol.errors import KafkaTimeoutError
+from rafka.protocol.types import TopicPartition
 from rafka.spark_bridge.offset_ranges import PartitionOffsets
-from rafka.spark_bridge.options import ClusterSettings, TopicPartitionKey, option_error
+from rafka.spark_bridge.options import ClusterSettings, option_error
 
 PROBE_TIMEOUT_S = 5.0
 AUTH_HINT = (
@@ -54,8 +55,10 @@ def _probe(address: str) -> None:
     try:
         socket.create_connection((host, int(port)), timeout=PROBE_TIMEOUT_S).close()
     except OSError as exc:
-        raise KafkaTimeoutError(f"cannot reach the Ray cluster at {address!r} from pid {os.getpid()} "
-                                f"({type(exc).__name__}: {exc}). {AUTH_HINT}") from exc
+        raise KafkaTimeoutError(
+            f"cannot reach the Ray cluster at {address!r} from pid {os.getpid()} "
+            f"({type(exc).__name__}: {exc}). {AUTH_HINT}"
+        ) from exc
 
 
 def connect(settings: ClusterSettings) -> None:
@@ -64,8 +67,11 @@ def connect(settings: ClusterSettings) -> None:
     if ray.is_initialized():
         current = ray.get_runtime_context().gcs_address
         if settings.ray_address and settings.ray_address not in ("auto", current, *_joined):
-            raise option_error("rafka.ray.address", f"asks for the Ray cluster at {settings.ray_address!r}, but this Python "
-                                                    f"process is connected to {current!r} (one Ray cluster per process)")
+            raise option_error(
+                "rafka.ray.address",
+                f"asks for the Ray cluster at {settings.ray_address!r}, but this Python "
+                f"process is connected to {current!r} (one Ray cluster per process)",
+            )
         return
     if "RAY_AUTH_TOKEN" in os.environ:
         # A token alone still fails with a misleading ConnectionError unless token mode is switched on.
@@ -85,12 +91,17 @@ def cluster(settings: ClusterSettings) -> ClusterConnection:
     if found is not None:
         return found
     connect(settings)
-    created = ClusterConnection(settings.namespace, settings.ray_address, settings.request_timeout_ms)
+    created = ClusterConnection(
+        settings.namespace, settings.ray_address, settings.request_timeout_ms
+    )
     if settings.cluster_id is not None:
         actual = created.refresh_metadata([]).cluster_id
         if actual != settings.cluster_id:
-            raise option_error("rafka.cluster.id", f"the cluster in Ray namespace {settings.namespace!r} at "
-                                                   f"{_target(settings)!r} has id {actual!r}, not {settings.cluster_id!r}")
+            raise option_error(
+                "rafka.cluster.id",
+                f"the cluster in Ray namespace {settings.namespace!r} at "
+                f"{_target(settings)!r} has id {actual!r}, not {settings.cluster_id!r}",
+            )
     with _lock:
         return _clusters.setdefault(settings, created)
 
@@ -103,7 +114,9 @@ def producer(settings: ClusterSettings, config: tuple[tuple[str, Any], ...]) -> 
     if found is not None:
         return found
     cluster(settings)  # connects, and checks rafka.cluster.id
-    created = Producer(namespace=settings.namespace, ray_address=settings.ray_address, **dict(config))
+    created = Producer(
+        namespace=settings.namespace, ray_address=settings.ray_address, **dict(config)
+    )
     with _lock:
         kept = _producers.setdefault(key, created)
     if kept is not created:
@@ -120,23 +133,33 @@ class ConsumerOffsetLookup:
             found = _consumers.get(settings)
         if found is None:
             cluster(settings)
-            found = Consumer(namespace=settings.namespace, ray_address=settings.ray_address,
-                             request_timeout_ms=settings.request_timeout_ms)
+            found = Consumer(
+                namespace=settings.namespace,
+                ray_address=settings.ray_address,
+                request_timeout_ms=settings.request_timeout_ms,
+            )
             with _lock:
                 found = _consumers.setdefault(settings, found)
         self.consumer = found
 
-    def earliest(self, partitions: list[TopicPartitionKey]) -> PartitionOffsets:
+    def earliest(self, partitions: list[TopicPartition]) -> PartitionOffsets:
         """Log start offset of each partition."""
         found = self.consumer.beginning_offsets([TopicPartition(*tp) for tp in partitions])
         return {(tp.topic, tp.partition): offset for tp, offset in found.items()}
 
-    def latest(self, partitions: list[TopicPartitionKey]) -> PartitionOffsets:
+    def latest(self, partitions: list[TopicPartition]) -> PartitionOffsets:
         """High watermark of each partition."""
         found = self.consumer.end_offsets([TopicPartition(*tp) for tp in partitions])
         return {(tp.topic, tp.partition): offset for tp, offset in found.items()}
 
-    def for_times(self, timestamps: Mapping[TopicPartitionKey, int]) -> dict[TopicPartitionKey, int | None]:
+    def for_times(
+        self, timestamps: Mapping[TopicPartition, int]
+    ) -> dict[TopicPartition, int | None]:
         """First offset at or after each timestamp (None where no record is that new)."""
-        found = self.consumer.offsets_for_times({TopicPartition(*tp): ts for tp, ts in timestamps.items()})
-        return {(tp.topic, tp.partition): (None if hit is None else hit.offset) for tp, hit in found.items()}
+        found = self.consumer.offsets_for_times(
+            {TopicPartition(*tp): ts for tp, ts in timestamps.items()}
+        )
+        return {
+            (tp.topic, tp.partition): (None if hit is None else hit.offset)
+            for tp, hit in found.items()
+        }

@@ -11,26 +11,30 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Protocol
+from typing import Any, Protocol
 
 from rafka.protocol.errors import OffsetOutOfRangeError
-from rafka.spark_bridge.options import EARLIEST, LATEST, OffsetSpec, TopicPartitionKey, option_error
+from rafka.protocol.types import TopicPartition
+from rafka.spark_bridge.options import EARLIEST, LATEST, OffsetSpec, option_error
 
 logger = logging.getLogger(__name__)
-PartitionOffsets = dict[TopicPartitionKey, int]
+PartitionOffsets = dict[TopicPartition, int]
 
 
 class OffsetLookup(Protocol):
     """What planning needs from the cluster (the driver implements it with a Consumer)."""
 
-    def earliest(self, partitions: list[TopicPartitionKey]) -> PartitionOffsets:
+    def earliest(self, partitions: list[TopicPartition]) -> PartitionOffsets:
         """Log start offset of each partition."""
 
-    def latest(self, partitions: list[TopicPartitionKey]) -> PartitionOffsets:
+    def latest(self, partitions: list[TopicPartition]) -> PartitionOffsets:
         """High watermark of each partition."""
 
-    def for_times(self, timestamps: Mapping[TopicPartitionKey, int]) -> dict[TopicPartitionKey, int | None]:
+    def for_times(
+        self, timestamps: Mapping[TopicPartition, int]
+    ) -> dict[TopicPartition, int | None]:
         """First offset with a timestamp >= the given one, or None if no record is that new."""
 
 
@@ -52,7 +56,7 @@ class OffsetRange:
 # ---------------------------------------------------------------------- JSON form of offsets
 
 
-def to_json(offsets: Mapping[TopicPartitionKey, int]) -> dict[str, dict[str, int]]:
+def to_json(offsets: Mapping[TopicPartition, int]) -> dict[str, dict[str, int]]:
     """Spark's checkpointed form, ``{"topic": {"0": 23}}`` (JSON keys are strings)."""
     result: dict[str, dict[str, int]] = {}
     for (topic, partition), offset in sorted(offsets.items()):
@@ -62,13 +66,22 @@ def to_json(offsets: Mapping[TopicPartitionKey, int]) -> dict[str, dict[str, int
 
 def from_json(value: Mapping[str, Any]) -> PartitionOffsets:
     """Read offsets back from Spark's checkpoint form."""
-    return {(topic, int(partition)): int(offset) for topic, partitions in value.items() for partition, offset in partitions.items()}
+    return {
+        (topic, int(partition)): int(offset)
+        for topic, partitions in value.items()
+        for partition, offset in partitions.items()
+    }
 
 
 # ---------------------------------------------------------------------- resolving a starting or ending point
 
 
-def resolve(spec: OffsetSpec, partitions: Iterable[TopicPartitionKey], lookup: OffsetLookup, strategy: str = "error") -> PartitionOffsets:
+def resolve(
+    spec: OffsetSpec,
+    partitions: Iterable[TopicPartition],
+    lookup: OffsetLookup,
+    strategy: str = "error",
+) -> PartitionOffsets:
     """Concrete offsets for ``partitions`` from an OffsetSpec; errors name the spec's option.
 
     As in Spark, per-partition JSON must list exactly the partitions read, -2/-1 mean earliest and
@@ -85,22 +98,35 @@ def resolve(spec: OffsetSpec, partitions: Iterable[TopicPartitionKey], lookup: O
         if given != set(wanted):
             missing = ", ".join(f"{t}-{p}" for t, p in sorted(set(wanted) - given)) or "none"
             extra = ", ".join(f"{t}-{p}" for t, p in sorted(given - set(wanted))) or "none"
-            raise option_error(spec.option, f"must name every partition read and no other (missing: {missing}; not read: {extra})")
+            raise option_error(
+                spec.option,
+                f"must name every partition read and no other (missing: {missing}; not read: {extra})",
+            )
     if spec.kind == "offsets":
-        sentinel = {EARLIEST: [tp for tp in wanted if spec.offsets[tp] == EARLIEST], LATEST: [tp for tp in wanted if spec.offsets[tp] == LATEST]}
+        sentinel = {
+            EARLIEST: [tp for tp in wanted if spec.offsets[tp] == EARLIEST],
+            LATEST: [tp for tp in wanted if spec.offsets[tp] == LATEST],
+        }
         resolved = {tp: spec.offsets[tp] for tp in wanted}
         if sentinel[EARLIEST]:
             resolved.update(lookup.earliest(sentinel[EARLIEST]))
         if sentinel[LATEST]:
             resolved.update(lookup.latest(sentinel[LATEST]))
         return resolved
-    timestamps = {tp: spec.offsets[tp] for tp in wanted} if spec.kind == "timestamps" else {tp: int(spec.timestamp or 0) for tp in wanted}
+    timestamps = (
+        {tp: spec.offsets[tp] for tp in wanted}
+        if spec.kind == "timestamps"
+        else {tp: int(spec.timestamp or 0) for tp in wanted}
+    )
     found = lookup.for_times(timestamps)
     unmatched = [tp for tp in wanted if found.get(tp) is None]
     if unmatched and spec.option.startswith("starting") and strategy == "error":
         names = ", ".join(f"{t}-{p} (timestamp {timestamps[(t, p)]})" for t, p in unmatched)
-        raise option_error(spec.option, f"no record at or after the timestamp in {names}; set "
-                                         "startingOffsetsByTimestampStrategy to 'latest' to start at the end instead")
+        raise option_error(
+            spec.option,
+            f"no record at or after the timestamp in {names}; set "
+            "startingOffsetsByTimestampStrategy to 'latest' to start at the end instead",
+        )
     resolved = {tp: offset for tp, offset in found.items() if offset is not None}
     if unmatched:
         resolved.update(lookup.latest(unmatched))
@@ -110,7 +136,9 @@ def resolve(spec: OffsetSpec, partitions: Iterable[TopicPartitionKey], lookup: O
 # ---------------------------------------------------------------------- micro-batch limits
 
 
-def rate_limit(limit: int, start: Mapping[TopicPartitionKey, int], latest: Mapping[TopicPartitionKey, int]) -> PartitionOffsets:
+def rate_limit(
+    limit: int, start: Mapping[TopicPartition, int], latest: Mapping[TopicPartition, int]
+) -> PartitionOffsets:
     """Cap a micro-batch at about ``limit`` offsets, shared in proportion to each partition's backlog.
 
     Spark's ``rateLimit``: a partition's share is floored, but a share below one offset is rounded up
@@ -130,12 +158,14 @@ def rate_limit(limit: int, start: Mapping[TopicPartitionKey, int], latest: Mappi
     return capped
 
 
-def backlog(start: Mapping[TopicPartitionKey, int], latest: Mapping[TopicPartitionKey, int]) -> int:
+def backlog(start: Mapping[TopicPartition, int], latest: Mapping[TopicPartition, int]) -> int:
     """Offsets available past ``start`` (a partition absent from ``start`` counts from 0, as in Spark)."""
     return sum(max(0, end - start.get(tp, 0)) for tp, end in latest.items())
 
 
-def should_delay(min_rows: int, available: int, since_last_batch_ms: float, max_trigger_delay_ms: int) -> bool:
+def should_delay(
+    min_rows: int, available: int, since_last_batch_ms: float, max_trigger_delay_ms: int
+) -> bool:
     """``minOffsetsPerTrigger``: skip this trigger while fewer offsets wait, until ``maxTriggerDelay`` passes."""
     return since_last_batch_ms < max_trigger_delay_ms and available < min_rows
 
@@ -143,7 +173,9 @@ def should_delay(min_rows: int, available: int, since_last_batch_ms: float, max_
 # ---------------------------------------------------------------------- ranges and Spark tasks
 
 
-def plan_ranges(start: Mapping[TopicPartitionKey, int], end: Mapping[TopicPartitionKey, int]) -> tuple[list[OffsetRange], list[str]]:
+def plan_ranges(
+    start: Mapping[TopicPartition, int], end: Mapping[TopicPartition, int]
+) -> tuple[list[OffsetRange], list[str]]:
     """Ranges to read between two offset maps, and what looks like data loss.
 
     A partition in ``end`` but not ``start`` was added since; it is read from offset 0, so if
@@ -156,12 +188,16 @@ def plan_ranges(start: Mapping[TopicPartitionKey, int], end: Mapping[TopicPartit
     for (topic, partition), until in sorted(end.items()):
         begin = start.get((topic, partition), 0)
         if until < begin:
-            losses.append(f"{topic}-{partition}: the end offset {until} is before the start offset {begin}; "
-                          "the partition's log was truncated or recreated, so records may have been missed")
+            losses.append(
+                f"{topic}-{partition}: the end offset {until} is before the start offset {begin}; "
+                "the partition's log was truncated or recreated, so records may have been missed"
+            )
         elif until > begin:
             ranges.append(OffsetRange(topic, partition, begin, until))
     for topic, partition in sorted(set(start) - set(end)):
-        losses.append(f"{topic}-{partition}: the partition is gone (its topic was deleted?), so records may have been missed")
+        losses.append(
+            f"{topic}-{partition}: the partition is gone (its topic was deleted?), so records may have been missed"
+        )
     return ranges, losses
 
 
@@ -179,13 +215,21 @@ def split_ranges(ranges: list[OffsetRange], min_partitions: int | None) -> list[
     def parts_of(size: int, out_of: int, tasks: int) -> int:
         return max(int(math.floor(size / out_of * tasks + 0.5)), 1)
 
-    whole = {(r.topic, r.partition, r.start) for r in ranges if parts_of(r.size, total, min_partitions) == 1}
+    whole = {
+        (r.topic, r.partition, r.start)
+        for r in ranges
+        if parts_of(r.size, total, min_partitions) == 1
+    }
     whole_size = sum(r.size for r in ranges if (r.topic, r.partition, r.start) in whole)
     split_total = total - whole_size
     split_tasks = max(min_partitions - len(whole), 1)
     result: list[OffsetRange] = []
     for r in ranges:
-        parts = 1 if (r.topic, r.partition, r.start) in whole else parts_of(r.size, split_total, split_tasks)
+        parts = (
+            1
+            if (r.topic, r.partition, r.start) in whole
+            else parts_of(r.size, split_total, split_tasks)
+        )
         remaining, begin = r.size, r.start
         for part in range(parts):
             # Integer division; the last piece takes the rounding remainder.

@@ -11,26 +11,46 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from rafka.actors.names import DEFAULT_NAMESPACE
 from rafka.protocol.errors import InvalidConfigError
+from rafka.protocol.types import TopicPartition
 
 EARLIEST = -2  # Kafka's sentinel offsets in startingOffsets / endingOffsets JSON
 LATEST = -1
 
-TopicPartitionKey = tuple[str, int]
 
 # Canonical spelling of every option, for messages: Spark lower-cases the keys it hands over.
 SOURCE_OPTIONS = (
-    "assign", "subscribe", "subscribePattern", "startingOffsets", "endingOffsets", "startingTimestamp",
-    "endingTimestamp", "startingOffsetsByTimestamp", "endingOffsetsByTimestamp",
-    "startingOffsetsByTimestampStrategy", "maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay",
-    "minPartitions", "failOnDataLoss", "includeHeaders", "kafkaConsumer.pollTimeoutMs",
-    "kafka.max.partition.fetch.bytes", "kafka.fetch.max.wait.ms",
+    "assign",
+    "subscribe",
+    "subscribePattern",
+    "startingOffsets",
+    "endingOffsets",
+    "startingTimestamp",
+    "endingTimestamp",
+    "startingOffsetsByTimestamp",
+    "endingOffsetsByTimestamp",
+    "startingOffsetsByTimestampStrategy",
+    "maxOffsetsPerTrigger",
+    "minOffsetsPerTrigger",
+    "maxTriggerDelay",
+    "minPartitions",
+    "failOnDataLoss",
+    "includeHeaders",
+    "kafkaConsumer.pollTimeoutMs",
+    "kafka.max.partition.fetch.bytes",
+    "kafka.fetch.max.wait.ms",
 )
-CLUSTER_OPTIONS = ("rafka.ray.address", "rafka.namespace", "rafka.cluster.id", "kafka.request.timeout.ms")
+CLUSTER_OPTIONS = (
+    "rafka.ray.address",
+    "rafka.namespace",
+    "rafka.cluster.id",
+    "kafka.request.timeout.ms",
+)
 _CANONICAL = {name.lower(): name for name in SOURCE_OPTIONS + CLUSTER_OPTIONS}
 
 # Spark's Kafka source and sink refuse these, because the data source itself owns what they control.
@@ -45,7 +65,15 @@ _REFUSED = {
 }
 _IGNORED = {"kafka.bootstrap.servers"}  # rafka clients find brokers through Ray, by namespace
 _DURATION = re.compile(r"^\s*(\d+)\s*(us|ms|s|m|min|h|d)?\s*$", re.IGNORECASE)
-_DURATION_MS = {"us": 0.001, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
+_DURATION_MS = {
+    "us": 0.001,
+    "ms": 1,
+    "s": 1000,
+    "m": 60_000,
+    "min": 60_000,
+    "h": 3_600_000,
+    "d": 86_400_000,
+}
 
 
 @functools.cache
@@ -59,7 +87,13 @@ def producer_defaults() -> dict[str, Any]:
 @functools.cache
 def producer_options() -> dict[str, str]:
     """Producer settings a sink accepts, Kafka name (``linger.ms``) to the producer's (``linger_ms``)."""
-    skipped = ("key_serializer", "value_serializer", "partitioner", "bootstrap_servers", "request_timeout_ms")
+    skipped = (
+        "key_serializer",
+        "value_serializer",
+        "partitioner",
+        "bootstrap_servers",
+        "request_timeout_ms",
+    )
     return {name.replace("_", "."): name for name in producer_defaults() if name not in skipped}
 
 
@@ -85,7 +119,7 @@ class TopicSelection:
     option: str
     topics: tuple[str, ...] = ()
     pattern: str | None = None
-    assignment: tuple[TopicPartitionKey, ...] = ()
+    assignment: tuple[TopicPartition, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -97,7 +131,7 @@ class OffsetSpec:
 
     kind: str  # "earliest" | "latest" | "offsets" | "timestamp" | "timestamps"
     option: str
-    offsets: Mapping[TopicPartitionKey, int] = field(default_factory=dict)
+    offsets: Mapping[TopicPartition, int] = field(default_factory=dict)
     timestamp: int | None = None
 
 
@@ -168,35 +202,47 @@ def _json_object(name: str, raw: str) -> dict[str, Any]:
     try:
         value = json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise option_error(name, f"malformed JSON ({exc.msg} at character {exc.pos}): {raw!r}") from None
+        raise option_error(
+            name, f"malformed JSON ({exc.msg} at character {exc.pos}): {raw!r}"
+        ) from None
     if not isinstance(value, dict):
         raise option_error(name, f"expected a JSON object, got {raw!r}")
     return value
 
 
-def parse_partition_json(name: str, raw: str) -> dict[TopicPartitionKey, int]:
+def parse_partition_json(name: str, raw: str) -> dict[TopicPartition, int]:
     """``{"topic": {"0": 23, "1": -2}}`` (Spark's per-partition JSON) to ``{(topic, 0): 23, ...}``."""
-    result: dict[TopicPartitionKey, int] = {}
+    result: dict[TopicPartition, int] = {}
     for topic, partitions in _json_object(name, raw).items():
         if not isinstance(partitions, dict):
-            raise option_error(name, f"topic {topic!r} must map partition numbers to values, got {partitions!r}")
+            raise option_error(
+                name, f"topic {topic!r} must map partition numbers to values, got {partitions!r}"
+            )
         for partition, value in partitions.items():
             try:
                 number = int(partition)
             except ValueError:
-                raise option_error(name, f"partition {partition!r} of topic {topic!r} is not a number") from None
+                raise option_error(
+                    name, f"partition {partition!r} of topic {topic!r} is not a number"
+                ) from None
             if type(value) is not int:
-                raise option_error(name, f"value for {topic}-{partition} must be an integer, got {value!r}")
+                raise option_error(
+                    name, f"value for {topic}-{partition} must be an integer, got {value!r}"
+                )
             result[(topic, number)] = value
     return result
 
 
 def _selection(options: dict[str, str]) -> TopicSelection:
-    given = [name for name in ("assign", "subscribe", "subscribePattern") if name.lower() in options]
+    given = [
+        name for name in ("assign", "subscribe", "subscribePattern") if name.lower() in options
+    ]
     if len(given) != 1:
         found = f"got {', '.join(repr(g) for g in given)}" if given else "none was given"
-        raise option_error(given[-1] if given else "subscribe",
-                           f"exactly one of 'assign', 'subscribe' or 'subscribePattern' must be set ({found})")
+        raise option_error(
+            given[-1] if given else "subscribe",
+            f"exactly one of 'assign', 'subscribe' or 'subscribePattern' must be set ({found})",
+        )
     name = given[0]
     raw = options[name.lower()]
     if name == "subscribe":
@@ -212,10 +258,14 @@ def _selection(options: dict[str, str]) -> TopicSelection:
         except re.error as exc:
             raise option_error(name, f"{raw!r} is not a valid regular expression: {exc}") from None
         return TopicSelection(name, pattern=raw)
-    assignment: list[TopicPartitionKey] = []
+    assignment: list[TopicPartition] = []
     for topic, partitions in _json_object(name, raw).items():
-        if not isinstance(partitions, list) or not all(type(p) is int and p >= 0 for p in partitions):
-            raise option_error(name, f"topic {topic!r} must map to a list of partition numbers, got {partitions!r}")
+        if not isinstance(partitions, list) or not all(
+            type(p) is int and p >= 0 for p in partitions
+        ):
+            raise option_error(
+                name, f"topic {topic!r} must map to a list of partition numbers, got {partitions!r}"
+            )
         assignment.extend((topic, p) for p in partitions)
     if not assignment:
         raise option_error(name, f"no partitions in {raw!r}")
@@ -224,7 +274,11 @@ def _selection(options: dict[str, str]) -> TopicSelection:
 
 def _offset_spec(options: dict[str, str], which: str, streaming: bool) -> OffsetSpec:
     """Starting or ending point; the timestamp options take precedence over the offsets ones, as in Spark."""
-    timestamp_name, by_timestamp_name, offsets_name = f"{which}Timestamp", f"{which}OffsetsByTimestamp", f"{which}Offsets"
+    timestamp_name, by_timestamp_name, offsets_name = (
+        f"{which}Timestamp",
+        f"{which}OffsetsByTimestamp",
+        f"{which}Offsets",
+    )
     if timestamp_name.lower() in options:
         timestamp = _int(options, timestamp_name, None, 0)
         return OffsetSpec("timestamp", timestamp_name, timestamp=timestamp)
@@ -232,14 +286,18 @@ def _offset_spec(options: dict[str, str], which: str, streaming: bool) -> Offset
         stamps = parse_partition_json(by_timestamp_name, options[by_timestamp_name.lower()])
         negative = [f"{t}-{p}" for (t, p), ts in stamps.items() if ts < 0]
         if negative:
-            raise option_error(by_timestamp_name, f"timestamps must be >= 0 (see {', '.join(negative)})")
+            raise option_error(
+                by_timestamp_name, f"timestamps must be >= 0 (see {', '.join(negative)})"
+            )
         return OffsetSpec("timestamps", by_timestamp_name, offsets=stamps)
     default = "latest" if (which == "ending" or streaming) else "earliest"
     raw = options.get(offsets_name.lower(), default).strip()
     if raw.lower() in ("earliest", "latest"):
         kind = raw.lower()
         if not streaming and which == "starting" and kind == "latest":
-            raise option_error(offsets_name, "'latest' is not allowed for batch queries (it would read nothing)")
+            raise option_error(
+                offsets_name, "'latest' is not allowed for batch queries (it would read nothing)"
+            )
         if which == "ending" and kind == "earliest":
             raise option_error(offsets_name, "'earliest' is not allowed as an ending offset")
         return OffsetSpec(kind, offsets_name)
@@ -248,9 +306,15 @@ def _offset_spec(options: dict[str, str], which: str, streaming: bool) -> Offset
         if offset < EARLIEST:
             raise option_error(offsets_name, f"offset {offset} for {topic}-{partition} is below -2")
         if not streaming and which == "starting" and offset == LATEST:
-            raise option_error(offsets_name, f"-1 (latest) for {topic}-{partition} is not allowed for batch queries")
+            raise option_error(
+                offsets_name,
+                f"-1 (latest) for {topic}-{partition} is not allowed for batch queries",
+            )
         if which == "ending" and offset == EARLIEST:
-            raise option_error(offsets_name, f"-2 (earliest) for {topic}-{partition} is not allowed as an ending offset")
+            raise option_error(
+                offsets_name,
+                f"-2 (earliest) for {topic}-{partition} is not allowed as an ending offset",
+            )
     return OffsetSpec("offsets", offsets_name, offsets=offsets)
 
 
@@ -259,7 +323,9 @@ def _check_kafka_keys(options: dict[str, str], allowed: set[str]) -> None:
         if key in _REFUSED:
             raise option_error(key, f"not supported: {_REFUSED[key]}")
         if key.startswith("kafka.") and key not in allowed and key not in _IGNORED:
-            raise option_error(key, f"unknown Kafka client setting; supported: {', '.join(sorted(allowed))}")
+            raise option_error(
+                key, f"unknown Kafka client setting; supported: {', '.join(sorted(allowed))}"
+            )
 
 
 def include_headers(options: Mapping[str, str]) -> bool:
@@ -283,20 +349,29 @@ def parse_cluster(options: Mapping[str, str]) -> ClusterSettings:
 def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceOptions:
     """Validate a reader's options (batch or streaming) the way Spark's Kafka source does."""
     lowered = _lower(options)
-    _check_kafka_keys(lowered, {"kafka.max.partition.fetch.bytes", "kafka.fetch.max.wait.ms", "kafka.request.timeout.ms"})
+    _check_kafka_keys(
+        lowered,
+        {"kafka.max.partition.fetch.bytes", "kafka.fetch.max.wait.ms", "kafka.request.timeout.ms"},
+    )
     if streaming:
         for name in ("endingOffsets", "endingTimestamp", "endingOffsetsByTimestamp"):
             if name.lower() in lowered:
                 raise option_error(name, "ending offsets are not valid in streaming queries")
     if "topic" in lowered:
-        raise option_error("topic", "only the sink takes 'topic'; use 'subscribe' or 'assign' to read")
+        raise option_error(
+            "topic", "only the sink takes 'topic'; use 'subscribe' or 'assign' to read"
+        )
     strategy = lowered.get("startingoffsetsbytimestampstrategy", "error").strip().lower()
     if strategy not in ("error", "latest"):
-        raise option_error("startingOffsetsByTimestampStrategy", f"{strategy!r} must be 'error' or 'latest'")
+        raise option_error(
+            "startingOffsetsByTimestampStrategy", f"{strategy!r} must be 'error' or 'latest'"
+        )
     max_offsets = _int(lowered, "maxOffsetsPerTrigger", None, 1)
     min_offsets = _int(lowered, "minOffsetsPerTrigger", None, 1)
     if max_offsets is not None and min_offsets is not None and min_offsets > max_offsets:
-        raise option_error("minOffsetsPerTrigger", f"{min_offsets} exceeds maxOffsetsPerTrigger {max_offsets}")
+        raise option_error(
+            "minOffsetsPerTrigger", f"{min_offsets} exceeds maxOffsetsPerTrigger {max_offsets}"
+        )
     delay = lowered.get("maxtriggerdelay")
     return SourceOptions(
         cluster=parse_cluster(options),
@@ -306,7 +381,9 @@ def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceO
         timestamp_strategy=strategy,
         max_offsets_per_trigger=max_offsets,
         min_offsets_per_trigger=min_offsets,
-        max_trigger_delay_ms=15 * 60_000 if delay is None else parse_duration_ms("maxTriggerDelay", delay),
+        max_trigger_delay_ms=15 * 60_000
+        if delay is None
+        else parse_duration_ms("maxTriggerDelay", delay),
         min_partitions=_int(lowered, "minPartitions", None, 1),
         fail_on_data_loss=_bool(lowered, "failOnDataLoss", True),
         include_headers=_bool(lowered, "includeHeaders", False),

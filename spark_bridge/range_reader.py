@@ -11,14 +11,20 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pyarrow as pa
 import ray
 
 from rafka.actors import names
 from rafka.clients.cluster import ClusterConnection
-from rafka.protocol.errors import Errors, KafkaTimeoutError, RafkaError, UnknownTopicOrPartitionError
+from rafka.protocol.errors import (
+    Errors,
+    KafkaTimeoutError,
+    RafkaError,
+    UnknownTopicOrPartitionError,
+)
 from rafka.protocol.messages.fetch import FetchRequest, FetchResponse
 from rafka.protocol.records.batch import BatchHeader, iter_batches
 from rafka.spark_bridge.arrow_batches import arrow_schema, to_arrow
@@ -32,7 +38,14 @@ RETRY_BACKOFF_S = 0.1
 class LeaderFetcher:
     """Sends fetches for one partition to its current leader replica, finding a new one when it moves."""
 
-    def __init__(self, cluster: ClusterConnection, topic: str, partition: int, max_bytes: int, max_wait_ms: int) -> None:
+    def __init__(
+        self,
+        cluster: ClusterConnection,
+        topic: str,
+        partition: int,
+        max_bytes: int,
+        max_wait_ms: int,
+    ) -> None:
         self.cluster = cluster
         self.topic = topic
         self.partition = partition
@@ -46,15 +59,25 @@ class LeaderFetcher:
     def send(self, offset: int) -> Any:
         """Start a fetch at ``offset``; returns its ObjectRef. Looks the leader up if none is known."""
         if self._leader is None:
-            self._leader, metadata = self.cluster.leader_replica(self.topic, self.partition, refresh=self._stale)
-            self._leader_id, self._epoch, self._stale = metadata.leader, metadata.leader_epoch, False
-        request = FetchRequest(offset, self.max_bytes, self.max_wait_ms, 1, current_leader_epoch=self._epoch)
+            self._leader, metadata = self.cluster.leader_replica(
+                self.topic, self.partition, refresh=self._stale
+            )
+            self._leader_id, self._epoch, self._stale = (
+                metadata.leader,
+                metadata.leader_epoch,
+                False,
+            )
+        request = FetchRequest(
+            offset, self.max_bytes, self.max_wait_ms, 1, current_leader_epoch=self._epoch
+        )
         return self._leader.fetch.remote(request)
 
     def forget_leader(self) -> None:
         """The leader moved or died: the next send refreshes metadata first."""
         if self._leader_id >= 0:
-            self.cluster.forget(names.replica_actor_name(self.topic, self.partition, self._leader_id))
+            self.cluster.forget(
+                names.replica_actor_name(self.topic, self.partition, self._leader_id)
+            )
         self._leader = None
         self._stale = True
 
@@ -81,17 +104,35 @@ def read_range(
     progress_deadline = time.monotonic() + poll_timeout_ms / 1000
     while position < end:
         if time.monotonic() > progress_deadline:
-            raise KafkaTimeoutError(f"option 'kafkaConsumer.pollTimeoutMs': no records of {topic}-{partition} at offset "
-                                    f"{position} within {poll_timeout_ms} ms (reading [{offsets.start}, {end}))")
+            raise KafkaTimeoutError(
+                f"option 'kafkaConsumer.pollTimeoutMs': no records of {topic}-{partition} at offset "
+                f"{position} within {poll_timeout_ms} ms (reading [{offsets.start}, {end}))"
+            )
         try:
             if ref is None:
                 ref = fetcher.send(position)
-            response: FetchResponse = ray.get(ref, timeout=max_wait_ms / 1000 + cluster.request_timeout_s)
+            response: FetchResponse = ray.get(
+                ref, timeout=max_wait_ms / 1000 + cluster.request_timeout_s
+            )
         except UnknownTopicOrPartitionError as exc:
-            report_data_loss(f"Cannot fetch offsets [{position}, {end}) of {topic}-{partition}: {exc}", fail_on_data_loss)
+            report_data_loss(
+                f"Cannot fetch offsets [{position}, {end}) of {topic}-{partition}: {exc}",
+                fail_on_data_loss,
+            )
             return
-        except (RafkaError, ValueError, ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError) as exc:
-            logger.info("fetch of %s-%d at %d failed (%s); looking up the leader again", topic, partition, position, exc)
+        except (
+            RafkaError,
+            ValueError,
+            ray.exceptions.RayActorError,
+            ray.exceptions.GetTimeoutError,
+        ) as exc:
+            logger.info(
+                "fetch of %s-%d at %d failed (%s); looking up the leader again",
+                topic,
+                partition,
+                position,
+                exc,
+            )
             fetcher.forget_leader()
             ref = None
             time.sleep(RETRY_BACKOFF_S)
@@ -100,17 +141,25 @@ def read_range(
         if response.error is Errors.OFFSET_OUT_OF_RANGE:
             if position < response.log_start_offset:
                 resume = min(response.log_start_offset, end)
-                report_data_loss(f"Cannot fetch offsets [{position}, {resume}) of {topic}-{partition}: the log now starts "
-                                 f"at {response.log_start_offset}", fail_on_data_loss)
+                report_data_loss(
+                    f"Cannot fetch offsets [{position}, {resume}) of {topic}-{partition}: the log now starts "
+                    f"at {response.log_start_offset}",
+                    fail_on_data_loss,
+                )
                 position = resume
             else:
-                report_data_loss(f"Cannot fetch offsets [{position}, {end}) of {topic}-{partition}: the log now ends at "
-                                 f"{response.log_end_offset}", fail_on_data_loss)
+                report_data_loss(
+                    f"Cannot fetch offsets [{position}, {end}) of {topic}-{partition}: the log now ends at "
+                    f"{response.log_end_offset}",
+                    fail_on_data_loss,
+                )
                 return
             continue
         if response.error is not Errors.NONE:
             if not response.error.retriable:
-                raise response.error.exception(f"{topic}-{partition} at offset {position}: {response.error_message}")
+                raise response.error.exception(
+                    f"{topic}-{partition} at offset {position}: {response.error_message}"
+                )
             fetcher.forget_leader()
             time.sleep(RETRY_BACKOFF_S)
             continue

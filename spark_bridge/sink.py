@@ -16,12 +16,24 @@ from __future__ import annotations
 import itertools
 import logging
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import pyarrow as pa
-from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
-from pyspark.sql.types import ArrayType, BinaryType, DataType, IntegerType, StringType, StructType
+from pyspark.sql.datasource import (
+    DataSourceArrowWriter,
+    DataSourceStreamArrowWriter,
+    WriterCommitMessage,
+)
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    DataType,
+    IntegerType,
+    StringType,
+    StructType,
+)
 
 from rafka.spark_bridge.options import SinkOptions, option_error, parse_sink_options
 
@@ -41,8 +53,13 @@ def _is_header_array(data_type: DataType) -> bool:
     if not isinstance(data_type, ArrayType) or not isinstance(data_type.elementType, StructType):
         return False
     fields = data_type.elementType.fields
-    return (len(fields) == 2 and fields[0].name == "key" and isinstance(fields[0].dataType, StringType)
-            and fields[1].name == "value" and isinstance(fields[1].dataType, BinaryType))
+    return (
+        len(fields) == 2
+        and fields[0].name == "key"
+        and isinstance(fields[0].dataType, StringType)
+        and fields[1].name == "value"
+        and isinstance(fields[1].dataType, BinaryType)
+    )
 
 
 def validate_columns(schema: StructType, sink: SinkOptions) -> None:
@@ -52,16 +69,29 @@ def validate_columns(schema: StructType, sink: SinkOptions) -> None:
         raise option_error("value", "the DataFrame needs a 'value' column (string or binary)")
     for name in ("value", "key"):
         if name in types and not isinstance(types[name], (StringType, BinaryType)):
-            raise option_error(name, f"the '{name}' column must be string or binary, not {types[name].simpleString()}")
+            raise option_error(
+                name,
+                f"the '{name}' column must be string or binary, not {types[name].simpleString()}",
+            )
     if sink.topic is None and "topic" not in types:
-        raise option_error("topic", "the 'topic' option is required when the DataFrame has no 'topic' column")
+        raise option_error(
+            "topic", "the 'topic' option is required when the DataFrame has no 'topic' column"
+        )
     if "topic" in types and not isinstance(types["topic"], StringType):
-        raise option_error("topic", f"the 'topic' column must be a string, not {types['topic'].simpleString()}")
+        raise option_error(
+            "topic", f"the 'topic' column must be a string, not {types['topic'].simpleString()}"
+        )
     if "partition" in types and not isinstance(types["partition"], IntegerType):
-        raise option_error("partition", f"the 'partition' column must be an int, not {types['partition'].simpleString()}")
+        raise option_error(
+            "partition",
+            f"the 'partition' column must be an int, not {types['partition'].simpleString()}",
+        )
     if "headers" in types and not _is_header_array(types["headers"]):
-        raise option_error("headers", "the 'headers' column must be array<struct<key:string,value:binary>>, "
-                                      f"not {types['headers'].simpleString()}")
+        raise option_error(
+            "headers",
+            "the 'headers' column must be array<struct<key:string,value:binary>>, "
+            f"not {types['headers'].simpleString()}",
+        )
 
 
 def _column(batch: pa.RecordBatch, name: str, as_bytes: bool = False) -> Iterator[Any] | list[Any]:
@@ -93,10 +123,15 @@ def send_batches(sink: SinkOptions, batches: Iterator[pa.RecordBatch]) -> RafkaC
         else:
             topics = _column(batch, "topic")
             if None in topics:
-                raise option_error("topic", "a row has a null 'topic'; set the 'topic' option for a default topic")
+                raise option_error(
+                    "topic", "a row has a null 'topic'; set the 'topic' option for a default topic"
+                )
         for value, key, headers, topic, partition in zip(
-            _column(batch, "value", as_bytes=True), _column(batch, "key", as_bytes=True), _column(batch, "headers"),
-            topics, _column(batch, "partition"),
+            _column(batch, "value", as_bytes=True),
+            _column(batch, "key", as_bytes=True),
+            _column(batch, "headers"),
+            topics,
+            _column(batch, "partition"),
         ):
             pending.append(send(topic, value, key, headers, partition))
         records += batch.num_rows
@@ -118,7 +153,10 @@ class RafkaBatchWriter(DataSourceArrowWriter):
 
     def __init__(self, options: dict[str, str], schema: StructType, overwrite: bool) -> None:
         if overwrite:
-            raise option_error("mode", "save mode 'overwrite' is not allowed: a log can only be appended to; use mode('append')")
+            raise option_error(
+                "mode",
+                "save mode 'overwrite' is not allowed: a log can only be appended to; use mode('append')",
+            )
         self.sink = parse_sink_options(options)
         validate_columns(schema, self.sink)
 
@@ -128,12 +166,17 @@ class RafkaBatchWriter(DataSourceArrowWriter):
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         """Driver side: every task flushed, so the records are in the log."""
-        logger.info("rafka sink wrote %d records", sum(m.records for m in messages if isinstance(m, RafkaCommitMessage)))
+        logger.info(
+            "rafka sink wrote %d records",
+            sum(m.records for m in messages if isinstance(m, RafkaCommitMessage)),
+        )
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         """Nothing to undo: records already acknowledged stay in the log (at-least-once)."""
         written = sum(m.records for m in messages if isinstance(m, RafkaCommitMessage))
-        logger.warning("rafka write aborted; %d records from finished tasks stay in the log", written)
+        logger.warning(
+            "rafka write aborted; %d records from finished tasks stay in the log", written
+        )
 
 
 class RafkaStreamWriter(DataSourceStreamArrowWriter):
@@ -159,4 +202,6 @@ class RafkaStreamWriter(DataSourceStreamArrowWriter):
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         """Nothing to undo; a replay of ``batchId`` writes its records again (at-least-once)."""
-        logger.warning("rafka sink aborted micro-batch %d; it will be written again when replayed", batchId)
+        logger.warning(
+            "rafka sink aborted micro-batch %d; it will be written again when replayed", batchId
+        )

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from pyspark.sql.datasource import (
     DataSource,
@@ -23,7 +24,13 @@ from pyspark.sql.datasource import (
     DataSourceWriter,
     InputPartition,
 )
-from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows, ReadMinRows, SupportsTriggerAvailableNow
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    ReadMinRows,
+    SupportsTriggerAvailableNow,
+)
 from pyspark.sql.types import (
     ArrayType,
     BinaryType,
@@ -36,18 +43,31 @@ from pyspark.sql.types import (
 )
 
 from rafka.protocol.errors import UnknownTopicOrPartitionError
+from rafka.protocol.types import TopicPartition
 from rafka.spark_bridge import offset_ranges as plan
-from rafka.spark_bridge.options import SourceOptions, TopicPartitionKey, include_headers, option_error, parse_source_options
+from rafka.spark_bridge.options import (
+    SourceOptions,
+    include_headers,
+    option_error,
+    parse_source_options,
+)
 
-HEADERS_FIELD = StructField("headers", ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())])))
+HEADERS_FIELD = StructField(
+    "headers",
+    ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())])),
+)
 
 
 def kafka_schema(include_headers: bool) -> StructType:
     """Spark's Kafka source schema; ``headers`` only with ``includeHeaders``."""
     fields = [
-        StructField("key", BinaryType()), StructField("value", BinaryType()), StructField("topic", StringType()),
-        StructField("partition", IntegerType()), StructField("offset", LongType()),
-        StructField("timestamp", TimestampType()), StructField("timestampType", IntegerType()),
+        StructField("key", BinaryType()),
+        StructField("value", BinaryType()),
+        StructField("topic", StringType()),
+        StructField("partition", IntegerType()),
+        StructField("offset", LongType()),
+        StructField("timestamp", TimestampType()),
+        StructField("timestampType", IntegerType()),
     ]
     return StructType(fields + [HEADERS_FIELD] if include_headers else fields)
 
@@ -98,7 +118,7 @@ class RafkaDataSource(DataSource):
 # ---------------------------------------------------------------------- shared by both readers
 
 
-def discover(options: SourceOptions, strict: bool) -> list[TopicPartitionKey]:
+def discover(options: SourceOptions, strict: bool) -> list[TopicPartition]:
     """The partitions the options select right now.
 
     With ``strict`` (a query being planned for the first time) an unknown topic or partition is an
@@ -111,22 +131,32 @@ def discover(options: SourceOptions, strict: bool) -> list[TopicPartitionKey]:
     selection = options.selection
     if selection.pattern is not None:
         regex = re.compile(selection.pattern)
-        topics = [t.name for t in cluster.refresh_metadata(None).topics if not t.is_internal and regex.fullmatch(t.name)]
+        topics = [
+            t.name
+            for t in cluster.refresh_metadata(None).topics
+            if not t.is_internal and regex.fullmatch(t.name)
+        ]
     else:
         topics = list(dict.fromkeys(selection.topics or (t for t, _ in selection.assignment)))
-    found: list[TopicPartitionKey] = []
+    found: list[TopicPartition] = []
     for topic in topics:
         try:
             partitions = {p.partition for p in cluster.topic(topic, refresh=True).partitions}
         except UnknownTopicOrPartitionError:
             if strict and selection.pattern is None:
-                raise option_error(selection.option, f"unknown topic {topic!r} in Ray namespace {options.cluster.namespace!r}") from None
+                raise option_error(
+                    selection.option,
+                    f"unknown topic {topic!r} in Ray namespace {options.cluster.namespace!r}",
+                ) from None
             continue
         if selection.assignment:
             wanted = {p for t, p in selection.assignment if t == topic}
             if strict and wanted - partitions:
-                raise option_error(selection.option, f"topic {topic!r} has no partition {sorted(wanted - partitions)} "
-                                                     f"(it has {len(partitions)})")
+                raise option_error(
+                    selection.option,
+                    f"topic {topic!r} has no partition {sorted(wanted - partitions)} "
+                    f"(it has {len(partitions)})",
+                )
             partitions &= wanted
         found.extend((topic, p) for p in sorted(partitions))
     return found
@@ -142,14 +172,22 @@ def read_partition(options: SourceOptions, partition: InputPartition) -> Iterato
     return read_range(
         connection.cluster(options.cluster),
         plan.OffsetRange(partition.topic, partition.partition, partition.start, partition.end),
-        options.include_headers, options.fail_on_data_loss, options.max_partition_fetch_bytes,
-        options.fetch_max_wait_ms, options.poll_timeout_ms,
+        options.include_headers,
+        options.fail_on_data_loss,
+        options.max_partition_fetch_bytes,
+        options.fetch_max_wait_ms,
+        options.poll_timeout_ms,
     )
 
 
-def to_partitions(ranges: list[plan.OffsetRange], min_partitions: int | None) -> list[InputPartition]:
+def to_partitions(
+    ranges: list[plan.OffsetRange], min_partitions: int | None
+) -> list[InputPartition]:
     """Spark input partitions for offset ranges, split for ``minPartitions`` (a list, as PySpark requires)."""
-    return [RangePartition(r.topic, r.partition, r.start, r.end) for r in plan.split_ranges(ranges, min_partitions)]
+    return [
+        RangePartition(r.topic, r.partition, r.start, r.end)
+        for r in plan.split_ranges(ranges, min_partitions)
+    ]
 
 
 def _lookup(options: SourceOptions) -> plan.OffsetLookup:
@@ -176,9 +214,12 @@ class RafkaBatchReader(DataSourceReader):
         end = plan.resolve(options.ending, found, lookup, options.timestamp_strategy)
         for (topic, partition), until in end.items():
             if until < start[(topic, partition)]:
-                raise option_error(options.starting.option, f"the starting offset {start[(topic, partition)]} of "
-                                                            f"{topic}-{partition} is after its ending offset {until} "
-                                                            f"(from option '{options.ending.option}')")
+                raise option_error(
+                    options.starting.option,
+                    f"the starting offset {start[(topic, partition)]} of "
+                    f"{topic}-{partition} is after its ending offset {until} "
+                    f"(from option '{options.ending.option}')",
+                )
         ranges, _ = plan.plan_ranges(start, end)
         return to_partitions(ranges, options.min_partitions)
 
@@ -206,7 +247,11 @@ class RafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def initialOffset(self) -> dict:
         """Where a new query starts (``startingOffsets``, default latest); a restart uses its checkpoint instead."""
         found = discover(self.options, strict=True)
-        return plan.to_json(plan.resolve(self.options.starting, found, _lookup(self.options), self.options.timestamp_strategy))
+        return plan.to_json(
+            plan.resolve(
+                self.options.starting, found, _lookup(self.options), self.options.timestamp_strategy
+            )
+        )
 
     def getDefaultReadLimit(self) -> ReadLimit:
         """``maxOffsetsPerTrigger``, else ``minOffsetsPerTrigger``, else everything available."""
@@ -234,11 +279,27 @@ class RafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._latest = latest
         end = latest
         if not isinstance(limit, ReadAllAvailable):
-            max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else self.options.max_offsets_per_trigger
-            min_rows = limit.min_rows if isinstance(limit, ReadMinRows) else self.options.min_offsets_per_trigger
+            max_rows = (
+                limit.max_rows
+                if isinstance(limit, ReadMaxRows)
+                else self.options.max_offsets_per_trigger
+            )
+            min_rows = (
+                limit.min_rows
+                if isinstance(limit, ReadMinRows)
+                else self.options.min_offsets_per_trigger
+            )
             waited_ms = (time.monotonic() - self._last_batch) * 1000
-            if (min_rows is not None and self._available_now is None
-                    and plan.should_delay(min_rows, plan.backlog(begin, latest), waited_ms, self.options.max_trigger_delay_ms)):
+            if (
+                min_rows is not None
+                and self._available_now is None
+                and plan.should_delay(
+                    min_rows,
+                    plan.backlog(begin, latest),
+                    waited_ms,
+                    self.options.max_trigger_delay_ms,
+                )
+            ):
                 return start
             if max_rows is not None:
                 added = [tp for tp in latest if tp not in begin]

@@ -22,7 +22,6 @@ from rafka.actors import names, spawn
 from rafka.actors.broker.config import BrokerConfig
 from rafka.actors.broker.metadata_cache import MetadataCache
 from rafka.actors.zk.client import ZkClient
-from rafka.actors.controller.events import NewTopic
 from rafka.actors.zk.data import BrokerRegistration, LeaderIsrAndEpoch
 from rafka.groups.group_metadata import validate_group_id
 from rafka.groups.offsets_codec import OFFSETS_TOPIC, partition_for
@@ -39,6 +38,7 @@ from rafka.protocol.messages.control import (
 )
 from rafka.protocol.messages.groups import FindCoordinatorResponse
 from rafka.protocol.messages.metadata import MetadataRequest, MetadataResponse
+from rafka.protocol.types import NewTopic
 
 logger = logging.getLogger(__name__)
 
@@ -52,14 +52,18 @@ class Broker:
     """Ray actor for one broker: registration, replica supervision, control requests, metadata."""
 
     def __init__(self, config: BrokerConfig, namespace: str) -> None:
-        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+        logging.basicConfig(
+            level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s"
+        )
         self.config = config
         self.broker_id = config.broker_id
         self.namespace = namespace
         self.node_id = ray.get_runtime_context().get_node_id()
         self.host = ray.util.get_node_ip_address()
         os.makedirs(config.log_dirs, exist_ok=True)
-        self.zk = ZkClient(config.zookeeper_connect, config.cluster_name, config.zookeeper_session_timeout_ms)
+        self.zk = ZkClient(
+            config.zookeeper_connect, config.cluster_name, config.zookeeper_session_timeout_ms
+        )
         self.cluster_id = self.zk.cluster_id()
         self.metadata_cache = MetadataCache()
         self.controller_epoch = 0
@@ -90,11 +94,16 @@ class Broker:
     async def _reregister(self) -> None:
         while not self._stopped.is_set():
             try:
-                await self._loop.run_in_executor(None, lambda: self.zk.register_broker(
-                    BrokerRegistration(self.broker_id, self.host, self.node_id),
-                    timeout_s=2 * self.config.zookeeper_session_timeout_ms / 1000 + 5,
-                ))
-                logger.info("broker %d re-registered after its ZooKeeper session expired", self.broker_id)
+                await self._loop.run_in_executor(
+                    None,
+                    lambda: self.zk.register_broker(
+                        BrokerRegistration(self.broker_id, self.host, self.node_id),
+                        timeout_s=2 * self.config.zookeeper_session_timeout_ms / 1000 + 5,
+                    ),
+                )
+                logger.info(
+                    "broker %d re-registered after its ZooKeeper session expired", self.broker_id
+                )
                 return
             except Exception as exc:  # the connection may still be re-establishing: try again
                 logger.warning("broker %d re-registration failed: %s", self.broker_id, exc)
@@ -114,30 +123,48 @@ class Broker:
                     continue
                 known = self.partition_states.get((state.topic, state.partition))
                 # Keep the newest state for restarts: a failover resend may be older than an ISR change.
-                if known is None or (state.leader_epoch, state.zk_version) >= (known.leader_epoch, known.zk_version):
+                if known is None or (state.leader_epoch, state.zk_version) >= (
+                    known.leader_epoch,
+                    known.zk_version,
+                ):
                     self.partition_states[(state.topic, state.partition)] = state
                 replica = self._replica(state.topic, state.partition)
-                call = replica.become_leader if state.leader == self.broker_id else replica.become_follower
+                call = (
+                    replica.become_leader
+                    if state.leader == self.broker_id
+                    else replica.become_follower
+                )
                 pending.append((state, call.remote(state)))
             errors = []
             for state, ref in pending:
                 try:
                     error = await ref
                 except ray.exceptions.RayActorError as exc:
-                    logger.error("replica %s-%d died applying LeaderAndIsr: %s", state.topic, state.partition, exc)
+                    logger.error(
+                        "replica %s-%d died applying LeaderAndIsr: %s",
+                        state.topic,
+                        state.partition,
+                        exc,
+                    )
                     self.replicas.pop((state.topic, state.partition), None)
                     error = Errors.KAFKA_STORAGE_ERROR
                 errors.append(PartitionError(state.topic, state.partition, error))
                 if state.topic == OFFSETS_TOPIC and error is Errors.NONE:
-                    self._tell_coordinator(state.partition, state.leader == self.broker_id, state.leader_epoch)
+                    self._tell_coordinator(
+                        state.partition, state.leader == self.broker_id, state.leader_epoch
+                    )
             return LeaderAndIsrResponse(Errors.NONE, tuple(errors))
 
     def _tell_coordinator(self, partition: int, is_leader: bool, leader_epoch: int) -> None:
         """The group coordinator loads (or unloads) the groups of an offsets partition this broker leads."""
         if self._offsets_partitions is None:
             # Fixed once the topic exists (partitions are never added), so ZooKeeper is read once.
-            self._offsets_partitions = len(self.zk.assignment(OFFSETS_TOPIC)) or self.config.offsets_topic_num_partitions
-        self.coordinator.on_leadership.remote(partition, is_leader, leader_epoch, self._offsets_partitions)
+            self._offsets_partitions = (
+                len(self.zk.assignment(OFFSETS_TOPIC)) or self.config.offsets_topic_num_partitions
+            )
+        self.coordinator.on_leadership.remote(
+            partition, is_leader, leader_epoch, self._offsets_partitions
+        )
 
     async def update_metadata(self, request: UpdateMetadataRequest) -> ControlResponse:
         """Refresh the metadata cache from the controller."""
@@ -180,10 +207,19 @@ class Broker:
         while not self._stopped.is_set():
             await asyncio.sleep(REPLICA_CHECK_INTERVAL_S)
             hosted = list(self.replicas.items())
-            pings = [asyncio.wait_for(asyncio.wrap_future(r.ping.remote().future()), REPLICA_PING_TIMEOUT_S) for _, r in hosted]
+            pings = [
+                asyncio.wait_for(
+                    asyncio.wrap_future(r.ping.remote().future()), REPLICA_PING_TIMEOUT_S
+                )
+                for _, r in hosted
+            ]
             results = await asyncio.gather(*pings, return_exceptions=True)
-            dead = {key for (key, replica), result in zip(hosted, results)
-                    if isinstance(result, ray.exceptions.RayActorError) and self.replicas.get(key) is replica}
+            dead = {
+                key
+                for (key, replica), result in zip(hosted, results)
+                if isinstance(result, ray.exceptions.RayActorError)
+                and self.replicas.get(key) is replica
+            }
             # Ray keeps a dead actor's name while its owner (this broker) holds a handle: drop them all.
             del hosted, pings, results
             for key in dead:
@@ -200,27 +236,44 @@ class Broker:
                 return
             if replica_died:
                 self.replica_restarts += 1
-                logger.warning("replica %s-%d on broker %d died; restarting it from disk", key[0], key[1], self.broker_id)
+                logger.warning(
+                    "replica %s-%d on broker %d died; restarting it from disk",
+                    key[0],
+                    key[1],
+                    self.broker_id,
+                )
             try:
                 replica = self._replica(*key)
-                call = replica.become_leader if state.leader == self.broker_id else replica.become_follower
+                call = (
+                    replica.become_leader
+                    if state.leader == self.broker_id
+                    else replica.become_follower
+                )
                 await call.remote(state)
             except (ValueError, ray.exceptions.RayActorError) as exc:
                 # The dead actor's name may not be free yet: the next supervision pass retries.
                 self.replicas.pop(key, None)
-                logger.warning("restarting replica %s-%d failed, will retry: %s", key[0], key[1], exc)
+                logger.warning(
+                    "restarting replica %s-%d failed, will retry: %s", key[0], key[1], exc
+                )
 
     def _replica(self, topic: str, partition: int) -> Any:
         """The replica actor of a partition on this broker, started (and its log opened) on first use."""
         key = (topic, partition)
         if key not in self.replicas:
-            log_config = LogConfig.from_dict(self.zk.topic_config(topic), base=self.config.log_config())
-            self.replicas[key] = spawn.spawn_replica(topic, partition, self.config, log_config, self.namespace, self.node_id)
+            log_config = LogConfig.from_dict(
+                self.zk.topic_config(topic), base=self.config.log_config()
+            )
+            self.replicas[key] = spawn.spawn_replica(
+                topic, partition, self.config, log_config, self.namespace, self.node_id
+            )
         return self.replicas[key]
 
     # ------------------------------------------------------------------ requests from leaders and clients
 
-    async def alter_isr(self, topic: str, partition: int, state: LeaderIsrAndEpoch) -> tuple[Errors, int]:
+    async def alter_isr(
+        self, topic: str, partition: int, state: LeaderIsrAndEpoch
+    ) -> tuple[Errors, int]:
         """A leader replica's ISR change: compare-and-set the state znode, then notify the controller."""
         try:
             written = await asyncio.get_running_loop().run_in_executor(
@@ -228,28 +281,54 @@ class Broker:
             )
         except (BadVersionError, NoNodeError):
             return Errors.INVALID_UPDATE_VERSION, -1
-        logger.info("broker %d: ISR of %s-%d is now %s (leader epoch %d, znode version %d)", self.broker_id, topic, partition,
-                    list(state.isr), state.leader_epoch, written.zk_version)
-        await asyncio.get_running_loop().run_in_executor(None, self.zk.notify_isr_change, [(topic, partition)])
+        logger.info(
+            "broker %d: ISR of %s-%d is now %s (leader epoch %d, znode version %d)",
+            self.broker_id,
+            topic,
+            partition,
+            list(state.isr),
+            state.leader_epoch,
+            written.zk_version,
+        )
+        await asyncio.get_running_loop().run_in_executor(
+            None, self.zk.notify_isr_change, [(topic, partition)]
+        )
         known = self.partition_states.get((topic, partition))
         if known is not None and known.leader_epoch == state.leader_epoch:
             # A replica restarted from this state must hold the znode version it now has.
-            self.partition_states[(topic, partition)] = dataclasses.replace(known, isr=state.isr, zk_version=written.zk_version)
+            self.partition_states[(topic, partition)] = dataclasses.replace(
+                known, isr=state.isr, zk_version=written.zk_version
+            )
         return Errors.NONE, written.zk_version
 
     async def metadata(self, request: MetadataRequest) -> MetadataResponse:
         """Answer from the metadata cache; with ``auto_create_topics_enable``, unknown topics asked for
         by name are created (and reported LEADER_NOT_AVAILABLE until they have leaders)."""
         cache = self.metadata_cache
-        if self.config.auto_create_topics_enable and request.topics and request.allow_auto_topic_creation:
+        if (
+            self.config.auto_create_topics_enable
+            and request.topics
+            and request.allow_auto_topic_creation
+        ):
             missing = [t for t in request.topics if t not in cache.topics]
             if missing:
-                await self._create_topics([NewTopic(t, self.config.num_partitions, self.config.default_replication_factor)
-                                           for t in missing])
+                await self._create_topics(
+                    [
+                        NewTopic(
+                            t, self.config.num_partitions, self.config.default_replication_factor
+                        )
+                        for t in missing
+                    ]
+                )
                 return MetadataResponse(
-                    brokers=tuple(cache.brokers[b] for b in sorted(cache.brokers)), controller_id=cache.controller_id,
-                    topics=tuple(t if t.name not in missing else dataclasses.replace(t, error=Errors.LEADER_NOT_AVAILABLE)
-                                 for t in cache.topic_metadata(request.topics)),
+                    brokers=tuple(cache.brokers[b] for b in sorted(cache.brokers)),
+                    controller_id=cache.controller_id,
+                    topics=tuple(
+                        t
+                        if t.name not in missing
+                        else dataclasses.replace(t, error=Errors.LEADER_NOT_AVAILABLE)
+                        for t in cache.topic_metadata(request.topics)
+                    ),
                     cluster_id=self.cluster_id,
                 )
         return MetadataResponse(
@@ -263,10 +342,18 @@ class Broker:
         """Ask the controller to create topics; creation is idempotent for our purposes, so an
         unreachable controller or an existing topic is left for the caller's retry to find."""
         try:
-            controller = ray.get_actor(names.controller_actor_name(self.metadata_cache.controller_id), namespace=self.namespace)
+            controller = ray.get_actor(
+                names.controller_actor_name(self.metadata_cache.controller_id),
+                namespace=self.namespace,
+            )
             return await controller.create_topics.remote(topics)
         except (ValueError, ray.exceptions.RayActorError) as exc:
-            logger.warning("broker %d: cannot reach the controller to create %s: %s", self.broker_id, [t.name for t in topics], exc)
+            logger.warning(
+                "broker %d: cannot reach the controller to create %s: %s",
+                self.broker_id,
+                [t.name for t in topics],
+                exc,
+            )
             return [(t.name, Errors.NOT_CONTROLLER, str(exc)) for t in topics]
 
     async def find_coordinator(self, group_id: str) -> FindCoordinatorResponse:
@@ -278,15 +365,32 @@ class Broker:
             return FindCoordinatorResponse(exc.error, error_message=exc.message)
         partitions = self.metadata_cache.topics.get(OFFSETS_TOPIC)
         if not partitions:
-            replication = min(self.config.offsets_topic_replication_factor, len(self.metadata_cache.brokers) or 1)
-            config = (("cleanup.policy", "compact"), ("segment.bytes", str(self.config.offsets_topic_segment_bytes)))
-            results = await self._create_topics([NewTopic(OFFSETS_TOPIC, self.config.offsets_topic_num_partitions, replication, config)])
-            return FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE,
-                                           error_message=f"{OFFSETS_TOPIC} is being created: {results[0][1].name}")
+            replication = min(
+                self.config.offsets_topic_replication_factor, len(self.metadata_cache.brokers) or 1
+            )
+            config = (
+                ("cleanup.policy", "compact"),
+                ("segment.bytes", str(self.config.offsets_topic_segment_bytes)),
+            )
+            results = await self._create_topics(
+                [
+                    NewTopic(
+                        OFFSETS_TOPIC, self.config.offsets_topic_num_partitions, replication, config
+                    )
+                ]
+            )
+            return FindCoordinatorResponse(
+                Errors.COORDINATOR_NOT_AVAILABLE,
+                error_message=f"{OFFSETS_TOPIC} is being created: {results[0][1].name}",
+            )
         leader = partitions[partition_for(group_id, len(partitions))]
         if leader.error is not Errors.NONE or leader.leader < 0:
-            return FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE, error_message=(
-                f"{OFFSETS_TOPIC}-{leader.partition}, which owns group {group_id}, has no leader"))
+            return FindCoordinatorResponse(
+                Errors.COORDINATOR_NOT_AVAILABLE,
+                error_message=(
+                    f"{OFFSETS_TOPIC}-{leader.partition}, which owns group {group_id}, has no leader"
+                ),
+            )
         return FindCoordinatorResponse(Errors.NONE, leader.leader)
 
     async def topic_config(self, topic: str) -> dict[str, str]:
@@ -296,8 +400,13 @@ class Broker:
     async def describe(self) -> dict[str, Any]:
         """This broker's identity and what it hosts."""
         return {
-            "broker_id": self.broker_id, "node_id": self.node_id, "host": self.host, "log_dirs": self.config.log_dirs,
-            "controller_epoch": self.controller_epoch, "pid": os.getpid(), "replica_restarts": self.replica_restarts,
+            "broker_id": self.broker_id,
+            "node_id": self.node_id,
+            "host": self.host,
+            "log_dirs": self.config.log_dirs,
+            "controller_epoch": self.controller_epoch,
+            "pid": os.getpid(),
+            "replica_restarts": self.replica_restarts,
             "zk_session": (self.zk.zk.client_id[0], self.zk.zk.client_id[1].hex()),
             "replicas": sorted(f"{t}-{p}" for t, p in self.replicas),
         }
@@ -317,15 +426,27 @@ class Broker:
         for _ in range(CONTROLLED_SHUTDOWN_ATTEMPTS):
             controller_id = self.metadata_cache.controller_id
             try:
-                controller = ray.get_actor(names.controller_actor_name(controller_id), namespace=self.namespace)
+                controller = ray.get_actor(
+                    names.controller_actor_name(controller_id), namespace=self.namespace
+                )
                 error, remaining = await controller.controlled_shutdown.remote(self.broker_id)
             except (ValueError, ray.exceptions.RayActorError) as exc:
-                logger.warning("controlled shutdown of broker %d: controller %d unreachable: %s", self.broker_id, controller_id, exc)
+                logger.warning(
+                    "controlled shutdown of broker %d: controller %d unreachable: %s",
+                    self.broker_id,
+                    controller_id,
+                    exc,
+                )
             else:
                 if error is Errors.NONE and remaining == 0:
                     logger.info("controlled shutdown of broker %d succeeded", self.broker_id)
                     return
-                logger.warning("controlled shutdown of broker %d: %s, still leading %d partitions", self.broker_id, error.name, remaining)
+                logger.warning(
+                    "controlled shutdown of broker %d: %s, still leading %d partitions",
+                    self.broker_id,
+                    error.name,
+                    remaining,
+                )
             await asyncio.sleep(CONTROLLED_SHUTDOWN_BACKOFF_S)
 
     async def shutdown(self) -> None:

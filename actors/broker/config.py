@@ -7,10 +7,18 @@ Topic-level settings (``log_*`` here) are the broker defaults that topic configs
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
-from rafka.log.config import INT16_MAX, INT32_MAX, INT64_MAX, LogConfig, apply_overrides, bounded
+from rafka.log.config import (
+    INT16_MAX,
+    INT32_MAX,
+    INT64_MAX,
+    LogConfig,
+    apply_overrides,
+    bounded,
+)
 
 
 @dataclass(frozen=True)
@@ -18,18 +26,41 @@ class BrokerConfig:
     """Settings shared by every broker of a cluster (``broker_id`` aside)."""
 
     broker_id: int = bounded(0, 0, INT32_MAX, "this broker's id")
-    zookeeper_connect: str = field(default="127.0.0.1:2181", metadata={"doc": "host:port[,host:port][/chroot]"})
-    zookeeper_session_timeout_ms: int = bounded(6000, 1000, 600_000, "ZooKeeper session timeout: bounds failure detection")
-    cluster_name: str = field(default="rafka", metadata={"doc": "names the ZooKeeper chroot /rafka/<cluster_name>"})
-    log_dirs: str = field(default="/tmp/rafka-logs", metadata={"doc": "directory holding this broker's partition directories"})
-    replica_lag_time_max_ms: int = bounded(10_000, 1, INT64_MAX, "a follower this far behind leaves the ISR")
-    replica_fetch_wait_max_ms: int = bounded(500, 0, INT32_MAX, "longest a follower fetch waits at the leader")
+    zookeeper_connect: str = field(
+        default="127.0.0.1:2181", metadata={"doc": "host:port[,host:port][/chroot]"}
+    )
+    zookeeper_session_timeout_ms: int = bounded(
+        6000, 1000, 600_000, "ZooKeeper session timeout: bounds failure detection"
+    )
+    cluster_name: str = field(
+        default="rafka", metadata={"doc": "names the ZooKeeper chroot /rafka/<cluster_name>"}
+    )
+    log_dirs: str = field(
+        default="/tmp/rafka-logs",
+        metadata={"doc": "directory holding this broker's partition directories"},
+    )
+    replica_lag_time_max_ms: int = bounded(
+        10_000, 1, INT64_MAX, "a follower this far behind leaves the ISR"
+    )
+    replica_fetch_wait_max_ms: int = bounded(
+        500, 0, INT32_MAX, "longest a follower fetch waits at the leader"
+    )
     replica_fetch_min_bytes: int = bounded(1, 1, INT32_MAX, "bytes a follower fetch waits for")
-    replica_fetch_max_bytes: int = bounded(1 << 20, 0, INT32_MAX, "bytes a follower fetches per request")
-    replica_fetch_backoff_ms: int = bounded(1000, 0, INT32_MAX, "pause after a failed follower fetch")
-    replica_socket_timeout_ms: int = bounded(30_000, 1, INT32_MAX, "longest a follower waits for a fetch answer")
-    replica_high_watermark_checkpoint_interval_ms: int = bounded(5000, 1, INT64_MAX, "how often the HW is checkpointed")
-    log_retention_check_interval_ms: int = bounded(300_000, 1, INT64_MAX, "how often retention and compaction run")
+    replica_fetch_max_bytes: int = bounded(
+        1 << 20, 0, INT32_MAX, "bytes a follower fetches per request"
+    )
+    replica_fetch_backoff_ms: int = bounded(
+        1000, 0, INT32_MAX, "pause after a failed follower fetch"
+    )
+    replica_socket_timeout_ms: int = bounded(
+        30_000, 1, INT32_MAX, "longest a follower waits for a fetch answer"
+    )
+    replica_high_watermark_checkpoint_interval_ms: int = bounded(
+        5000, 1, INT64_MAX, "how often the HW is checkpointed"
+    )
+    log_retention_check_interval_ms: int = bounded(
+        300_000, 1, INT64_MAX, "how often retention and compaction run"
+    )
     log_segment_bytes: int = bounded(1 << 30, 14, INT32_MAX, "default segment.bytes")
     log_roll_ms: int = bounded(7 * 24 * 3600 * 1000, 1, INT64_MAX, "default segment.ms")
     log_retention_ms: int = bounded(7 * 24 * 3600 * 1000, -1, INT64_MAX, "default retention.ms")
@@ -40,27 +71,57 @@ class BrokerConfig:
     log_flush_interval_ms: int = bounded(INT64_MAX, 0, INT64_MAX, "default flush.ms")
     message_max_bytes: int = bounded(1048588, 0, INT32_MAX, "default max.message.bytes")
     min_insync_replicas: int = bounded(1, 1, INT32_MAX, "default min.insync.replicas")
-    unclean_leader_election_enable: bool = field(default=False, metadata={"doc": "default unclean.leader.election.enable"})
-    controlled_shutdown_enable: bool = field(default=True, metadata={"doc": "move leadership away before stopping"})
-    ray_failure_detection_enable: bool = field(default=True, metadata={"doc": "fail a broker over as soon as Ray reports its process dead, before its ZooKeeper session expires"})
-    auto_create_topics_enable: bool = field(default=False, metadata={"doc": "create a topic the first time a client asks for its metadata"})
+    unclean_leader_election_enable: bool = field(
+        default=False, metadata={"doc": "default unclean.leader.election.enable"}
+    )
+    controlled_shutdown_enable: bool = field(
+        default=True, metadata={"doc": "move leadership away before stopping"}
+    )
+    ray_failure_detection_enable: bool = field(
+        default=True,
+        metadata={
+            "doc": "fail a broker over as soon as Ray reports its process dead, before its ZooKeeper session expires"
+        },
+    )
+    auto_create_topics_enable: bool = field(
+        default=False,
+        metadata={"doc": "create a topic the first time a client asks for its metadata"},
+    )
     num_partitions: int = bounded(1, 1, INT32_MAX, "partitions of an auto-created topic")
-    default_replication_factor: int = bounded(1, 1, INT16_MAX, "replication factor of an auto-created topic")
-    offsets_topic_num_partitions: int = bounded(50, 1, INT32_MAX, "partitions of __consumer_offsets (fixed once created)")
-    offsets_topic_replication_factor: int = bounded(3, 1, INT16_MAX, "replication factor of __consumer_offsets (at most the live brokers)")
-    offsets_topic_segment_bytes: int = bounded(100 * 1024 * 1024, 14, INT32_MAX, "segment.bytes of __consumer_offsets")
-    offsets_commit_timeout_ms: int = bounded(5000, 1, INT32_MAX, "how long a commit waits for every in-sync offsets replica")
-    offset_metadata_max_bytes: int = bounded(4096, 0, INT32_MAX, "longest metadata string an offset commit may carry")
-    group_min_session_timeout_ms: int = bounded(6000, 0, INT32_MAX, "shortest session timeout a consumer may ask for")
-    group_max_session_timeout_ms: int = bounded(300_000, 0, INT32_MAX, "longest session timeout a consumer may ask for")
-    group_initial_rebalance_delay_ms: int = bounded(3000, 0, INT32_MAX, "how long a new group waits for more members before its first rebalance")
+    default_replication_factor: int = bounded(
+        1, 1, INT16_MAX, "replication factor of an auto-created topic"
+    )
+    offsets_topic_num_partitions: int = bounded(
+        50, 1, INT32_MAX, "partitions of __consumer_offsets (fixed once created)"
+    )
+    offsets_topic_replication_factor: int = bounded(
+        3, 1, INT16_MAX, "replication factor of __consumer_offsets (at most the live brokers)"
+    )
+    offsets_topic_segment_bytes: int = bounded(
+        100 * 1024 * 1024, 14, INT32_MAX, "segment.bytes of __consumer_offsets"
+    )
+    offsets_commit_timeout_ms: int = bounded(
+        5000, 1, INT32_MAX, "how long a commit waits for every in-sync offsets replica"
+    )
+    offset_metadata_max_bytes: int = bounded(
+        4096, 0, INT32_MAX, "longest metadata string an offset commit may carry"
+    )
+    group_min_session_timeout_ms: int = bounded(
+        6000, 0, INT32_MAX, "shortest session timeout a consumer may ask for"
+    )
+    group_max_session_timeout_ms: int = bounded(
+        300_000, 0, INT32_MAX, "longest session timeout a consumer may ask for"
+    )
+    group_initial_rebalance_delay_ms: int = bounded(
+        3000, 0, INT32_MAX, "how long a new group waits for more members before its first rebalance"
+    )
 
     @classmethod
-    def from_dict(cls, values: Mapping[str, Any], base: "BrokerConfig | None" = None) -> "BrokerConfig":
+    def from_dict(cls, values: Mapping[str, Any], base: BrokerConfig | None = None) -> BrokerConfig:
         """Build from Kafka names (``log.retention.ms``) or snake_case; INVALID_CONFIG on bad input."""
         return apply_overrides(base or cls(), values, "broker")
 
-    def with_broker_id(self, broker_id: int) -> "BrokerConfig":
+    def with_broker_id(self, broker_id: int) -> BrokerConfig:
         """The same settings for another broker."""
         return dataclasses.replace(self, broker_id=broker_id)
 

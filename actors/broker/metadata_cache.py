@@ -8,7 +8,11 @@ from __future__ import annotations
 
 from rafka.protocol.errors import Errors
 from rafka.protocol.messages.control import UpdateMetadataRequest
-from rafka.protocol.messages.metadata import BrokerMetadata, PartitionMetadata, TopicMetadata
+from rafka.protocol.messages.metadata import (
+    BrokerMetadata,
+    PartitionMetadata,
+    TopicMetadata,
+)
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 
@@ -41,8 +45,13 @@ class MetadataCache:
                 leader = partition.leader if partition.leader in live else -1
                 error = Errors.LEADER_NOT_AVAILABLE if leader < 0 else Errors.NONE
                 partitions[partition.partition] = PartitionMetadata(
-                    partition.partition, leader, partition.leader_epoch, partition.replicas,
-                    partition.isr, offline, error,
+                    partition.partition,
+                    leader,
+                    partition.leader_epoch,
+                    partition.replicas,
+                    partition.isr,
+                    offline,
+                    error,
                 )
             if topic.configs:
                 self.configs[topic.topic] = dict(topic.configs)

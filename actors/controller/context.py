@@ -10,8 +10,7 @@ from dataclasses import dataclass, field
 
 from rafka.actors.controller.state_machines import PartitionState, ReplicaState
 from rafka.actors.zk.data import BrokerRegistration, LeaderIsrAndEpoch
-
-TopicPartition = tuple[str, int]
+from rafka.protocol.types import TopicPartition
 
 
 @dataclass

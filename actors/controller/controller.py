@@ -21,7 +21,12 @@ from kazoo.protocol.states import KazooState
 
 from rafka.actors import names
 from rafka.actors.broker.config import BrokerConfig
-from rafka.actors.controller.context import ControllerContext, TopicPartition
+from rafka.actors.controller.context import ControllerContext
+from rafka.actors.controller.election import (
+    NO_LEADER,
+    controlled_shutdown_leader,
+    offline_leader,
+)
 from rafka.actors.controller.events import (
     BrokerChange,
     BrokerDied,
@@ -36,9 +41,12 @@ from rafka.actors.controller.events import (
     Startup,
     TopicChange,
 )
-from rafka.actors.controller.election import NO_LEADER, controlled_shutdown_leader, offline_leader
 from rafka.actors.controller.mailbox import Mailbox
-from rafka.actors.controller.replica_assignment import assign_replicas, topic_names_collide, validate_topic_name
+from rafka.actors.controller.replica_assignment import (
+    assign_replicas,
+    topic_names_collide,
+    validate_topic_name,
+)
 from rafka.actors.controller.request_batch import RequestBatch
 from rafka.actors.controller.state_machines import (
     PARTITION_VALID_PREVIOUS,
@@ -50,6 +58,7 @@ from rafka.actors.zk.client import ControllerMovedError, ZkClient
 from rafka.actors.zk.data import LeaderIsrAndEpoch
 from rafka.log.config import LogConfig
 from rafka.protocol.errors import Errors, RafkaError, TopicAlreadyExistsError
+from rafka.protocol.types import TopicPartition
 
 logger = logging.getLogger(__name__)
 state_change_logger = logging.getLogger("rafka.state_change")
@@ -61,18 +70,24 @@ class Controller:
     """Ray actor: the controller logic of one broker, active only while it holds ``/controller``."""
 
     def __init__(self, config: BrokerConfig, namespace: str) -> None:
-        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+        logging.basicConfig(
+            level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s"
+        )
         self.config = config
         self.broker_id = config.broker_id
         self.namespace = namespace
-        self.zk = ZkClient(config.zookeeper_connect, config.cluster_name, config.zookeeper_session_timeout_ms)
+        self.zk = ZkClient(
+            config.zookeeper_connect, config.cluster_name, config.zookeeper_session_timeout_ms
+        )
         self.ctx = ControllerContext()
         self.active = False
         self.shutting_down = False
         self.unclean_elections = 0
         self._broker_handles: dict[int, Any] = {}
         self._death_watches: dict[int, asyncio.Task] = {}
-        self.mailbox: Mailbox[ControllerEvent] = Mailbox(self.process, f"controller-{self.broker_id}")
+        self.mailbox: Mailbox[ControllerEvent] = Mailbox(
+            self.process, f"controller-{self.broker_id}"
+        )
         self.zk.zk.add_listener(self._on_session_state)
         self.mailbox.put(Startup())
 
@@ -84,14 +99,18 @@ class Controller:
         self.mailbox.put(CreateTopics(tuple(topics), result))
         return await result
 
-    async def controlled_shutdown(self, broker_id: int, timeout_s: float = 30.0) -> tuple[Errors, int]:
+    async def controlled_shutdown(
+        self, broker_id: int, timeout_s: float = 30.0
+    ) -> tuple[Errors, int]:
         """Move leadership off a stopping broker; return (error, partitions it still leads) once the
         new leaders have applied their LeaderAndIsr, so clients find them at once."""
         result: asyncio.Future = asyncio.get_running_loop().create_future()
         self.mailbox.put(ControlledShutdown(broker_id, result))
         error, remaining, refs = await result
         if refs:
-            await asyncio.wait([asyncio.wrap_future(ref.future()) for ref in refs], timeout=timeout_s)
+            await asyncio.wait(
+                [asyncio.wrap_future(ref.future()) for ref in refs], timeout=timeout_s
+            )
         return error, remaining
 
     async def resign(self) -> None:
@@ -104,11 +123,17 @@ class Controller:
         """Whether this controller is active, its epoch and what it knows."""
         stats = self.mailbox.stats
         return {
-            "broker_id": self.broker_id, "active": self.active, "epoch": self.ctx.epoch, "pid": os.getpid(),
-            "live_brokers": sorted(self.ctx.live_brokers), "topics": sorted(self.ctx.assignments),
+            "broker_id": self.broker_id,
+            "active": self.active,
+            "epoch": self.ctx.epoch,
+            "pid": os.getpid(),
+            "live_brokers": sorted(self.ctx.live_brokers),
+            "topics": sorted(self.ctx.assignments),
             "offline_partitions": len(self.ctx.partitions_in(PartitionState.OFFLINE_PARTITION)),
             "unclean_elections": self.unclean_elections,
-            "events_processed": stats.processed, "events_failed": stats.failed, "event_queue_size": stats.queue_size,
+            "events_processed": stats.processed,
+            "events_failed": stats.failed,
+            "event_queue_size": stats.queue_size,
             "max_event_queue_time_ms": round(stats.max_queue_time_ms, 3),
         }
 
@@ -121,6 +146,7 @@ class Controller:
         def fire(_watched: object) -> None:
             if not self.shutting_down:
                 self.mailbox.put_threadsafe(event)
+
         return fire
 
     # ------------------------------------------------------------------ dispatch
@@ -208,7 +234,9 @@ class Controller:
                 ctx.partition_states[tp] = PartitionState.OFFLINE_PARTITION
             for replica in ctx.replicas(tp):
                 live = ctx.is_live(replica)
-                ctx.replica_states[(tp[0], tp[1], replica)] = ReplicaState.ONLINE_REPLICA if live else ReplicaState.OFFLINE_REPLICA
+                ctx.replica_states[(tp[0], tp[1], replica)] = (
+                    ReplicaState.ONLINE_REPLICA if live else ReplicaState.OFFLINE_REPLICA
+                )
         self._watch_broker_deaths()
         batch = RequestBatch()
         batch.add_full_metadata(list(ctx.live_brokers))
@@ -216,7 +244,9 @@ class Controller:
             if tp in ctx.leadership:
                 batch.add_leader_and_isr(ctx, list(ctx.replicas(tp)), tp)
         self._online_partitions(
-            ctx.partitions_in(PartitionState.NEW_PARTITION) + ctx.partitions_in(PartitionState.OFFLINE_PARTITION), batch
+            ctx.partitions_in(PartitionState.NEW_PARTITION)
+            + ctx.partitions_in(PartitionState.OFFLINE_PARTITION),
+            batch,
         )
         self._send(batch)
 
@@ -235,10 +265,17 @@ class Controller:
     def _online_partitions(self, partitions: list[TopicPartition], batch: RequestBatch) -> None:
         """Move partitions to Online: initialise new ones, elect a leader for offline ones."""
         ctx = self.ctx
-        current = {tp: ctx.partition_states.get(tp, PartitionState.NON_EXISTENT_PARTITION) for tp in partitions}
-        valid, invalid = split_valid(current, PartitionState.ONLINE_PARTITION, PARTITION_VALID_PREVIOUS)
+        current = {
+            tp: ctx.partition_states.get(tp, PartitionState.NON_EXISTENT_PARTITION)
+            for tp in partitions
+        }
+        valid, invalid = split_valid(
+            current, PartitionState.ONLINE_PARTITION, PARTITION_VALID_PREVIOUS
+        )
         for tp in invalid:
-            self._log_state_change(f"invalid transition of {tp[0]}-{tp[1]} from {current[tp].value} to OnlinePartition")
+            self._log_state_change(
+                f"invalid transition of {tp[0]}-{tp[1]} from {current[tp].value} to OnlinePartition"
+            )
         for tp in valid:
             if current[tp] is PartitionState.NEW_PARTITION:
                 elected = self._initialize_leader(tp, batch)
@@ -247,8 +284,10 @@ class Controller:
             if elected:
                 ctx.partition_states[tp] = PartitionState.ONLINE_PARTITION
                 state = ctx.leadership[tp]
-                self._log_state_change(f"{tp[0]}-{tp[1]} {current[tp].value} -> OnlinePartition, leader {state.leader} "
-                                       f"epoch {state.leader_epoch} ISR {list(state.isr)}")
+                self._log_state_change(
+                    f"{tp[0]}-{tp[1]} {current[tp].value} -> OnlinePartition, leader {state.leader} "
+                    f"epoch {state.leader_epoch} ISR {list(state.isr)}"
+                )
 
     def _initialize_leader(self, tp: TopicPartition, batch: RequestBatch) -> bool:
         """New partition: leader = first live assigned replica, ISR = live assigned replicas."""
@@ -256,11 +295,15 @@ class Controller:
         electable = ctx.electable()
         live = tuple(r for r in ctx.replicas(tp) if r in electable)
         if not live:
-            self._log_state_change(f"{tp[0]}-{tp[1]} has no live replica among {list(ctx.replicas(tp))}; stays NewPartition")
+            self._log_state_change(
+                f"{tp[0]}-{tp[1]} has no live replica among {list(ctx.replicas(tp))}; stays NewPartition"
+            )
             return False
         state = LeaderIsrAndEpoch(live[0], 0, live, ctx.epoch)
         try:
-            ctx.leadership[tp] = self.zk.create_partition_state(tp[0], tp[1], state, ctx.epoch_zk_version)
+            ctx.leadership[tp] = self.zk.create_partition_state(
+                tp[0], tp[1], state, ctx.epoch_zk_version
+            )
         except NodeExistsError:
             return self._elect_leader(tp, batch)
         batch.add_leader_and_isr(ctx, list(ctx.replicas(tp)), tp, is_new=True)
@@ -269,7 +312,9 @@ class Controller:
     def _elect_leader(self, tp: TopicPartition, batch: RequestBatch) -> bool:
         """Offline election with compare-and-set on the state znode, retrying on concurrent changes."""
         ctx = self.ctx
-        unclean_allowed = LogConfig.from_dict(ctx.topic_configs.get(tp[0], {}), base=self.config.log_config()).unclean_leader_election_enable
+        unclean_allowed = LogConfig.from_dict(
+            ctx.topic_configs.get(tp[0], {}), base=self.config.log_config()
+        ).unclean_leader_election_enable
         for _ in range(ELECTION_ATTEMPTS):
             current = self.zk.partition_state(*tp)
             if current is None:
@@ -278,18 +323,35 @@ class Controller:
                 ctx.leadership[tp] = current
                 batch.add_leader_and_isr(ctx, list(ctx.replicas(tp)), tp)
                 return True
-            decision, unclean = offline_leader(ctx.replicas(tp), current.isr, ctx.electable(), unclean_allowed)
+            decision, unclean = offline_leader(
+                ctx.replicas(tp), current.isr, ctx.electable(), unclean_allowed
+            )
             if decision.leader == NO_LEADER:
                 ctx.leadership[tp] = current
-                self._log_state_change(f"{tp[0]}-{tp[1]}: no live in-sync replica in ISR {list(current.isr)}; stays offline")
+                self._log_state_change(
+                    f"{tp[0]}-{tp[1]}: no live in-sync replica in ISR {list(current.isr)}; stays offline"
+                )
                 return False
             if unclean:
                 self.unclean_elections += 1
-                logger.warning("unclean election of %s-%d: replica %d was not in ISR %s; data may be lost",
-                               tp[0], tp[1], decision.leader, list(current.isr))
-            new = LeaderIsrAndEpoch(decision.leader, current.leader_epoch + 1, decision.isr, ctx.epoch, current.zk_version)
+                logger.warning(
+                    "unclean election of %s-%d: replica %d was not in ISR %s; data may be lost",
+                    tp[0],
+                    tp[1],
+                    decision.leader,
+                    list(current.isr),
+                )
+            new = LeaderIsrAndEpoch(
+                decision.leader,
+                current.leader_epoch + 1,
+                decision.isr,
+                ctx.epoch,
+                current.zk_version,
+            )
             try:
-                ctx.leadership[tp] = self.zk.update_partition_state(tp[0], tp[1], new, ctx.epoch_zk_version)
+                ctx.leadership[tp] = self.zk.update_partition_state(
+                    tp[0], tp[1], new, ctx.epoch_zk_version
+                )
             except BadVersionError:
                 continue
             batch.add_leader_and_isr(ctx, list(ctx.replicas(tp)), tp)
@@ -305,13 +367,19 @@ class Controller:
                 return
             isr = tuple(r for r in current.isr if r not in brokers) or current.isr[:1]
             leader = NO_LEADER if current.leader in brokers else current.leader
-            new = LeaderIsrAndEpoch(leader, current.leader_epoch + 1, isr, ctx.epoch, current.zk_version)
+            new = LeaderIsrAndEpoch(
+                leader, current.leader_epoch + 1, isr, ctx.epoch, current.zk_version
+            )
             try:
-                ctx.leadership[tp] = self.zk.update_partition_state(tp[0], tp[1], new, ctx.epoch_zk_version)
+                ctx.leadership[tp] = self.zk.update_partition_state(
+                    tp[0], tp[1], new, ctx.epoch_zk_version
+                )
             except BadVersionError:
                 continue
-            self._log_state_change(f"{tp[0]}-{tp[1]}: brokers {sorted(brokers)} offline; leader {leader} epoch "
-                                   f"{new.leader_epoch} ISR {list(isr)} (was leader {current.leader} ISR {list(current.isr)})")
+            self._log_state_change(
+                f"{tp[0]}-{tp[1]}: brokers {sorted(brokers)} offline; leader {leader} epoch "
+                f"{new.leader_epoch} ISR {list(isr)} (was leader {current.leader} ISR {list(current.isr)})"
+            )
             batch.add_leader_and_isr(ctx, list(ctx.replicas(tp)), tp)
             return
 
@@ -330,7 +398,11 @@ class Controller:
         started = set(current) - set(ctx.live_brokers)
         failed = set(ctx.live_brokers) - set(current)
         # A broker that restarted between two reads registers with a new session: treat it as both.
-        bounced = {b for b in set(current) & set(ctx.live_brokers) if current[b].timestamp != ctx.live_brokers[b].timestamp}
+        bounced = {
+            b
+            for b in set(current) & set(ctx.live_brokers)
+            if current[b].timestamp != ctx.live_brokers[b].timestamp
+        }
         ctx.live_brokers = current
         for broker in failed | started | bounced:
             self._broker_handles.pop(broker, None)
@@ -373,7 +445,9 @@ class Controller:
             if tp in ctx.leadership:
                 batch.add_leader_and_isr(ctx, sorted(set(ctx.replicas(tp)) & started), tp)
         self._online_partitions(
-            ctx.partitions_in(PartitionState.OFFLINE_PARTITION) + ctx.partitions_in(PartitionState.NEW_PARTITION), batch
+            ctx.partitions_in(PartitionState.OFFLINE_PARTITION)
+            + ctx.partitions_in(PartitionState.NEW_PARTITION),
+            batch,
         )
 
     def _process_broker_died(self, event: BrokerDied) -> None:
@@ -381,7 +455,11 @@ class Controller:
         registration = ctx.live_brokers.get(event.broker_id)
         if registration is None or registration.timestamp != event.registered_at:
             return
-        logger.info("controller %d: Ray reports broker %d's process gone; failing it over now", self.broker_id, event.broker_id)
+        logger.info(
+            "controller %d: Ray reports broker %d's process gone; failing it over now",
+            self.broker_id,
+            event.broker_id,
+        )
         del ctx.live_brokers[event.broker_id]
         ctx.dead_incarnations[event.broker_id] = event.registered_at
         ctx.shutting_down.discard(event.broker_id)
@@ -397,11 +475,17 @@ class Controller:
             return
         for broker, registration in self.ctx.live_brokers.items():
             watch = self._death_watches.get(broker)
-            if watch is not None and not watch.done() and getattr(watch, "registered_at", None) == registration.timestamp:
+            if (
+                watch is not None
+                and not watch.done()
+                and getattr(watch, "registered_at", None) == registration.timestamp
+            ):
                 continue
             if watch is not None:
                 watch.cancel()
-            task = asyncio.get_running_loop().create_task(self._await_death(broker, registration.timestamp))
+            task = asyncio.get_running_loop().create_task(
+                self._await_death(broker, registration.timestamp)
+            )
             task.registered_at = registration.timestamp  # type: ignore[attr-defined]
             self._death_watches[broker] = task
 
@@ -434,8 +518,11 @@ class Controller:
                 self._remove_from_isr(tp, {broker}, batch)
         refs = self._send(batch)
         # Count only what could have moved: a partition with no other live in-sync replica stays put.
-        remaining = [tp for tp in ctx.partitions_led_by({broker})
-                     if set(ctx.leadership[tp].isr) & ctx.electable() - {broker}]
+        remaining = [
+            tp
+            for tp in ctx.partitions_led_by({broker})
+            if set(ctx.leadership[tp].isr) & ctx.electable() - {broker}
+        ]
         event.result.set_result((Errors.NONE, len(remaining), refs))
 
     def _move_leadership_off(self, tp: TopicPartition, broker: int, batch: RequestBatch) -> None:
@@ -444,15 +531,27 @@ class Controller:
             current = self.zk.partition_state(*tp)
             if current is None or current.leader != broker:
                 return
-            decision = controlled_shutdown_leader(ctx.replicas(tp), current.isr, set(ctx.live_brokers), ctx.shutting_down)
+            decision = controlled_shutdown_leader(
+                ctx.replicas(tp), current.isr, set(ctx.live_brokers), ctx.shutting_down
+            )
             if decision is None:
                 return
-            new = LeaderIsrAndEpoch(decision.leader, current.leader_epoch + 1, decision.isr, ctx.epoch, current.zk_version)
+            new = LeaderIsrAndEpoch(
+                decision.leader,
+                current.leader_epoch + 1,
+                decision.isr,
+                ctx.epoch,
+                current.zk_version,
+            )
             try:
-                ctx.leadership[tp] = self.zk.update_partition_state(tp[0], tp[1], new, ctx.epoch_zk_version)
+                ctx.leadership[tp] = self.zk.update_partition_state(
+                    tp[0], tp[1], new, ctx.epoch_zk_version
+                )
             except BadVersionError:
                 continue
-            self._log_state_change(f"{tp[0]}-{tp[1]}: leadership moved off shutting-down broker {broker} to {decision.leader}")
+            self._log_state_change(
+                f"{tp[0]}-{tp[1]}: leadership moved off shutting-down broker {broker} to {decision.leader}"
+            )
             batch.add_leader_and_isr(ctx, list(ctx.replicas(tp)), tp)
             return
 
@@ -482,7 +581,9 @@ class Controller:
 
     def _process_isr_change(self) -> None:
         ctx = self.ctx
-        changed = sorted(set(self.zk.take_isr_changes(watch=self._watcher(IsrChangeNotification()))))
+        changed = sorted(
+            set(self.zk.take_isr_changes(watch=self._watcher(IsrChangeNotification())))
+        )
         known = [tp for tp in changed if tp[0] in ctx.assignments]
         for tp in known:
             state = self.zk.partition_state(*tp)
@@ -496,7 +597,13 @@ class Controller:
         results: list[tuple[str, Errors, str | None]] = []
         for topic in event.topics:
             if not self.active:
-                results.append((topic.name, Errors.NOT_CONTROLLER, f"broker {self.broker_id} is not the controller"))
+                results.append(
+                    (
+                        topic.name,
+                        Errors.NOT_CONTROLLER,
+                        f"broker {self.broker_id} is not the controller",
+                    )
+                )
                 continue
             try:
                 self._create_topic(topic)
@@ -514,10 +621,14 @@ class Controller:
             if existing == topic.name:
                 raise TopicAlreadyExistsError(f"topic {topic.name!r} already exists")
             if topic_names_collide(existing, topic.name):
-                raise TopicAlreadyExistsError(f"topic {topic.name!r} collides with {existing!r} ('.' and '_' collide)")
+                raise TopicAlreadyExistsError(
+                    f"topic {topic.name!r} collides with {existing!r} ('.' and '_' collide)"
+                )
         config = dict(topic.config)
         LogConfig.from_dict(config, base=self.config.log_config())
-        assignment = assign_replicas(self.ctx.live_brokers, topic.num_partitions, topic.replication_factor)
+        assignment = assign_replicas(
+            self.ctx.live_brokers, topic.num_partitions, topic.replication_factor
+        )
         self.zk.create_topic(topic.name, assignment, config)
 
     # ------------------------------------------------------------------ sending
@@ -526,24 +637,39 @@ class Controller:
         """Send LeaderAndIsr, then UpdateMetadata, to each broker (each broker applies them in order);
         return the refs of the requests sent."""
         leader_and_isr, update_metadata = batch.build(self.ctx, self.broker_id)
-        refs = [self._call(broker, "leader_and_isr", request) for broker, request in leader_and_isr.items()]
-        refs += [self._call(broker, "update_metadata", request) for broker, request in update_metadata.items()]
+        refs = [
+            self._call(broker, "leader_and_isr", request)
+            for broker, request in leader_and_isr.items()
+        ]
+        refs += [
+            self._call(broker, "update_metadata", request)
+            for broker, request in update_metadata.items()
+        ]
         return [ref for ref in refs if ref is not None]
 
     def _call(self, broker: int, method: str, request: object) -> Any:
         handle = self._broker_handles.get(broker)
         if handle is None:
             try:
-                handle = self._broker_handles[broker] = ray.get_actor(names.broker_actor_name(broker), namespace=self.namespace)
+                handle = self._broker_handles[broker] = ray.get_actor(
+                    names.broker_actor_name(broker), namespace=self.namespace
+                )
             except ValueError:
-                logger.warning("controller %d: broker %d has no actor; %s not sent", self.broker_id, broker, method)
+                logger.warning(
+                    "controller %d: broker %d has no actor; %s not sent",
+                    self.broker_id,
+                    broker,
+                    method,
+                )
                 return None
         ref = getattr(handle, method).remote(request)
         ref.future().add_done_callback(lambda done: _log_failure(done, broker, method))
         return ref
 
     def _log_state_change(self, message: str) -> None:
-        state_change_logger.info("[Controller id=%d epoch=%d] %s", self.broker_id, self.ctx.epoch, message)
+        state_change_logger.info(
+            "[Controller id=%d epoch=%d] %s", self.broker_id, self.ctx.epoch, message
+        )
 
     async def ping(self) -> int:
         """Liveness check: the broker id."""

@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
+from rafka.protocol.types import NewTopic
+
 
 @dataclass(frozen=True)
 class Startup:
@@ -61,16 +63,6 @@ class ControlledShutdown:
     result: asyncio.Future
 
 
-@dataclass(frozen=True)
-class NewTopic:
-    """A topic to create: name, partitions, replication factor and config overrides."""
-
-    name: str
-    num_partitions: int
-    replication_factor: int
-    config: tuple[tuple[str, str], ...] = ()
-
-
 @dataclass(frozen=True, eq=False)
 class CreateTopics:
     """Admin request: validate and write new topics; the future gets (name, error, message) per topic."""
@@ -79,5 +71,15 @@ class CreateTopics:
     result: asyncio.Future
 
 
-ControllerEvent = (Startup | Reelect | BrokerChange | TopicChange | IsrChangeNotification | SessionExpired | Resign
-                   | CreateTopics | BrokerDied | ControlledShutdown)
+ControllerEvent = (
+    Startup
+    | Reelect
+    | BrokerChange
+    | TopicChange
+    | IsrChangeNotification
+    | SessionExpired
+    | Resign
+    | CreateTopics
+    | BrokerDied
+    | ControlledShutdown
+)

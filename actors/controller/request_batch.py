@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from rafka.actors.controller.context import ControllerContext, TopicPartition
+from rafka.actors.controller.context import ControllerContext
 from rafka.protocol.messages.control import (
     LeaderAndIsrPartitionState,
     LeaderAndIsrRequest,
@@ -16,22 +16,35 @@ from rafka.protocol.messages.control import (
     UpdateMetadataRequest,
 )
 from rafka.protocol.messages.metadata import BrokerMetadata, PartitionMetadata
+from rafka.protocol.types import TopicPartition
 
 
 class RequestBatch:
     """LeaderAndIsr per broker plus the partitions whose metadata every live broker must learn."""
 
     def __init__(self) -> None:
-        self.leader_and_isr: dict[int, dict[TopicPartition, LeaderAndIsrPartitionState]] = defaultdict(dict)
+        self.leader_and_isr: dict[int, dict[TopicPartition, LeaderAndIsrPartitionState]] = (
+            defaultdict(dict)
+        )
         self.metadata_partitions: set[TopicPartition] = set()
         self.metadata_full_to: set[int] = set()
         self.brokers_changed = False
 
-    def add_leader_and_isr(self, ctx: ControllerContext, brokers: list[int], tp: TopicPartition, is_new: bool = False) -> None:
+    def add_leader_and_isr(
+        self, ctx: ControllerContext, brokers: list[int], tp: TopicPartition, is_new: bool = False
+    ) -> None:
         """Send ``tp``'s current leadership to ``brokers`` (live ones only) and to everyone's metadata."""
         state = ctx.leadership[tp]
         request_state = LeaderAndIsrPartitionState(
-            tp[0], tp[1], ctx.epoch, state.leader, state.leader_epoch, state.isr, state.zk_version, ctx.replicas(tp), is_new
+            tp[0],
+            tp[1],
+            ctx.epoch,
+            state.leader,
+            state.leader_epoch,
+            state.isr,
+            state.zk_version,
+            ctx.replicas(tp),
+            is_new,
         )
         for broker in brokers:
             if ctx.is_live(broker):
@@ -50,14 +63,18 @@ class RequestBatch:
         """Give these brokers the whole cluster's metadata (after failover or start-up)."""
         self.metadata_full_to.update(brokers)
 
-    def build(self, ctx: ControllerContext, controller_id: int) -> tuple[dict[int, LeaderAndIsrRequest], dict[int, UpdateMetadataRequest]]:
+    def build(
+        self, ctx: ControllerContext, controller_id: int
+    ) -> tuple[dict[int, LeaderAndIsrRequest], dict[int, UpdateMetadataRequest]]:
         """The requests to send: LeaderAndIsr per broker, UpdateMetadata per live broker."""
         leader_and_isr = {
             broker: LeaderAndIsrRequest(controller_id, ctx.epoch, tuple(states.values()))
-            for broker, states in self.leader_and_isr.items() if states
+            for broker, states in self.leader_and_isr.items()
+            if states
         }
         live = tuple(
-            BrokerMetadata(b, reg.host, reg.node_id, reg.rack) for b, reg in sorted(ctx.live_brokers.items())
+            BrokerMetadata(b, reg.host, reg.node_id, reg.rack)
+            for b, reg in sorted(ctx.live_brokers.items())
         )
         update: dict[int, UpdateMetadataRequest] = {}
         if self.metadata_partitions or self.metadata_full_to or self.brokers_changed:
@@ -65,7 +82,9 @@ class RequestBatch:
             full = _topics(ctx, set(ctx.leadership)) if self.metadata_full_to else ()
             for broker in ctx.live_brokers:
                 if broker in self.metadata_full_to:
-                    update[broker] = UpdateMetadataRequest(controller_id, ctx.epoch, live, full, full=True)
+                    update[broker] = UpdateMetadataRequest(
+                        controller_id, ctx.epoch, live, full, full=True
+                    )
                 else:
                     update[broker] = UpdateMetadataRequest(controller_id, ctx.epoch, live, partial)
         return leader_and_isr, update
@@ -77,8 +96,12 @@ def _topics(ctx: ControllerContext, partitions: set[TopicPartition]) -> tuple[To
         state = ctx.leadership.get(tp)
         if state is None or tp[0] not in ctx.assignments:
             continue
-        by_topic[tp[0]].append(PartitionMetadata(tp[1], state.leader, state.leader_epoch, ctx.replicas(tp), state.isr))
+        by_topic[tp[0]].append(
+            PartitionMetadata(tp[1], state.leader, state.leader_epoch, ctx.replicas(tp), state.isr)
+        )
     return tuple(
-        TopicPartitions(topic, tuple(parts), tuple(sorted(ctx.topic_configs.get(topic, {}).items())))
+        TopicPartitions(
+            topic, tuple(parts), tuple(sorted(ctx.topic_configs.get(topic, {}).items()))
+        )
         for topic, parts in sorted(by_topic.items())
     )

@@ -14,12 +14,12 @@ with the purgatories and the follower fetch loop. The rules are Kafka's (seed 00
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from rafka.log.checkpoint import HIGH_WATERMARK_FILE, OffsetCheckpoint
 from rafka.log.leader_epoch_cache import UNDEFINED_EPOCH
-from rafka.log.log import Log, LogAppendInfo, wall_clock_ms
+from rafka.log.log import Log, LogAppendInfo
 from rafka.protocol.errors import (
     Errors,
     NotEnoughReplicasError,
@@ -27,9 +27,19 @@ from rafka.protocol.errors import (
     OffsetOutOfRangeError,
 )
 from rafka.protocol.messages.control import LeaderAndIsrPartitionState
-from rafka.protocol.messages.fetch import CONSUMER_REPLICA_ID, NO_LEADER_EPOCH, FetchRequest, FetchResponse
-from rafka.protocol.messages.offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, ListOffsetsResponse
+from rafka.protocol.messages.fetch import (
+    CONSUMER_REPLICA_ID,
+    NO_LEADER_EPOCH,
+    FetchRequest,
+    FetchResponse,
+)
+from rafka.protocol.messages.offsets import (
+    EARLIEST_TIMESTAMP,
+    LATEST_TIMESTAMP,
+    ListOffsetsResponse,
+)
 from rafka.protocol.messages.produce import ACKS_ALL
+from rafka.protocol.types import now_ms
 
 
 class Role(enum.Enum):
@@ -54,7 +64,14 @@ class FollowerState:
 class Partition:
     """A partition replica's state and rules; owned by one replica actor."""
 
-    def __init__(self, topic: str, partition: int, broker_id: int, log: Log, clock: Callable[[], int] = wall_clock_ms) -> None:
+    def __init__(
+        self,
+        topic: str,
+        partition: int,
+        broker_id: int,
+        log: Log,
+        clock: Callable[[], int] = now_ms,
+    ) -> None:
         self.topic = topic
         self.partition = partition
         self.broker_id = broker_id
@@ -90,8 +107,12 @@ class Partition:
         and version, and every later ISR change would fail its version check. Kafka ignores a
         LeaderAndIsr whose epoch is not newer; a newer znode version at the same epoch is still taken.
         """
-        return (self.role is Role.LEADER and state.leader == self.broker_id
-                and state.leader_epoch == self.leader_epoch and state.zk_version <= self.zk_version)
+        return (
+            self.role is Role.LEADER
+            and state.leader == self.broker_id
+            and state.leader_epoch == self.leader_epoch
+            and state.zk_version <= self.zk_version
+        )
 
     def make_leader(self, state: LeaderAndIsrPartitionState) -> None:
         """Become leader at ``state.leader_epoch``: new appends are stamped with it."""
@@ -102,7 +123,9 @@ class Partition:
         self.log.epoch_cache.assign(state.leader_epoch, self.log.log_end_offset)
         # Followers start unknown; ISR members get a fresh caught-up time so they are not shrunk at once.
         self.followers = {
-            r: FollowerState(r, last_caught_up_ms=now if r in state.isr else 0) for r in state.replicas if r != self.broker_id
+            r: FollowerState(r, last_caught_up_ms=now if r in state.isr else 0)
+            for r in state.replicas
+            if r != self.broker_id
         }
         self.maybe_increment_high_watermark()
 
@@ -122,10 +145,14 @@ class Partition:
 
     # ------------------------------------------------------------------ leader: produce
 
-    def append_as_leader(self, records: bytes, acks: int, min_insync_replicas: int) -> LogAppendInfo:
+    def append_as_leader(
+        self, records: bytes, acks: int, min_insync_replicas: int
+    ) -> LogAppendInfo:
         """Append a producer's batches; NOT_ENOUGH_REPLICAS refuses acks=all before anything is written."""
         if self.role is not Role.LEADER:
-            raise NotLeaderOrFollowerError(f"broker {self.broker_id} is not the leader of {self.name}")
+            raise NotLeaderOrFollowerError(
+                f"broker {self.broker_id} is not the leader of {self.name}"
+            )
         if acks == ACKS_ALL and len(self.isr) < min_insync_replicas:
             raise NotEnoughReplicasError(
                 f"{self.name} has {len(self.isr)} in-sync replicas {list(self.isr)}, "
@@ -152,7 +179,10 @@ class Partition:
         candidate = self.log.log_end_offset
         for replica in self.isr:
             if replica != self.broker_id:
-                candidate = min(candidate, self.followers[replica].log_end_offset if replica in self.followers else -1)
+                candidate = min(
+                    candidate,
+                    self.followers[replica].log_end_offset if replica in self.followers else -1,
+                )
         if candidate > self.high_watermark:
             self.high_watermark = candidate
             return True
@@ -164,7 +194,11 @@ class Partition:
         """Fence requests from clients or followers that know a different leader epoch."""
         if current_leader_epoch == NO_LEADER_EPOCH or current_leader_epoch == self.leader_epoch:
             return None
-        return Errors.FENCED_LEADER_EPOCH if current_leader_epoch < self.leader_epoch else Errors.UNKNOWN_LEADER_EPOCH
+        return (
+            Errors.FENCED_LEADER_EPOCH
+            if current_leader_epoch < self.leader_epoch
+            else Errors.UNKNOWN_LEADER_EPOCH
+        )
 
     def read(self, request: FetchRequest) -> FetchResponse:
         """Answer a fetch now (the actor decides whether to wait for more): followers up to the LEO,
@@ -172,10 +206,16 @@ class Partition:
         error = self.epoch_error(request.current_leader_epoch)
         if error is None and self.role is not Role.LEADER:
             error = Errors.NOT_LEADER_OR_FOLLOWER
-        if error is None and request.replica_id != CONSUMER_REPLICA_ID and request.replica_id not in self.followers:
+        if (
+            error is None
+            and request.replica_id != CONSUMER_REPLICA_ID
+            and request.replica_id not in self.followers
+        ):
             error = Errors.NOT_LEADER_OR_FOLLOWER
         if error is not None:
-            return self._fetch_error(error, f"{self.name} at broker {self.broker_id}: {error.message}")
+            return self._fetch_error(
+                error, f"{self.name} at broker {self.broker_id}: {error.message}"
+            )
         bound = None if request.replica_id != CONSUMER_REPLICA_ID else self.high_watermark
         try:
             data = self.log.read(request.fetch_offset, request.max_bytes, bound)
@@ -185,11 +225,24 @@ class Partition:
             return self._fetch_error(Errors.OFFSET_OUT_OF_RANGE, exc.message)
         if request.replica_id != CONSUMER_REPLICA_ID:
             self.update_follower(request.replica_id, request.fetch_offset)
-        return FetchResponse(Errors.NONE, self.high_watermark, self.log.log_start_offset, self.log.log_end_offset, data, self.leader_epoch)
+        return FetchResponse(
+            Errors.NONE,
+            self.high_watermark,
+            self.log.log_start_offset,
+            self.log.log_end_offset,
+            data,
+            self.leader_epoch,
+        )
 
     def _fetch_error(self, error: Errors, message: str) -> FetchResponse:
-        return FetchResponse(error, self.high_watermark, self.log.log_start_offset, self.log.log_end_offset,
-                             leader_epoch=self.leader_epoch, error_message=message)
+        return FetchResponse(
+            error,
+            self.high_watermark,
+            self.log.log_start_offset,
+            self.log.log_end_offset,
+            leader_epoch=self.leader_epoch,
+            error_message=message,
+        )
 
     def update_follower(self, replica_id: int, fetch_offset: int) -> bool:
         """Record a follower's fetch (Kafka's updateFetchState); return whether the HW moved."""
@@ -208,14 +261,24 @@ class Partition:
     def lagging_isr_followers(self, max_lag_ms: int) -> list[int]:
         """ISR followers not caught up within ``replica.lag.time.max.ms``: candidates to shrink."""
         now = self.clock()
-        return [r for r in self.isr if r != self.broker_id and r in self.followers
-                and now - self.followers[r].last_caught_up_ms > max_lag_ms]
+        return [
+            r
+            for r in self.isr
+            if r != self.broker_id
+            and r in self.followers
+            and now - self.followers[r].last_caught_up_ms > max_lag_ms
+        ]
 
     def followers_to_add(self) -> list[int]:
         """Out-of-sync followers that reached the HW within the current epoch: candidates to expand."""
-        epoch_start = self.log.epoch_cache.entries[-1].start_offset if self.log.epoch_cache.entries else 0
-        return [r for r, state in self.followers.items() if r not in self.isr
-                and state.log_end_offset >= max(self.high_watermark, epoch_start)]
+        epoch_start = (
+            self.log.epoch_cache.entries[-1].start_offset if self.log.epoch_cache.entries else 0
+        )
+        return [
+            r
+            for r, state in self.followers.items()
+            if r not in self.isr and state.log_end_offset >= max(self.high_watermark, epoch_start)
+        ]
 
     def apply_isr(self, isr: tuple[int, ...], zk_version: int) -> bool:
         """Take an ISR written to ZooKeeper; a shrink may let the HW advance. Returns whether it moved."""
@@ -252,13 +315,19 @@ class Partition:
 
     def list_offsets(self, timestamp: int, current_leader_epoch: int) -> ListOffsetsResponse:
         """ListOffsets at the leader: earliest, latest (the HW) or by timestamp below the HW."""
-        error = self.epoch_error(current_leader_epoch) or (None if self.role is Role.LEADER else Errors.NOT_LEADER_OR_FOLLOWER)
+        error = self.epoch_error(current_leader_epoch) or (
+            None if self.role is Role.LEADER else Errors.NOT_LEADER_OR_FOLLOWER
+        )
         if error is not None:
-            return ListOffsetsResponse(error, error_message=f"{self.name} at broker {self.broker_id}: {error.message}")
+            return ListOffsetsResponse(
+                error, error_message=f"{self.name} at broker {self.broker_id}: {error.message}"
+            )
         if timestamp == LATEST_TIMESTAMP:
             return ListOffsetsResponse(Errors.NONE, self.high_watermark, -1, self.leader_epoch)
         if timestamp == EARLIEST_TIMESTAMP:
-            return ListOffsetsResponse(Errors.NONE, self.log.log_start_offset, -1, self.leader_epoch)
+            return ListOffsetsResponse(
+                Errors.NONE, self.log.log_start_offset, -1, self.leader_epoch
+            )
         found = self.log.offset_for_timestamp(timestamp)
         if found is None or found[0] >= self.high_watermark:
             return ListOffsetsResponse(Errors.NONE, -1, -1, self.leader_epoch)
@@ -272,11 +341,19 @@ class Partition:
     def describe(self) -> dict[str, object]:
         """A snapshot for tools and tests."""
         return {
-            "topic": self.topic, "partition": self.partition, "broker_id": self.broker_id, "role": self.role.value,
-            "leader": self.leader_id, "leader_epoch": self.leader_epoch, "isr": list(self.isr),
-            "replicas": list(self.replicas), "high_watermark": self.high_watermark,
-            "log_start_offset": self.log.log_start_offset, "log_end_offset": self.log.log_end_offset,
-            "size_in_bytes": self.log.size_in_bytes, "segments": len(self.log.segments),
+            "topic": self.topic,
+            "partition": self.partition,
+            "broker_id": self.broker_id,
+            "role": self.role.value,
+            "leader": self.leader_id,
+            "leader_epoch": self.leader_epoch,
+            "isr": list(self.isr),
+            "replicas": list(self.replicas),
+            "high_watermark": self.high_watermark,
+            "log_start_offset": self.log.log_start_offset,
+            "log_end_offset": self.log.log_end_offset,
+            "size_in_bytes": self.log.size_in_bytes,
+            "segments": len(self.log.segments),
             "epochs": [(e.epoch, e.start_offset) for e in self.log.epoch_cache.entries],
             "followers": {r: s.log_end_offset for r, s in self.followers.items()},
         }

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Generic, TypeVar
+from typing import Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -40,7 +41,9 @@ class Purgatory(Generic[T]):
         self.completed = 0
         self.expired = 0
 
-    def wait(self, try_complete: Callable[[], T | None], timeout_s: float, on_expire: Callable[[], T]) -> T:
+    def wait(
+        self, try_complete: Callable[[], T | None], timeout_s: float, on_expire: Callable[[], T]
+    ) -> T:
         """Return ``try_complete()`` as soon as it is not None, or ``on_expire()`` after ``timeout_s``."""
         result = try_complete()
         if result is not None:

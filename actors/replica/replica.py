@@ -15,8 +15,9 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import ray
 
@@ -32,7 +33,11 @@ from rafka.log.leader_epoch_cache import UNDEFINED_EPOCH
 from rafka.log.log import Log
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.control import LeaderAndIsrPartitionState
-from rafka.protocol.messages.fetch import CONSUMER_REPLICA_ID, FetchRequest, FetchResponse
+from rafka.protocol.messages.fetch import (
+    CONSUMER_REPLICA_ID,
+    FetchRequest,
+    FetchResponse,
+)
 from rafka.protocol.messages.offsets import (
     ListOffsetsRequest,
     ListOffsetsResponse,
@@ -58,7 +63,7 @@ _LEADER_UNREACHABLE = (ValueError, ray.exceptions.RayError)
 class _Fetcher:
     """A follower's fetch loop thread for one leader epoch; setting ``stopped`` makes it exit at its next check."""
 
-    def __init__(self, epoch: int, run: Callable[["_Fetcher"], None], name: str) -> None:
+    def __init__(self, epoch: int, run: Callable[[_Fetcher], None], name: str) -> None:
         self.epoch = epoch
         self.stopped = threading.Event()
         self.thread = threading.Thread(target=run, args=(self,), name=name, daemon=True)
@@ -72,7 +77,15 @@ class _Fetcher:
 class PartitionReplica:
     """Ray actor serving one replica of one partition from its broker's local disk."""
 
-    def __init__(self, topic: str, partition: int, broker_id: int, config: BrokerConfig, log_config: LogConfig, namespace: str) -> None:
+    def __init__(
+        self,
+        topic: str,
+        partition: int,
+        broker_id: int,
+        config: BrokerConfig,
+        log_config: LogConfig,
+        namespace: str,
+    ) -> None:
         self.config = config
         self.namespace = namespace
         self.log = Log(Path(config.log_dirs) / partition_dir_name(topic, partition), log_config)
@@ -83,7 +96,9 @@ class PartitionReplica:
         self._fetcher: _Fetcher | None = None
         self._isr_change_in_flight = False
         self._stopped = threading.Event()
-        self._housekeeping = threading.Thread(target=self._housekeep, name=f"{self.partition.name}-housekeeping", daemon=True)
+        self._housekeeping = threading.Thread(
+            target=self._housekeep, name=f"{self.partition.name}-housekeeping", daemon=True
+        )
         self._housekeeping.start()
 
     # ------------------------------------------------------------------ control
@@ -99,7 +114,12 @@ class PartitionReplica:
             self._stop_fetcher()
             self.partition.make_leader(state)
             self._partition_changed()
-        logger.info("%s: leader at epoch %d, ISR %s", self.partition.name, state.leader_epoch, list(state.isr))
+        logger.info(
+            "%s: leader at epoch %d, ISR %s",
+            self.partition.name,
+            state.leader_epoch,
+            list(state.isr),
+        )
         return Errors.NONE
 
     @ray.method(concurrency_group="control")
@@ -108,14 +128,20 @@ class PartitionReplica:
         with self._lock:
             if self.partition.is_stale(state):
                 return Errors.STALE_CONTROLLER_EPOCH
-            if (self.partition.role is Role.FOLLOWER and self.partition.leader_epoch == state.leader_epoch
-                    and self._fetcher is not None and self._fetcher.alive()):
+            if (
+                self.partition.role is Role.FOLLOWER
+                and self.partition.leader_epoch == state.leader_epoch
+                and self._fetcher is not None
+                and self._fetcher.alive()
+            ):
                 return Errors.NONE
             self._stop_fetcher()
             self.partition.make_follower(state)
             self._partition_changed()
             if state.leader >= 0:
-                self._fetcher = _Fetcher(state.leader_epoch, self._fetch_loop, f"{self.partition.name}-fetcher")
+                self._fetcher = _Fetcher(
+                    state.leader_epoch, self._fetch_loop, f"{self.partition.name}-fetcher"
+                )
         return Errors.NONE
 
     @ray.method(concurrency_group="control")
@@ -144,7 +170,9 @@ class PartitionReplica:
                 return ProduceResponse(exc.error, error_message=exc.message)
             self._partition_changed()
             if request.acks != ACKS_ALL:
-                return ProduceResponse(Errors.NONE, info.first_offset, -1, self.log.log_start_offset)
+                return ProduceResponse(
+                    Errors.NONE, info.first_offset, -1, self.log.log_start_offset
+                )
             required = info.last_offset + 1
             error = self.produce_waiters.wait(
                 lambda: self.partition.produce_outcome(required, min_isr),
@@ -152,7 +180,9 @@ class PartitionReplica:
                 lambda: Errors.REQUEST_TIMED_OUT,
             )
             if error is not Errors.NONE:
-                return ProduceResponse(error, error_message=f"{self.partition.name}: {error.message}")
+                return ProduceResponse(
+                    error, error_message=f"{self.partition.name}: {error.message}"
+                )
             return ProduceResponse(Errors.NONE, info.first_offset, -1, self.log.log_start_offset)
 
     def fetch(self, request: FetchRequest) -> FetchResponse:
@@ -162,16 +192,26 @@ class PartitionReplica:
             if request.replica_id != CONSUMER_REPLICA_ID:
                 self._partition_changed()
                 self._maybe_expand_isr()
-            if response.error is not Errors.NONE or len(response.records) >= request.min_bytes or request.max_wait_ms <= 0:
+            if (
+                response.error is not Errors.NONE
+                or len(response.records) >= request.min_bytes
+                or request.max_wait_ms <= 0
+            ):
                 return response
-            self.fetch_waiters.wait(lambda: self._fetch_ready(request), request.max_wait_ms / 1000, lambda: False)
+            self.fetch_waiters.wait(
+                lambda: self._fetch_ready(request), request.max_wait_ms / 1000, lambda: False
+            )
             return self.partition.read(request)
 
     def _fetch_ready(self, request: FetchRequest) -> bool | None:
         """DelayedFetch's test: new data below the bound (LEO for followers, HW for consumers) or a role change."""
         if self.partition.role is not Role.LEADER:
             return True
-        bound = self.log.log_end_offset if request.replica_id != CONSUMER_REPLICA_ID else self.partition.high_watermark
+        bound = (
+            self.log.log_end_offset
+            if request.replica_id != CONSUMER_REPLICA_ID
+            else self.partition.high_watermark
+        )
         if bound <= request.fetch_offset:
             return None
         if request.min_bytes <= 1:
@@ -193,14 +233,18 @@ class PartitionReplica:
             return self.partition.list_offsets(request.timestamp, request.current_leader_epoch)
 
     @ray.method(concurrency_group="replication")
-    def offsets_for_leader_epoch(self, request: OffsetsForLeaderEpochRequest) -> OffsetsForLeaderEpochResponse:
+    def offsets_for_leader_epoch(
+        self, request: OffsetsForLeaderEpochRequest
+    ) -> OffsetsForLeaderEpochResponse:
         """Where ``request.leader_epoch`` ends in this leader's log (KIP-101)."""
         with self._lock:
             error = self.partition.epoch_error(request.current_leader_epoch)
             if error is None and self.partition.role is not Role.LEADER:
                 error = Errors.NOT_LEADER_OR_FOLLOWER
             if error is not None:
-                return OffsetsForLeaderEpochResponse(error, error_message=f"{self.partition.name}: {error.message}")
+                return OffsetsForLeaderEpochResponse(
+                    error, error_message=f"{self.partition.name}: {error.message}"
+                )
             epoch, end = self.log.end_offset_for_epoch(request.leader_epoch)
             return OffsetsForLeaderEpochResponse(Errors.NONE, epoch, end)
 
@@ -208,7 +252,11 @@ class PartitionReplica:
     def describe(self) -> dict[str, Any]:
         """The replica's state for tools and tests, with its process id and log directory."""
         with self._lock:
-            return {**self.partition.describe(), "pid": os.getpid(), "log_dir": str(self.log.directory)}
+            return {
+                **self.partition.describe(),
+                "pid": os.getpid(),
+                "log_dir": str(self.log.directory),
+            }
 
     @ray.method(concurrency_group="control")
     def ping(self) -> str:
@@ -226,15 +274,23 @@ class PartitionReplica:
     def _following(self, fetcher: _Fetcher) -> bool:
         """Whether ``fetcher`` still serves the current leader epoch (the caller holds the lock)."""
         partition = self.partition
-        return not fetcher.stopped.is_set() and partition.role is Role.FOLLOWER and partition.leader_epoch == fetcher.epoch
+        return (
+            not fetcher.stopped.is_set()
+            and partition.role is Role.FOLLOWER
+            and partition.leader_epoch == fetcher.epoch
+        )
 
     def _fetch_loop(self, fetcher: _Fetcher) -> None:
         backoff = self.config.replica_fetch_backoff_ms / 1000
-        timeout_s = max(self.config.replica_socket_timeout_ms, self.config.replica_fetch_wait_max_ms) / 1000
+        timeout_s = (
+            max(self.config.replica_socket_timeout_ms, self.config.replica_fetch_wait_max_ms) / 1000
+        )
         partition = self.partition
         epoch = fetcher.epoch
         # The leader is fixed for the fetcher's epoch: become_follower set it before starting this thread.
-        leader_name = names.replica_actor_name(partition.topic, partition.partition, partition.leader_id)
+        leader_name = names.replica_actor_name(
+            partition.topic, partition.partition, partition.leader_id
+        )
         leader = fetch = None
         truncated = False
         while True:
@@ -260,7 +316,9 @@ class PartitionReplica:
                     continue
                 response: FetchResponse = ray.get(fetch.remote(request), timeout=timeout_s)
             except _LEADER_UNREACHABLE as exc:
-                logger.debug("%s: leader %d unreachable: %s", partition.name, partition.leader_id, exc)
+                logger.debug(
+                    "%s: leader %d unreachable: %s", partition.name, partition.leader_id, exc
+                )
                 leader = None
                 fetcher.stopped.wait(backoff)
                 continue
@@ -299,9 +357,12 @@ class PartitionReplica:
                 if self._following(fetcher):
                     self.partition.truncate_to_leader(UNDEFINED_EPOCH, -1)
                 return True
-        response: OffsetsForLeaderEpochResponse = ray.get(leader.offsets_for_leader_epoch.remote(
-            OffsetsForLeaderEpochRequest(latest, self.partition.broker_id, fetcher.epoch)
-        ), timeout=timeout_s)
+        response: OffsetsForLeaderEpochResponse = ray.get(
+            leader.offsets_for_leader_epoch.remote(
+                OffsetsForLeaderEpochRequest(latest, self.partition.broker_id, fetcher.epoch)
+            ),
+            timeout=timeout_s,
+        )
         if response.error is not Errors.NONE:
             return False
         with self._lock:
@@ -309,8 +370,13 @@ class PartitionReplica:
                 return True
             removed = self.partition.truncate_to_leader(response.leader_epoch, response.end_offset)
         if removed:
-            logger.info("%s: truncated %d bytes to offset %d (leader epoch %d)", self.partition.name, removed,
-                        self.log.log_end_offset, response.leader_epoch)
+            logger.info(
+                "%s: truncated %d bytes to offset %d (leader epoch %d)",
+                self.partition.name,
+                removed,
+                self.log.log_end_offset,
+                response.leader_epoch,
+            )
         return True
 
     def _stop_fetcher(self) -> None:
@@ -324,33 +390,56 @@ class PartitionReplica:
     def _maybe_expand_isr(self) -> None:
         candidates = self.partition.followers_to_add()
         if candidates and not self._isr_change_in_flight:
-            new_isr = tuple(r for r in self.partition.replicas if r in self.partition.isr or r in candidates)
+            new_isr = tuple(
+                r for r in self.partition.replicas if r in self.partition.isr or r in candidates
+            )
             self._start_isr_change(new_isr)
 
     def _maybe_shrink_isr(self) -> None:
         lagging = self.partition.lagging_isr_followers(self.config.replica_lag_time_max_ms)
         if lagging and not self._isr_change_in_flight:
             new_isr = tuple(r for r in self.partition.isr if r not in lagging)
-            logger.info("%s: shrinking ISR from %s to %s", self.partition.name, list(self.partition.isr), list(new_isr))
+            logger.info(
+                "%s: shrinking ISR from %s to %s",
+                self.partition.name,
+                list(self.partition.isr),
+                list(new_isr),
+            )
             self._start_isr_change(new_isr)
 
     def _start_isr_change(self, new_isr: tuple[int, ...]) -> None:
         """Hand the ZooKeeper write to a thread: the caller holds the lock and must not wait on the broker."""
         partition = self.partition
         self._isr_change_in_flight = True
-        state = LeaderIsrAndEpoch(partition.broker_id, partition.leader_epoch, new_isr, partition.controller_epoch, partition.zk_version)
-        threading.Thread(target=self._change_isr, args=(state,), name=f"{partition.name}-isr", daemon=True).start()
+        state = LeaderIsrAndEpoch(
+            partition.broker_id,
+            partition.leader_epoch,
+            new_isr,
+            partition.controller_epoch,
+            partition.zk_version,
+        )
+        threading.Thread(
+            target=self._change_isr, args=(state,), name=f"{partition.name}-isr", daemon=True
+        ).start()
 
     def _change_isr(self, state: LeaderIsrAndEpoch) -> None:
         """Write the new ISR to ZooKeeper through the broker (compare-and-set), then apply it."""
         partition = self.partition
         try:
-            broker = ray.get_actor(names.broker_actor_name(partition.broker_id), namespace=self.namespace)
+            broker = ray.get_actor(
+                names.broker_actor_name(partition.broker_id), namespace=self.namespace
+            )
             # No timeout: giving up on a write ZooKeeper may still apply would leave this leader with a
             # stale znode version, and every later ISR change would fail its version check.
-            error, version = ray.get(broker.alter_isr.remote(partition.topic, partition.partition, state))
+            error, version = ray.get(
+                broker.alter_isr.remote(partition.topic, partition.partition, state)
+            )
             with self._lock:
-                if error is Errors.NONE and partition.role is Role.LEADER and partition.leader_epoch == state.leader_epoch:
+                if (
+                    error is Errors.NONE
+                    and partition.role is Role.LEADER
+                    and partition.leader_epoch == state.leader_epoch
+                ):
                     partition.apply_isr(state.isr, version)
                     self._partition_changed()
         except _LEADER_UNREACHABLE as exc:
@@ -374,7 +463,10 @@ class PartitionReplica:
                     if self.partition.role is Role.LEADER:
                         self._maybe_shrink_isr()
                     self.log.maybe_flush()
-                    if now - last_checkpoint >= self.config.replica_high_watermark_checkpoint_interval_ms / 1000:
+                    if (
+                        now - last_checkpoint
+                        >= self.config.replica_high_watermark_checkpoint_interval_ms / 1000
+                    ):
                         self.partition.checkpoint()
                         last_checkpoint = now
                     if now - last_retention >= self.config.log_retention_check_interval_ms / 1000:

@@ -11,11 +11,16 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from typing import Callable
+from collections.abc import Callable
 
-from kazoo.client import KazooClient
-from kazoo.client import TransactionRequest
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError, RuntimeInconsistency
+from kazoo.client import KazooClient, TransactionRequest
+from kazoo.exceptions import (
+    BadVersionError,
+    NodeExistsError,
+    NoNodeError,
+    RolledBackError,
+    RuntimeInconsistency,
+)
 from kazoo.retry import KazooRetry
 
 from rafka.actors.zk import data as zd
@@ -33,13 +38,21 @@ class ControllerMovedError(Exception):
 def split_connect(connect: str, cluster_name: str) -> tuple[str, str]:
     """Split ``host:port[,host:port][/chroot]`` into hosts and chroot (default ``/rafka/<cluster>``)."""
     hosts, slash, chroot = connect.partition("/")
-    return hosts, ("/" + chroot.rstrip("/")) if slash and chroot.strip("/") else f"{DEFAULT_CHROOT_PREFIX}/{cluster_name}"
+    return hosts, ("/" + chroot.rstrip("/")) if slash and chroot.strip(
+        "/"
+    ) else f"{DEFAULT_CHROOT_PREFIX}/{cluster_name}"
 
 
 class ZkClient:
     """A kazoo session bound to one cluster's chroot, with Kafka's znode operations."""
 
-    def __init__(self, connect: str, cluster_name: str, session_timeout_ms: int = 6000, connect_timeout_s: float = 15.0) -> None:
+    def __init__(
+        self,
+        connect: str,
+        cluster_name: str,
+        session_timeout_ms: int = 6000,
+        connect_timeout_s: float = 15.0,
+    ) -> None:
         self.hosts, self.chroot = split_connect(connect, cluster_name)
         retry = {"max_tries": -1, "delay": 0.1, "backoff": 2, "max_delay": 2}
         bootstrap = KazooClient(hosts=self.hosts, timeout=session_timeout_ms / 1000)
@@ -47,7 +60,9 @@ class ZkClient:
             bootstrap.start(timeout=connect_timeout_s)
             bootstrap.ensure_path(self.chroot)
         except Exception as exc:
-            raise KafkaTimeoutError(f"cannot reach ZooKeeper at {self.hosts} within {connect_timeout_s}s: {exc}") from exc
+            raise KafkaTimeoutError(
+                f"cannot reach ZooKeeper at {self.hosts} within {connect_timeout_s}s: {exc}"
+            ) from exc
         finally:
             bootstrap.stop()
             bootstrap.close()
@@ -104,14 +119,18 @@ class ZkClient:
         brokers: dict[int, zd.BrokerRegistration] = {}
         for child in self.zk.get_children(zd.BROKER_IDS, watch=watch):
             try:
-                brokers[int(child)] = zd.BrokerRegistration.decode(int(child), self.zk.get(zd.broker_path(int(child)))[0])
+                brokers[int(child)] = zd.BrokerRegistration.decode(
+                    int(child), self.zk.get(zd.broker_path(int(child)))[0]
+                )
             except NoNodeError:
                 continue
         return brokers
 
     # ------------------------------------------------------------------ topics
 
-    def create_topic(self, topic: str, assignment: dict[int, tuple[int, ...]], config: dict[str, str]) -> None:
+    def create_topic(
+        self, topic: str, assignment: dict[int, tuple[int, ...]], config: dict[str, str]
+    ) -> None:
         """Write a topic's config and assignment (the controller picks the topic up from its watch)."""
         transaction = self.zk.transaction()
         transaction.create(zd.topic_config_path(topic), zd.encode_topic_config(config))
@@ -144,7 +163,11 @@ class ZkClient:
     def delete_topic_znodes(self, topic: str, epoch_version: int) -> None:
         """Remove a deleted topic's assignment, states, config and admin request (controller only)."""
         self._check_epoch(epoch_version)
-        for path in (zd.topic_path(topic), zd.topic_config_path(topic), zd.delete_topic_path(topic)):
+        for path in (
+            zd.topic_path(topic),
+            zd.topic_config_path(topic),
+            zd.delete_topic_path(topic),
+        ):
             if self.zk.exists(path):
                 self.zk.delete(path, recursive=True)
 
@@ -158,14 +181,18 @@ class ZkClient:
             return None
         return zd.LeaderIsrAndEpoch.decode(data, stat.version)
 
-    def create_partition_state(self, topic: str, partition: int, state: zd.LeaderIsrAndEpoch, epoch_version: int) -> zd.LeaderIsrAndEpoch:
+    def create_partition_state(
+        self, topic: str, partition: int, state: zd.LeaderIsrAndEpoch, epoch_version: int
+    ) -> zd.LeaderIsrAndEpoch:
         """Create a new partition's state znode, fenced by the controller epoch."""
         self.zk.ensure_path(f"{zd.partitions_path(topic)}/{partition}")
         transaction = self.zk.transaction()
         transaction.check(zd.CONTROLLER_EPOCH, epoch_version)
         transaction.create(zd.partition_state_path(topic, partition), state.encode())
         self._commit(transaction, zd.partition_state_path(topic, partition))
-        return zd.LeaderIsrAndEpoch(state.leader, state.leader_epoch, state.isr, state.controller_epoch, 0)
+        return zd.LeaderIsrAndEpoch(
+            state.leader, state.leader_epoch, state.isr, state.controller_epoch, 0
+        )
 
     def update_partition_state(
         self, topic: str, partition: int, state: zd.LeaderIsrAndEpoch, epoch_version: int | None
@@ -182,7 +209,9 @@ class ZkClient:
             transaction.check(zd.CONTROLLER_EPOCH, epoch_version)
         transaction.set_data(path, state.encode(), version=state.zk_version)
         results = self._commit(transaction, path, fenced=epoch_version is not None)
-        return zd.LeaderIsrAndEpoch(state.leader, state.leader_epoch, state.isr, state.controller_epoch, results[-1].version)
+        return zd.LeaderIsrAndEpoch(
+            state.leader, state.leader_epoch, state.isr, state.controller_epoch, results[-1].version
+        )
 
     # ------------------------------------------------------------------ controller
 
@@ -243,7 +272,11 @@ class ZkClient:
 
     def notify_isr_change(self, partitions: list[tuple[str, int]]) -> None:
         """Tell the controller that these partitions' ISRs changed (it re-reads and propagates them)."""
-        self.zk.create(f"{zd.ISR_CHANGE_NOTIFICATION}/{zd.ISR_CHANGE_PREFIX}", zd.encode_isr_change(partitions), sequence=True)
+        self.zk.create(
+            f"{zd.ISR_CHANGE_NOTIFICATION}/{zd.ISR_CHANGE_PREFIX}",
+            zd.encode_isr_change(partitions),
+            sequence=True,
+        )
 
     def take_isr_changes(self, watch: Callable | None = None) -> list[tuple[str, int]]:
         """Read and delete pending ISR change notifications."""
@@ -262,7 +295,9 @@ class ZkClient:
     def _check_epoch(self, epoch_version: int) -> None:
         stat = self.zk.exists(zd.CONTROLLER_EPOCH)
         if stat is None or stat.version != epoch_version:
-            raise ControllerMovedError(f"controller epoch znode is at version {stat and stat.version}, this controller holds {epoch_version}")
+            raise ControllerMovedError(
+                f"controller epoch znode is at version {stat and stat.version}, this controller holds {epoch_version}"
+            )
 
     def _commit(self, transaction: TransactionRequest, path: str, fenced: bool = True) -> list:
         """Commit; map a failed epoch check to ControllerMovedError and re-raise any other failure.
@@ -275,4 +310,9 @@ class ZkClient:
             return results
         if fenced and isinstance(results[0], BadVersionError):
             raise ControllerMovedError(f"controller epoch changed while writing {path}")
-        raise next(r for r in results if isinstance(r, Exception) and not isinstance(r, (RolledBackError, RuntimeInconsistency)))
+        raise next(
+            r
+            for r in results
+            if isinstance(r, Exception)
+            and not isinstance(r, (RolledBackError, RuntimeInconsistency))
+        )

@@ -17,9 +17,10 @@ can share one ensemble::
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass
 from typing import Any
+
+from rafka.protocol.types import now_ms
 
 CLUSTER_ID = "/cluster/id"
 BROKER_IDS = "/brokers/ids"
@@ -31,7 +32,14 @@ ISR_CHANGE_NOTIFICATION = "/isr_change_notification"
 ISR_CHANGE_PREFIX = "isr_change_"
 DELETE_TOPICS = "/admin/delete_topics"
 
-PERSISTENT_PATHS = (BROKER_IDS, TOPICS, CONFIG_TOPICS, ISR_CHANGE_NOTIFICATION, DELETE_TOPICS, "/cluster")
+PERSISTENT_PATHS = (
+    BROKER_IDS,
+    TOPICS,
+    CONFIG_TOPICS,
+    ISR_CHANGE_NOTIFICATION,
+    DELETE_TOPICS,
+    "/cluster",
+)
 
 
 def _dump(value: Any) -> bytes:
@@ -40,11 +48,6 @@ def _dump(value: Any) -> bytes:
 
 def _load(data: bytes) -> Any:
     return json.loads(data.decode())
-
-
-def now_ms() -> int:
-    """Wall-clock milliseconds, as Kafka writes timestamps into znodes."""
-    return int(time.time() * 1000)
 
 
 def broker_path(broker_id: int) -> str:
@@ -89,19 +92,32 @@ class BrokerRegistration:
 
     def encode(self) -> bytes:
         """JSON as stored in ``/brokers/ids/<id>``."""
-        return _dump({"version": 5, "host": self.host, "node_id": self.node_id, "rack": self.rack,
-                      "timestamp": str(self.timestamp or now_ms()), "port": -1, "jmx_port": -1})
+        return _dump(
+            {
+                "version": 5,
+                "host": self.host,
+                "node_id": self.node_id,
+                "rack": self.rack,
+                "timestamp": str(self.timestamp or now_ms()),
+                "port": -1,
+                "jmx_port": -1,
+            }
+        )
 
     @classmethod
-    def decode(cls, broker_id: int, data: bytes) -> "BrokerRegistration":
+    def decode(cls, broker_id: int, data: bytes) -> BrokerRegistration:
         """Parse a broker znode."""
         value = _load(data)
-        return cls(broker_id, value["host"], value["node_id"], value.get("rack"), int(value["timestamp"]))
+        return cls(
+            broker_id, value["host"], value["node_id"], value.get("rack"), int(value["timestamp"])
+        )
 
 
 def encode_assignment(assignment: dict[int, tuple[int, ...]]) -> bytes:
     """``/brokers/topics/<t>``: partition -> replica list."""
-    return _dump({"version": 2, "partitions": {str(p): list(r) for p, r in sorted(assignment.items())}})
+    return _dump(
+        {"version": 2, "partitions": {str(p): list(r) for p, r in sorted(assignment.items())}}
+    )
 
 
 def decode_assignment(data: bytes) -> dict[int, tuple[int, ...]]:
@@ -121,14 +137,27 @@ class LeaderIsrAndEpoch:
 
     def encode(self) -> bytes:
         """JSON as stored in ``.../partitions/<p>/state``."""
-        return _dump({"version": 1, "leader": self.leader, "leader_epoch": self.leader_epoch,
-                      "isr": list(self.isr), "controller_epoch": self.controller_epoch})
+        return _dump(
+            {
+                "version": 1,
+                "leader": self.leader,
+                "leader_epoch": self.leader_epoch,
+                "isr": list(self.isr),
+                "controller_epoch": self.controller_epoch,
+            }
+        )
 
     @classmethod
-    def decode(cls, data: bytes, zk_version: int) -> "LeaderIsrAndEpoch":
+    def decode(cls, data: bytes, zk_version: int) -> LeaderIsrAndEpoch:
         """Parse a partition state znode read at ``zk_version``."""
         value = _load(data)
-        return cls(value["leader"], value["leader_epoch"], tuple(value["isr"]), value["controller_epoch"], zk_version)
+        return cls(
+            value["leader"],
+            value["leader_epoch"],
+            tuple(value["isr"]),
+            value["controller_epoch"],
+            zk_version,
+        )
 
 
 def encode_controller(broker_id: int) -> bytes:
@@ -153,7 +182,9 @@ def decode_topic_config(data: bytes) -> dict[str, str]:
 
 def encode_isr_change(partitions: list[tuple[str, int]]) -> bytes:
     """An ISR change notification listing the partitions whose ISR changed."""
-    return _dump({"version": 1, "partitions": [{"topic": t, "partition": p} for t, p in partitions]})
+    return _dump(
+        {"version": 1, "partitions": [{"topic": t, "partition": p} for t, p in partitions]}
+    )
 
 
 def decode_isr_change(data: bytes) -> list[tuple[str, int]]:

@@ -43,9 +43,10 @@ from __future__ import annotations
 
 import gc
 import struct
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator, NamedTuple, Sequence
+from typing import NamedTuple
 
 import crc32c
 import msgpack
@@ -120,7 +121,7 @@ class RecordColumns(NamedTuple):
     headers: Sequence[Sequence[Header]]
 
     @classmethod
-    def from_rows(cls, rows: Sequence[Sequence[object]]) -> "RecordColumns":
+    def from_rows(cls, rows: Sequence[Sequence[object]]) -> RecordColumns:
         """Columns from ``(offset_delta, timestamp_delta, key, value, headers)`` rows (tools and tests)."""
         if not rows:
             return cls((), (), (), (), ())
@@ -131,7 +132,7 @@ class RecordColumns(NamedTuple):
         """The records as ``(offset_delta, timestamp_delta, key, value, headers)`` rows."""
         return zip(self.offset_deltas, self.timestamp_deltas, self.keys, self.values, self.headers)
 
-    def select(self, indexes: Sequence[int]) -> "RecordColumns":
+    def select(self, indexes: Sequence[int]) -> RecordColumns:
         """The records at ``indexes`` (in that order), e.g. those compaction keeps."""
         return RecordColumns(*([column[i] for i in indexes] for column in self))
 
@@ -234,15 +235,39 @@ def encode_batch(
     codec = Compression(attributes & CODEC_MASK)
     if codec is not Compression.NONE:
         body = compress(codec, body)
-    tail = HEADER.pack(
-        0, 0, 0, 0, 0,
-        attributes, last_offset_delta, first_timestamp, max_timestamp,
-        producer_id, producer_epoch, base_sequence, count,
-    )[ATTRIBUTES_OFFSET:] + body
+    tail = (
+        HEADER.pack(
+            0,
+            0,
+            0,
+            0,
+            0,
+            attributes,
+            last_offset_delta,
+            first_timestamp,
+            max_timestamp,
+            producer_id,
+            producer_epoch,
+            base_sequence,
+            count,
+        )[ATTRIBUTES_OFFSET:]
+        + body
+    )
     crc = crc32c.crc32c(tail)
     prefix = HEADER.pack(
-        base_offset, HEADER_SIZE - LOG_OVERHEAD + len(body), partition_leader_epoch, MAGIC, crc,
-        0, 0, 0, 0, 0, 0, 0, 0,
+        base_offset,
+        HEADER_SIZE - LOG_OVERHEAD + len(body),
+        partition_leader_epoch,
+        MAGIC,
+        crc,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
     )[:ATTRIBUTES_OFFSET]
     return prefix + tail
 
@@ -255,13 +280,19 @@ def read_header(buf: bytes | bytearray | memoryview, position: int = 0) -> Batch
         )
     header = BatchHeader(*HEADER.unpack_from(buf, position))
     if header.magic != MAGIC:
-        raise CorruptMessageError(f"batch at byte {position} has magic {header.magic}, expected {MAGIC}")
+        raise CorruptMessageError(
+            f"batch at byte {position} has magic {header.magic}, expected {MAGIC}"
+        )
     if header.attributes & CODEC_MASK > max(Compression):
-        raise CorruptMessageError(f"batch at byte {position} names unknown compression codec {header.attributes & CODEC_MASK}")
+        raise CorruptMessageError(
+            f"batch at byte {position} names unknown compression codec {header.attributes & CODEC_MASK}"
+        )
     if header.batch_length < HEADER_SIZE - LOG_OVERHEAD:
         raise CorruptMessageError(f"batch at byte {position} declares length {header.batch_length}")
-    if header.record_count < 0 or header.last_offset_delta < header.record_count - 1 or (
-        header.record_count > 0 and header.last_offset_delta < 0
+    if (
+        header.record_count < 0
+        or header.last_offset_delta < header.record_count - 1
+        or (header.record_count > 0 and header.last_offset_delta < 0)
     ):
         raise CorruptMessageError(
             f"batch at byte {position} has record_count {header.record_count} "
@@ -304,7 +335,9 @@ def iter_batches(
         position += header.size_in_bytes
 
 
-def records_section(buf: bytes | bytearray | memoryview, position: int, header: BatchHeader) -> bytes:
+def records_section(
+    buf: bytes | bytearray | memoryview, position: int, header: BatchHeader
+) -> bytes:
     """The decompressed msgpack records section of the batch at ``position``."""
     start = position + HEADER_SIZE
     body = bytes(memoryview(buf)[start : position + header.size_in_bytes])
@@ -317,7 +350,9 @@ def records_section(buf: bytes | bytearray | memoryview, position: int, header: 
         # A codec this broker lacks is UNSUPPORTED_COMPRESSION_TYPE (not retriable), not a corrupt batch.
         raise
     except Exception as exc:  # any codec failure means the bytes are not what the producer wrote
-        raise CorruptMessageError(f"batch at offset {header.base_offset} fails to decompress: {exc}") from exc
+        raise CorruptMessageError(
+            f"batch at offset {header.base_offset} fails to decompress: {exc}"
+        ) from exc
 
 
 @contextmanager
@@ -337,7 +372,9 @@ def gc_paused() -> Iterator[None]:
         gc.enable()
 
 
-def decode_columns(buf: bytes | bytearray | memoryview, position: int, header: BatchHeader) -> RecordColumns:
+def decode_columns(
+    buf: bytes | bytearray | memoryview, position: int, header: BatchHeader
+) -> RecordColumns:
     """Decode the batch's records section to columns, checking the section's shape and column lengths.
 
     Element types are not checked here (``validate_records`` does that): a CRC-verified batch holds
@@ -349,9 +386,13 @@ def decode_columns(buf: bytes | bytearray | memoryview, position: int, header: B
     except (CorruptMessageError, UnsupportedCompressionTypeError):
         raise
     except Exception as exc:  # msgpack raises several types for malformed input
-        raise CorruptMessageError(f"batch at offset {header.base_offset} has undecodable records: {exc}") from exc
+        raise CorruptMessageError(
+            f"batch at offset {header.base_offset} has undecodable records: {exc}"
+        ) from exc
     if type(section) is not tuple or len(section) != 5:
-        raise CorruptMessageError(f"batch at offset {header.base_offset} has no five-column records section")
+        raise CorruptMessageError(
+            f"batch at offset {header.base_offset} has no five-column records section"
+        )
     count = header.record_count
     offset_deltas, timestamp_deltas, keys, values, headers = section
     if offset_deltas is None:
@@ -360,8 +401,13 @@ def decode_columns(buf: bytes | bytearray | memoryview, position: int, header: B
         keys = (None,) * count
     if headers is None:
         headers = ((),) * count
-    for name, column in (("offset", offset_deltas), ("timestamp", timestamp_deltas), ("key", keys),
-                         ("value", values), ("header", headers)):
+    for name, column in (
+        ("offset", offset_deltas),
+        ("timestamp", timestamp_deltas),
+        ("key", keys),
+        ("value", values),
+        ("header", headers),
+    ):
         if not isinstance(column, (tuple, range)) or len(column) != count:
             raise CorruptMessageError(
                 f"batch at offset {header.base_offset} declares {count} records, its {name} column holds "
@@ -370,7 +416,9 @@ def decode_columns(buf: bytes | bytearray | memoryview, position: int, header: B
     return RecordColumns(offset_deltas, timestamp_deltas, keys, values, headers)
 
 
-def decode_records(buf: bytes | bytearray | memoryview, position: int = 0, header: BatchHeader | None = None) -> list[Record]:
+def decode_records(
+    buf: bytes | bytearray | memoryview, position: int = 0, header: BatchHeader | None = None
+) -> list[Record]:
     """Decode every record of the batch at ``position`` with absolute offsets and timestamps."""
     if header is None:
         header = read_header(buf, position)
@@ -381,13 +429,19 @@ def decode_records(buf: bytes | bytearray | memoryview, position: int = 0, heade
     make = tuple.__new__
     try:
         with gc_paused():
-            return [make(Record, (base_offset + od, first_timestamp + td, k, v, h))
-                    for od, td, k, v, h in zip(ods, tds, keys, values, headers)]
+            return [
+                make(Record, (base_offset + od, first_timestamp + td, k, v, h))
+                for od, td, k, v, h in zip(ods, tds, keys, values, headers)
+            ]
     except TypeError as exc:
-        raise CorruptMessageError(f"batch at offset {base_offset} has a malformed record: {exc}") from exc
+        raise CorruptMessageError(
+            f"batch at offset {base_offset} has a malformed record: {exc}"
+        ) from exc
 
 
-def validate_records(buf: bytes | bytearray | memoryview, position: int, header: BatchHeader) -> RecordColumns:
+def validate_records(
+    buf: bytes | bytearray | memoryview, position: int, header: BatchHeader
+) -> RecordColumns:
     """Check every record's field types and offsets against the header; return the columns.
 
     This looks at every record, so the broker runs it only where it must look inside records.
@@ -396,7 +450,11 @@ def validate_records(buf: bytes | bytearray | memoryview, position: int, header:
     where = f"batch at offset {header.base_offset}"
     ods = columns.offset_deltas
     if not isinstance(ods, range):
-        if any(type(od) is not int for od in ods) or any(b <= a for a, b in zip(ods, ods[1:])) or (ods and ods[0] < 0):
+        if (
+            any(type(od) is not int for od in ods)
+            or any(b <= a for a, b in zip(ods, ods[1:]))
+            or (ods and ods[0] < 0)
+        ):
             raise CorruptMessageError(f"{where} has offset deltas that are not increasing integers")
     if any(type(td) is not int for td in columns.timestamp_deltas):
         raise CorruptMessageError(f"{where} has timestamp deltas that are not integers")
@@ -405,20 +463,27 @@ def validate_records(buf: bytes | bytearray | memoryview, position: int, header:
     ):
         raise CorruptMessageError(f"{where} has a key or value that is not bytes")
     if any(
-        type(hs) is not tuple or any(
-            type(h) is not tuple or len(h) != 2 or type(h[0]) is not str or not (h[1] is None or type(h[1]) is bytes)
+        type(hs) is not tuple
+        or any(
+            type(h) is not tuple
+            or len(h) != 2
+            or type(h[0]) is not str
+            or not (h[1] is None or type(h[1]) is bytes)
             for h in hs
         )
         for hs in columns.headers
     ):
         raise CorruptMessageError(f"{where} has malformed headers")
     if header.record_count and ods[-1] != header.last_offset_delta:
-        raise CorruptMessageError(f"{where}: last record delta {ods[-1]} differs from header's {header.last_offset_delta}")
+        raise CorruptMessageError(
+            f"{where}: last record delta {ods[-1]} differs from header's {header.last_offset_delta}"
+        )
     return columns
 
 
-def stamp(buf: bytearray | memoryview, position: int, base_offset: int, partition_leader_epoch: int) -> None:
+def stamp(
+    buf: bytearray | memoryview, position: int, base_offset: int, partition_leader_epoch: int
+) -> None:
     """Set base offset and leader epoch in place; both lie outside the CRC, so it stays valid."""
     _BASE_OFFSET_FIELD.pack_into(buf, position, base_offset)
     _EPOCH_FIELD.pack_into(buf, position + LEADER_EPOCH_OFFSET, partition_leader_epoch)
-

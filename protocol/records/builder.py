@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from rafka.protocol.records.batch import (
     HEADER_SIZE,
@@ -21,10 +21,16 @@ _NONE_TYPE = type(None)
 _BYTES_OR_NONE = frozenset({bytes, _NONE_TYPE})
 
 
-def _check_headers(headers: Sequence[tuple[str, bytes | None]]) -> tuple[tuple[str, bytes | None], ...]:
+def _check_headers(
+    headers: Sequence[tuple[str, bytes | None]],
+) -> tuple[tuple[str, bytes | None], ...]:
     checked: list[tuple[str, bytes | None]] = []
     for item in headers:
-        if len(item) != 2 or not isinstance(item[0], str) or not (item[1] is None or isinstance(item[1], bytes)):
+        if (
+            len(item) != 2
+            or not isinstance(item[0], str)
+            or not (item[1] is None or isinstance(item[1], bytes))
+        ):
             raise TypeError(f"a header must be a (str, bytes or None) pair, got {item!r}")
         checked.append((item[0], item[1]))
     return tuple(checked)
@@ -49,8 +55,21 @@ class RecordBatchBuilder:
     relative (0, 1, 2, ...): the leader assigns the real base offset on append.
     """
 
-    __slots__ = ("_timestamp_deltas", "_keys", "_values", "_headers", "_size", "_first_ts", "_max_ts",
-                 "compression", "batch_size", "producer_id", "producer_epoch", "base_sequence", "is_transactional")
+    __slots__ = (
+        "_first_ts",
+        "_headers",
+        "_keys",
+        "_max_ts",
+        "_size",
+        "_timestamp_deltas",
+        "_values",
+        "base_sequence",
+        "batch_size",
+        "compression",
+        "is_transactional",
+        "producer_epoch",
+        "producer_id",
+    )
 
     def __init__(
         self,
@@ -207,7 +226,10 @@ class RecordBatchBuilder:
 
 
 def build_batch(
-    records: Iterable[tuple[bytes | None, bytes | None, int] | tuple[bytes | None, bytes | None, int, Sequence[tuple[str, bytes | None]]]],
+    records: Iterable[
+        tuple[bytes | None, bytes | None, int]
+        | tuple[bytes | None, bytes | None, int, Sequence[tuple[str, bytes | None]]]
+    ],
     compression: Compression = Compression.NONE,
 ) -> bytes:
     """Build one batch from ``(key, value, timestamp_ms[, headers])`` tuples: a convenience for tools and tests."""

@@ -8,8 +8,8 @@ silent fallback: a batch must decode the same everywhere it travels.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 from enum import IntEnum
-from typing import Callable
 
 from rafka.protocol.errors import UnsupportedCompressionTypeError
 
@@ -24,7 +24,7 @@ class Compression(IntEnum):
     ZSTD = 4
 
     @classmethod
-    def from_name(cls, name: str | None) -> "Compression":
+    def from_name(cls, name: str | None) -> Compression:
         """Parse Kafka's ``compression.type`` values: none, gzip, snappy, lz4, zstd."""
         if name is None:
             return cls.NONE
@@ -67,7 +67,9 @@ def _codec(codec: Compression) -> tuple[Callable[[bytes], bytes], Callable[[byte
         raise UnsupportedCompressionTypeError(
             f"{codec.name.lower()} needs the optional extra rafka[{codec.name.lower()}]"
         ) from None
-    raise UnsupportedCompressionTypeError(f"compression codec {codec.name.lower()} is not supported")
+    raise UnsupportedCompressionTypeError(
+        f"compression codec {codec.name.lower()} is not supported"
+    )
 
 
 def compress(codec: Compression, data: bytes) -> bytes:

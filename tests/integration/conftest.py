@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 import ray
@@ -41,23 +41,38 @@ def ray_nodes(session_dir: Path) -> Iterator[list[str]]:
     ray_tmp = session_dir / "ray"
     (ray_tmp / "ray").mkdir(parents=True)
     os.environ["RAY_TMPDIR"] = str(ray_tmp)
-    cluster = Cluster(initialize_head=True, connect=False,
-                      head_node_args={"num_cpus": 2, "include_dashboard": False, "temp_dir": str(ray_tmp)})
-    nodes = [cluster.add_node(num_cpus=1, resources={f"broker-node-{i}": 1}, object_store_memory=128 * 1024 * 1024)
-             for i in range(BROKERS)]
+    cluster = Cluster(
+        initialize_head=True,
+        connect=False,
+        head_node_args={"num_cpus": 2, "include_dashboard": False, "temp_dir": str(ray_tmp)},
+    )
+    nodes = [
+        cluster.add_node(
+            num_cpus=1, resources={f"broker-node-{i}": 1}, object_store_memory=128 * 1024 * 1024
+        )
+        for i in range(BROKERS)
+    ]
     cluster.wait_for_nodes()
-    ray.init(address=cluster.address, namespace=NAMESPACE, log_to_driver=False, logging_level="ERROR")
+    ray.init(
+        address=cluster.address, namespace=NAMESPACE, log_to_driver=False, logging_level="ERROR"
+    )
     yield [node.node_id for node in nodes]
     ray.shutdown()
     cluster.shutdown()
 
 
 @pytest.fixture(scope="session")
-def cluster(session_dir: Path, zookeeper: ZooKeeperServer, ray_nodes: list[str]) -> Iterator[LocalCluster]:
+def cluster(
+    session_dir: Path, zookeeper: ZooKeeperServer, ray_nodes: list[str]
+) -> Iterator[LocalCluster]:
     """Three brokers, one per Ray node, sharing the session's ZooKeeper (chroot /rafka/it)."""
     local = LocalCluster(
-        brokers=BROKERS, data_dir=session_dir / "data", zookeeper=zookeeper.connect_string,
-        cluster_name="it", namespace=NAMESPACE, node_ids=ray_nodes,
+        brokers=BROKERS,
+        data_dir=session_dir / "data",
+        zookeeper=zookeeper.connect_string,
+        cluster_name="it",
+        namespace=NAMESPACE,
+        node_ids=ray_nodes,
         broker_config={"zookeeper_session_timeout_ms": 4000, "replica_fetch_backoff_ms": 100},
     )
     with local:
@@ -77,13 +92,23 @@ _topic_counter = [0]
 def topic_name(request: pytest.FixtureRequest) -> str:
     """A topic name unique to the test."""
     _topic_counter[0] += 1
-    return f"{request.node.name[:40].replace('[', '.').replace(']', '')}-{_topic_counter[0]}".replace("_", "-")
+    return (
+        f"{request.node.name[:40].replace('[', '.').replace(']', '')}-{_topic_counter[0]}".replace(
+            "_", "-"
+        )
+    )
 
 
 # Modules that start clusters of their own run first, before the shared session cluster exists, and
 # the Spark tests run last: on a 2-core machine every idle replica actor costs CPU, so the fewer
 # clusters are alive at once, the steadier the timing-sensitive failover tests are.
-_MODULE_ORDER = ("test_zookeeper_server", "test_failover", "test_fault_injection", "test_restart", "test_consumer_groups")
+_MODULE_ORDER = (
+    "test_zookeeper_server",
+    "test_failover",
+    "test_fault_injection",
+    "test_restart",
+    "test_consumer_groups",
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -97,4 +122,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             return 3
         return 1 if path.stem in _MODULE_ORDER else 2
 
-    items.sort(key=lambda item: (rank(item), _MODULE_ORDER.index(item.path.stem) if item.path.stem in _MODULE_ORDER else 0))
+    items.sort(
+        key=lambda item: (
+            rank(item),
+            _MODULE_ORDER.index(item.path.stem) if item.path.stem in _MODULE_ORDER else 0,
+        )
+    )

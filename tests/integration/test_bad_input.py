@@ -9,7 +9,6 @@ from rafka.clients.admin import Admin
 from rafka.clients.cluster import ClusterConnection
 from rafka.clients.consumer import Consumer
 from rafka.clients.producer import Producer
-from rafka.clients.records import TopicPartition
 from rafka.protocol.errors import (
     Errors,
     InvalidConfigError,
@@ -24,6 +23,7 @@ from rafka.protocol.errors import (
 from rafka.protocol.messages.fetch import FetchRequest
 from rafka.protocol.messages.produce import ProduceRequest
 from rafka.protocol.records.builder import build_batch
+from rafka.protocol.types import TopicPartition
 from rafka.testing import serving_replica
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120), pytest.mark.usefixtures("cluster")]
@@ -69,7 +69,9 @@ def test_bad_topic_config_names_the_key(admin: Admin, topic_name: str) -> None:
         admin.create_topic(topic_name, 1, 1, config={"retention.ms": "-5"})
 
 
-def test_record_over_max_message_bytes_fails_with_message_too_large(admin: Admin, topic_name: str) -> None:
+def test_record_over_max_message_bytes_fails_with_message_too_large(
+    admin: Admin, topic_name: str
+) -> None:
     admin.create_topic(topic_name, 1, 2, config={"max.message.bytes": "1000"})
     with Producer(namespace=NS, retries=0) as producer:
         future = producer.send(topic_name, b"x" * 2000)
@@ -78,16 +80,22 @@ def test_record_over_max_message_bytes_fails_with_message_too_large(admin: Admin
         assert producer.send(topic_name, b"small").get(timeout=30).offset == 0
 
 
-def test_produce_and_fetch_at_a_follower_fail_with_not_leader_or_follower(admin: Admin, topic_name: str) -> None:
+def test_produce_and_fetch_at_a_follower_fail_with_not_leader_or_follower(
+    admin: Admin, topic_name: str
+) -> None:
     admin.create_topic(topic_name, 1, 2)
     follower = serving_replica(topic_name, 0, 1, NS)
-    produced = ray.get(follower.produce.remote(ProduceRequest(build_batch([(None, b"x", 1)]))), timeout=30)
+    produced = ray.get(
+        follower.produce.remote(ProduceRequest(build_batch([(None, b"x", 1)]))), timeout=30
+    )
     assert produced.error is Errors.NOT_LEADER_OR_FOLLOWER
     fetched = ray.get(follower.fetch.remote(FetchRequest(0, max_wait_ms=0)), timeout=30)
     assert fetched.error is Errors.NOT_LEADER_OR_FOLLOWER
 
 
-def test_fetch_outside_the_log_fails_with_offset_out_of_range(admin: Admin, topic_name: str) -> None:
+def test_fetch_outside_the_log_fails_with_offset_out_of_range(
+    admin: Admin, topic_name: str
+) -> None:
     admin.create_topic(topic_name, 1, 1)
     leader = serving_replica(topic_name, 0, 0, NS)
     response = ray.get(leader.fetch.remote(FetchRequest(10**9, max_wait_ms=0)), timeout=30)

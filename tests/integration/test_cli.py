@@ -19,51 +19,149 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(300), pytest.mark.use
 NS = ["--namespace", "rafka-test"]
 
 
-def test_topics_create_list_and_describe_print_what_kafka_topics_prints(capsys: pytest.CaptureFixture[str], topic_name: str) -> None:
-    assert main([*NS, "topics", "--create", "--topic", topic_name, "--partitions", "2", "--replication-factor", "2",
-                 "--config", "retention.ms=60000"]) == 0
+def test_topics_create_list_and_describe_print_what_kafka_topics_prints(
+    capsys: pytest.CaptureFixture[str], topic_name: str
+) -> None:
+    assert (
+        main(
+            [
+                *NS,
+                "topics",
+                "--create",
+                "--topic",
+                topic_name,
+                "--partitions",
+                "2",
+                "--replication-factor",
+                "2",
+                "--config",
+                "retention.ms=60000",
+            ]
+        )
+        == 0
+    )
     assert f"Created topic {topic_name}." in capsys.readouterr().out
     assert main([*NS, "topics", "--list"]) == 0
     assert topic_name in capsys.readouterr().out.split()
     assert main([*NS, "topics", "--describe", "--topic", topic_name]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0] == f"Topic: {topic_name}\tPartitionCount: 2\tReplicationFactor: 2\tConfigs: retention.ms=60000"
+    assert (
+        lines[0]
+        == f"Topic: {topic_name}\tPartitionCount: 2\tReplicationFactor: 2\tConfigs: retention.ms=60000"
+    )
     assert lines[1] == f"\tTopic: {topic_name}\tPartition: 0\tLeader: 0\tReplicas: 0,1\tIsr: 0,1"
 
 
-def test_a_bad_request_prints_kafkas_error_and_exits_1(capsys: pytest.CaptureFixture[str], topic_name: str) -> None:
-    assert main([*NS, "topics", "--create", "--topic", topic_name, "--replication-factor", "7"]) == 1
+def test_a_bad_request_prints_kafkas_error_and_exits_1(
+    capsys: pytest.CaptureFixture[str], topic_name: str
+) -> None:
+    assert (
+        main([*NS, "topics", "--create", "--topic", topic_name, "--replication-factor", "7"]) == 1
+    )
     assert "INVALID_REPLICATION_FACTOR (38)" in capsys.readouterr().err
 
 
-def test_console_producer_and_consumer_round_trip_keys(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], topic_name: str) -> None:
+def test_console_producer_and_consumer_round_trip_keys(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], topic_name: str
+) -> None:
     assert main([*NS, "topics", "--create", "--topic", topic_name]) == 0
     capsys.readouterr()
     monkeypatch.setattr(sys, "stdin", io.StringIO("k1:hello\nk2:world\nno-separator\n"))
-    assert main([*NS, "produce", "--topic", topic_name, "--acks", "all",
-                 "--property", "parse.key=true", "--property", "key.separator=:"]) == 0
+    assert (
+        main(
+            [
+                *NS,
+                "produce",
+                "--topic",
+                topic_name,
+                "--acks",
+                "all",
+                "--property",
+                "parse.key=true",
+                "--property",
+                "key.separator=:",
+            ]
+        )
+        == 0
+    )
     assert "skipped line without key separator" in capsys.readouterr().err
-    assert main([*NS, "consume", "--topic", topic_name, "--from-beginning", "--max-messages", "2",
-                 "--property", "print.key=true", "--property", "print.offset=true"]) == 0
+    assert (
+        main(
+            [
+                *NS,
+                "consume",
+                "--topic",
+                topic_name,
+                "--from-beginning",
+                "--max-messages",
+                "2",
+                "--property",
+                "print.key=true",
+                "--property",
+                "print.offset=true",
+            ]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
     assert captured.out.splitlines() == ["Offset:0\tk1\thello", "Offset:1\tk2\tworld"]
     assert "Processed a total of 2 messages" in captured.err
 
 
-def test_consumer_reads_one_partition_from_an_offset(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], topic_name: str) -> None:
+def test_consumer_reads_one_partition_from_an_offset(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], topic_name: str
+) -> None:
     assert main([*NS, "topics", "--create", "--topic", topic_name]) == 0
     monkeypatch.setattr(sys, "stdin", io.StringIO("".join(f"line-{i}\n" for i in range(5))))
     assert main([*NS, "produce", "--topic", topic_name]) == 0
     capsys.readouterr()
-    assert main([*NS, "consume", "--topic", topic_name, "--partition", "0", "--offset", "3", "--timeout-ms", "3000"]) == 0
+    assert (
+        main(
+            [
+                *NS,
+                "consume",
+                "--topic",
+                topic_name,
+                "--partition",
+                "0",
+                "--offset",
+                "3",
+                "--timeout-ms",
+                "3000",
+            ]
+        )
+        == 0
+    )
     assert capsys.readouterr().out.splitlines() == ["line-3", "line-4"]
 
 
-def test_perf_tools_print_kafkas_summary_lines(capsys: pytest.CaptureFixture[str], topic_name: str) -> None:
+def test_perf_tools_print_kafkas_summary_lines(
+    capsys: pytest.CaptureFixture[str], topic_name: str
+) -> None:
     assert main([*NS, "topics", "--create", "--topic", topic_name, "--partitions", "2"]) == 0
     capsys.readouterr()
-    assert main([*NS, "perf", "produce", "--topic", topic_name, "--num-records", "2000", "--record-size", "50",
-                 "--throughput", "-1", "--acks", "all", "--producer-props", "linger_ms=5"]) == 0
+    assert (
+        main(
+            [
+                *NS,
+                "perf",
+                "produce",
+                "--topic",
+                topic_name,
+                "--num-records",
+                "2000",
+                "--record-size",
+                "50",
+                "--throughput",
+                "-1",
+                "--acks",
+                "all",
+                "--producer-props",
+                "linger_ms=5",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert out.startswith("2000 records sent, ") and "ms 99.9th." in out
     assert main([*NS, "perf", "consume", "--topic", topic_name, "--messages", "2000"]) == 0
@@ -72,19 +170,47 @@ def test_perf_tools_print_kafkas_summary_lines(capsys: pytest.CaptureFixture[str
     assert lines[1].split(", ")[2] == "2000"
 
 
-def test_up_and_down_start_and_stop_detached_brokers_on_the_running_ray(tmp_path: Path, zookeeper: ZooKeeperServer) -> None:
+def test_up_and_down_start_and_stop_detached_brokers_on_the_running_ray(
+    tmp_path: Path, zookeeper: ZooKeeperServer
+) -> None:
     address = ray.get_runtime_context().gcs_address
     command = [sys.executable, "-m", "rafka", "--namespace", "rafka-cli-up", "--address", address]
     env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
-    up = subprocess.run([*command, "up", "--brokers", "2", "--data-dir", str(tmp_path),
-                         "--zookeeper", zookeeper.connect_string + "/rafka/cli-up"], env=env, capture_output=True, text=True, timeout=240)
+    up = subprocess.run(
+        [
+            *command,
+            "up",
+            "--brokers",
+            "2",
+            "--data-dir",
+            str(tmp_path),
+            "--zookeeper",
+            zookeeper.connect_string + "/rafka/cli-up",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert up.returncode == 0, up.stderr
     assert "brokers [0, 1]" in up.stdout
     state = json.loads((tmp_path / "rafka-cluster.json").read_text())
-    assert state["brokers"] == [0, 1] and state["started_ray"] is False and state["embedded_zookeeper"] is False
-    status = subprocess.run([*command, "status"], env=env, capture_output=True, text=True, timeout=120)
+    assert (
+        state["brokers"] == [0, 1]
+        and state["started_ray"] is False
+        and state["embedded_zookeeper"] is False
+    )
+    status = subprocess.run(
+        [*command, "status"], env=env, capture_output=True, text=True, timeout=120
+    )
     assert [b["id"] for b in json.loads(status.stdout)["brokers"]] == [0, 1]
-    down = subprocess.run([*command, "down", "--data-dir", str(tmp_path)], env=env, capture_output=True, text=True, timeout=240)
+    down = subprocess.run(
+        [*command, "down", "--data-dir", str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert down.returncode == 0, down.stderr
     assert down.stdout.split("\n")[:2] == ["stopped broker 0", "stopped broker 1"]
     with pytest.raises(ValueError):

@@ -29,12 +29,16 @@ def test_describe_cluster_shows_live_brokers_and_an_elected_controller(admin: Ad
     description = admin.describe_cluster()
     assert [b.broker_id for b in description.brokers] == [0, 1, 2]
     assert description.controller_id in (0, 1, 2)
-    controller = ray.get_actor(names.controller_actor_name(description.controller_id), namespace="rafka-test")
+    controller = ray.get_actor(
+        names.controller_actor_name(description.controller_id), namespace="rafka-test"
+    )
     state = ray.get(controller.describe.remote(), timeout=30)
     assert state["active"] is True and state["epoch"] >= 1 and state["live_brokers"] == [0, 1, 2]
 
 
-def test_new_topic_follows_the_seeds_placement_and_first_replica_leads(admin: Admin, topic_name: str) -> None:
+def test_new_topic_follows_the_seeds_placement_and_first_replica_leads(
+    admin: Admin, topic_name: str
+) -> None:
     description = admin.create_topic(topic_name, num_partitions=6, replication_factor=3)
     for p in description.partitions:
         assert p.replicas == tuple((p.partition + j) % 3 for j in range(3))
@@ -42,7 +46,9 @@ def test_new_topic_follows_the_seeds_placement_and_first_replica_leads(admin: Ad
         assert set(p.isr) == {0, 1, 2}
 
 
-def test_zookeeper_holds_kafkas_layout_under_the_cluster_chroot(admin: Admin, zookeeper: ZooKeeperServer, topic_name: str) -> None:
+def test_zookeeper_holds_kafkas_layout_under_the_cluster_chroot(
+    admin: Admin, zookeeper: ZooKeeperServer, topic_name: str
+) -> None:
     admin.create_topic(topic_name, num_partitions=2, replication_factor=2)
     zk = KazooClient(hosts=zookeeper.connect_string + "/rafka/it")
     zk.start(timeout=15)
@@ -57,12 +63,16 @@ def test_zookeeper_holds_kafkas_layout_under_the_cluster_chroot(admin: Admin, zo
         zk.stop()
 
 
-def test_each_replica_log_lives_under_its_brokers_directory_on_its_node(cluster: LocalCluster, admin: Admin, topic_name: str, ray_nodes: list[str]) -> None:
+def test_each_replica_log_lives_under_its_brokers_directory_on_its_node(
+    cluster: LocalCluster, admin: Admin, topic_name: str, ray_nodes: list[str]
+) -> None:
     admin.create_topic(topic_name, num_partitions=1, replication_factor=3)
     for broker_id in range(3):
         replica = serving_replica(topic_name, 0, broker_id, "rafka-test")
         state = ray.get(replica.describe.remote(), timeout=30)
-        assert Path(state["log_dir"]) == cluster.data_dir / f"broker-{broker_id}" / f"{topic_name}-0"
+        assert (
+            Path(state["log_dir"]) == cluster.data_dir / f"broker-{broker_id}" / f"{topic_name}-0"
+        )
         assert Path(state["log_dir"]).is_dir()
         pid_nodes = ray.get(cluster.brokers[broker_id].describe.remote(), timeout=30)["node_id"]
         assert pid_nodes == ray_nodes[broker_id]

@@ -12,29 +12,31 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 import pytest
 import ray
 
 from rafka.actors import names
-from rafka.actors.controller.events import NewTopic
 from rafka.clients.admin import Admin
 from rafka.clients.consumer import Consumer
 from rafka.clients.consumer_coordinator import CommitFailedError
 from rafka.clients.partitioner import partition_for_key
 from rafka.clients.producer import Producer
-from rafka.clients.records import ConsumerRecord, OffsetAndMetadata, RecordMetadata, TopicPartition
+from rafka.clients.records import ConsumerRecord, RecordMetadata
 from rafka.cluster.local_cluster import LocalCluster
 from rafka.cluster.zookeeper_server import ZooKeeperServer
-from rafka.testing import wait_until
 from rafka.groups.assignors import Subscription
 from rafka.groups.offsets_codec import OFFSETS_TOPIC, partition_for
 from rafka.groups.subscription_codec import decode_assignment, encode_subscription
-from rafka.protocol.errors import Errors, InvalidGroupIdError, UnknownTopicOrPartitionError
-from rafka.protocol.messages.metadata import MetadataRequest
+from rafka.protocol.errors import (
+    Errors,
+    InvalidGroupIdError,
+    UnknownTopicOrPartitionError,
+)
 from rafka.protocol.messages.groups import (
     HeartbeatRequest,
     JoinGroupRequest,
@@ -42,6 +44,9 @@ from rafka.protocol.messages.groups import (
     OffsetCommitRequest,
     SyncGroupRequest,
 )
+from rafka.protocol.messages.metadata import MetadataRequest
+from rafka.protocol.types import NewTopic, OffsetAndMetadata, TopicPartition
+from rafka.testing import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 NS = "rafka-groups"
@@ -58,16 +63,30 @@ MEMBER_CONFIG: dict[str, Any] = {
 
 
 @pytest.fixture(scope="module")
-def gcluster(session_dir: Path, zookeeper: ZooKeeperServer, ray_nodes: list[str]) -> Iterator[LocalCluster]:
+def gcluster(
+    session_dir: Path, zookeeper: ZooKeeperServer, ray_nodes: list[str]
+) -> Iterator[LocalCluster]:
     """Three brokers with group settings that make rebalances quick (and topic auto-creation on)."""
     local = LocalCluster(
-        brokers=3, data_dir=session_dir / "groups", zookeeper=zookeeper.connect_string, cluster_name="groups",
-        namespace=NS, node_ids=ray_nodes,
-        broker_config={"zookeeper_session_timeout_ms": 4000, "replica_lag_time_max_ms": 2000,
-                       "replica_fetch_backoff_ms": 100, "replica_fetch_wait_max_ms": 200,
-                       "offsets_topic_num_partitions": OFFSETS_PARTITIONS, "group_initial_rebalance_delay_ms": 0,
-                       "group_min_session_timeout_ms": 500, "log_retention_check_interval_ms": 1000,
-                       "auto_create_topics_enable": True, "num_partitions": 2, "default_replication_factor": 2},
+        brokers=3,
+        data_dir=session_dir / "groups",
+        zookeeper=zookeeper.connect_string,
+        cluster_name="groups",
+        namespace=NS,
+        node_ids=ray_nodes,
+        broker_config={
+            "zookeeper_session_timeout_ms": 4000,
+            "replica_lag_time_max_ms": 2000,
+            "replica_fetch_backoff_ms": 100,
+            "replica_fetch_wait_max_ms": 200,
+            "offsets_topic_num_partitions": OFFSETS_PARTITIONS,
+            "group_initial_rebalance_delay_ms": 0,
+            "group_min_session_timeout_ms": 500,
+            "log_retention_check_interval_ms": 1000,
+            "auto_create_topics_enable": True,
+            "num_partitions": 2,
+            "default_replication_factor": 2,
+        },
     )
     with local:
         yield local
@@ -81,16 +100,31 @@ def gadmin(gcluster: LocalCluster) -> Admin:
 # ---------------------------------------------------------------------------------------------- helpers
 
 
-def create_topic(cluster: LocalCluster, name: str, partitions: int, replication: int, config: dict[str, str] | None = None) -> None:
+def create_topic(
+    cluster: LocalCluster,
+    name: str,
+    partitions: int,
+    replication: int,
+    config: dict[str, str] | None = None,
+) -> None:
     """Create a topic and wait until every broker's metadata has it led: clients take whichever broker
     answers first, and a member whose metadata lacks a subscribed topic would rejoin without it."""
-    cluster.admin().create_topics([NewTopic(name, partitions, replication, tuple((config or {}).items()))])
+    cluster.admin().create_topics(
+        [NewTopic(name, partitions, replication, tuple((config or {}).items()))]
+    )
 
     def everywhere() -> bool:
         for handle in list(cluster.brokers.values()):
-            response = ray.get(handle.metadata.remote(MetadataRequest((name,), allow_auto_topic_creation=False)), timeout=30)
+            response = ray.get(
+                handle.metadata.remote(MetadataRequest((name,), allow_auto_topic_creation=False)),
+                timeout=30,
+            )
             (topic,) = response.topics
-            if topic.error is not Errors.NONE or len(topic.partitions) != partitions or any(p.leader < 0 for p in topic.partitions):
+            if (
+                topic.error is not Errors.NONE
+                or len(topic.partitions) != partitions
+                or any(p.leader < 0 for p in topic.partitions)
+            ):
                 return False
         return True
 
@@ -104,8 +138,11 @@ def tps(topic: str, partitions: int) -> list[TopicPartition]:
 def produce(topic: str, partitions: int, per_partition: int, prefix: str) -> list[RecordMetadata]:
     """``per_partition`` records to each partition, acknowledged by every in-sync replica."""
     with Producer(namespace=NS, acks="all") as producer:
-        futures = [producer.send(topic, value=f"{prefix}-{p}-{i}".encode(), partition=p)
-                   for i in range(per_partition) for p in range(partitions)]
+        futures = [
+            producer.send(topic, value=f"{prefix}-{p}-{i}".encode(), partition=p)
+            for i in range(per_partition)
+            for p in range(partitions)
+        ]
         return [f.get(timeout=60) for f in futures]
 
 
@@ -114,12 +151,16 @@ def group_consumer(group: str, **config: Any) -> Consumer:
     return Consumer(namespace=NS, group_id=group, **{**MEMBER_CONFIG, **config})
 
 
-def poll_until(consumer: Consumer, done: Callable[[list[ConsumerRecord]], bool], timeout_s: float, what: str) -> list[ConsumerRecord]:
+def poll_until(
+    consumer: Consumer, done: Callable[[list[ConsumerRecord]], bool], timeout_s: float, what: str
+) -> list[ConsumerRecord]:
     """Poll ``consumer`` until ``done(records so far)``."""
     records: list[ConsumerRecord] = []
     deadline = time.monotonic() + timeout_s
     while not done(records):
-        assert time.monotonic() < deadline, f"timed out after {timeout_s}s waiting for {what}; got {[(r.partition, r.offset) for r in records]}"
+        assert time.monotonic() < deadline, (
+            f"timed out after {timeout_s}s waiting for {what}; got {[(r.partition, r.offset) for r in records]}"
+        )
         for part in consumer.poll(timeout_ms=300).values():
             records.extend(part)
     return records
@@ -129,12 +170,22 @@ def coordinator_id(cluster: LocalCluster, admin: Admin, group: str) -> int | Non
     """The group's coordinator -- the leader of its ``__consumer_offsets`` partition -- once the metadata,
     every live broker's FindCoordinator and the coordinator actors' own ownership agree; else None."""
     wanted = partition_for(group, OFFSETS_PARTITIONS)
-    leader = next(p.leader for p in admin.describe_topic(OFFSETS_TOPIC).partitions if p.partition == wanted)
-    answers = {(found.error, found.coordinator_id)
-               for found in ray.get([b.find_coordinator.remote(group) for b in list(cluster.brokers.values())], timeout=30)}
+    leader = next(
+        p.leader for p in admin.describe_topic(OFFSETS_TOPIC).partitions if p.partition == wanted
+    )
+    answers = {
+        (found.error, found.coordinator_id)
+        for found in ray.get(
+            [b.find_coordinator.remote(group) for b in list(cluster.brokers.values())], timeout=30
+        )
+    }
     if answers != {(Errors.NONE, leader)}:
         return None
-    owners = [b for b in list(cluster.brokers) if wanted in ray.get(coordinator_handle(b).describe.remote(), timeout=30)["owned"]]
+    owners = [
+        b
+        for b in list(cluster.brokers)
+        if wanted in ray.get(coordinator_handle(b).describe.remote(), timeout=30)["owned"]
+    ]
     return leader if owners == [leader] else None
 
 
@@ -145,7 +196,9 @@ def coordinator_handle(broker_id: int) -> Any:
 def coordinator_actor(cluster: LocalCluster, admin: Admin, group: str) -> Any:
     """The actor answering for ``group`` (creating ``__consumer_offsets`` first if no group used it yet)."""
     admin.describe_group(group)
-    return coordinator_handle(wait_until(lambda: coordinator_id(cluster, admin, group), 60, f"the coordinator of {group}"))
+    return coordinator_handle(
+        wait_until(lambda: coordinator_id(cluster, admin, group), 60, f"the coordinator of {group}")
+    )
 
 
 def group_away_from_the_controller(cluster: LocalCluster, admin: Admin, prefix: str) -> str:
@@ -155,7 +208,12 @@ def group_away_from_the_controller(cluster: LocalCluster, admin: Admin, prefix: 
     controller = admin.describe_cluster().controller_id
     for i in range(50):
         group = f"{prefix}-{i}"
-        if wait_until(lambda: coordinator_id(cluster, admin, group), 60, f"the coordinator of {group}") != controller:
+        if (
+            wait_until(
+                lambda: coordinator_id(cluster, admin, group), 60, f"the coordinator of {group}"
+            )
+            != controller
+        ):
             return group
     raise AssertionError(f"every offsets partition is led by the controller's broker {controller}")
 
@@ -187,7 +245,14 @@ class Member:
     """A group member polling on a thread of its own; after each poll that returned records it commits
     the processed offsets of that poll explicitly (``enable_auto_commit`` is off)."""
 
-    def __init__(self, name: str, group: str, topics: Iterable[str] = (), pattern: str | None = None, **config: Any) -> None:
+    def __init__(
+        self,
+        name: str,
+        group: str,
+        topics: Iterable[str] = (),
+        pattern: str | None = None,
+        **config: Any,
+    ) -> None:
         self.name = name
         self.consumer = group_consumer(group, client_id=name, **config)
         self.consumer.subscribe(list(topics), pattern=pattern)
@@ -209,12 +274,18 @@ class Member:
                     self._stop.wait(0.05)  # a stuck application: it does not call poll() at all
                     continue
                 batch = self.consumer.poll(timeout_ms=200)
-                delivered = [Delivery(next(_sequence), self.name, tp, r.offset, r.value) for tp, part in batch.items() for r in part]
+                delivered = [
+                    Delivery(next(_sequence), self.name, tp, r.offset, r.value)
+                    for tp, part in batch.items()
+                    for r in part
+                ]
                 commit = None
                 if batch:
                     offsets = {tp: part[-1].offset + 1 for tp, part in batch.items() if part}
                     try:
-                        self.consumer.commit({tp: OffsetAndMetadata(o, "") for tp, o in offsets.items()})
+                        self.consumer.commit(
+                            {tp: OffsetAndMetadata(o, "") for tp, o in offsets.items()}
+                        )
                         commit = Commit(next(_sequence), self.name, offsets)
                     except CommitFailedError:
                         self.failed_commits += 1
@@ -267,23 +338,33 @@ def stop_all(members: Iterable[Member]) -> None:
         member.stop()
 
 
-def settled(admin: Admin, group: str, members: list[Member]) -> dict[str, frozenset[TopicPartition]] | None:
+def settled(
+    admin: Admin, group: str, members: list[Member]
+) -> dict[str, frozenset[TopicPartition]] | None:
     """Each member's assignment once the group is Stable with exactly ``members`` and each of them has
     polled since its assignment (its local assignment is the coordinator's); None until then."""
     description = admin.describe_group(group)
     if description.state != "Stable":
         return None
-    coordinator_view = {m.client_id: frozenset(TopicPartition(*tp) for tp in decode_assignment(m.assignment))
-                        for m in description.members}
-    if len(coordinator_view) != len(description.members) or sorted(coordinator_view) != sorted(m.name for m in members):
+    coordinator_view = {
+        m.client_id: frozenset(TopicPartition(*tp) for tp in decode_assignment(m.assignment))
+        for m in description.members
+    }
+    if len(coordinator_view) != len(description.members) or sorted(coordinator_view) != sorted(
+        m.name for m in members
+    ):
         return None
     local = {m.name: m.assigned() for m in members}
     return local if local == coordinator_view else None
 
 
-def assert_one_owner_each(owners: dict[str, frozenset[TopicPartition]], partitions: list[TopicPartition]) -> None:
+def assert_one_owner_each(
+    owners: dict[str, frozenset[TopicPartition]], partitions: list[TopicPartition]
+) -> None:
     owned = [tp for assigned in owners.values() for tp in assigned]
-    assert sorted(owned) == sorted(partitions), f"every partition must have exactly one owner: {owners}"
+    assert sorted(owned) == sorted(partitions), (
+        f"every partition must have exactly one owner: {owners}"
+    )
 
 
 def keys_one_per_partition(partitions: int) -> list[bytes]:
@@ -313,7 +394,9 @@ class BackgroundProducer:
         for i in itertools.count():
             if self._stop.wait(0.02):
                 return
-            future = self.producer.send(self.topic, value=f"bg-{i}".encode(), partition=i % self.partitions)
+            future = self.producer.send(
+                self.topic, value=f"bg-{i}".encode(), partition=i % self.partitions
+            )
             with self._lock:
                 self._futures.append(future)
 
@@ -321,8 +404,11 @@ class BackgroundProducer:
         """(partition, offset) -> value of every acknowledged record so far."""
         with self._lock:
             futures = list(self._futures)
-        return {(TopicPartition(m.topic, m.partition), m.offset): f"bg-{i}".encode()
-                for i, f in enumerate(futures) if (m := f.value) is not None}
+        return {
+            (TopicPartition(m.topic, m.partition), m.offset): f"bg-{i}".encode()
+            for i, f in enumerate(futures)
+            if (m := f.value) is not None
+        }
 
     def stop(self) -> dict[tuple[TopicPartition, int], bytes]:
         """Stop, wait for every send, and return them all (every one must have succeeded)."""
@@ -344,24 +430,43 @@ def consumed(members: Iterable[Member]) -> set[tuple[TopicPartition, int]]:
 # ---------------------------------------------------------------------------------------------- tests
 
 
-def test_one_member_gets_every_partition_and_three_members_get_one_each(gcluster: LocalCluster, gadmin: Admin) -> None:
+def test_one_member_gets_every_partition_and_three_members_get_one_each(
+    gcluster: LocalCluster, gadmin: Admin
+) -> None:
     create_topic(gcluster, "seed", 3, 1)
     partitions = tps("seed", 3)
     solo = Member("seed-solo", "seed-g1", ["seed"])
     trio = [Member(f"seed-trio-{i}", "seed-g2", ["seed"]) for i in range(3)]
     try:
-        assert wait_until(lambda: settled(gadmin, "seed-g1", [solo]), 60, "group seed-g1 to settle") == {"seed-solo": frozenset(partitions)}
-        owners = wait_until(lambda: settled(gadmin, "seed-g2", trio), 60, "group seed-g2 to settle with three members")
+        assert wait_until(
+            lambda: settled(gadmin, "seed-g1", [solo]), 60, "group seed-g1 to settle"
+        ) == {"seed-solo": frozenset(partitions)}
+        owners = wait_until(
+            lambda: settled(gadmin, "seed-g2", trio),
+            60,
+            "group seed-g2 to settle with three members",
+        )
         assert sorted(len(assigned) for assigned in owners.values()) == [1, 1, 1]
         assert_one_owner_each(owners, partitions)
         with Producer(namespace=NS, acks="all") as producer:
-            sent = {key: producer.send("seed", value=b"seed-" + key, key=key).get(timeout=30) for key in keys_one_per_partition(3)}
+            sent = {
+                key: producer.send("seed", value=b"seed-" + key, key=key).get(timeout=30)
+                for key in keys_one_per_partition(3)
+            }
         assert sorted(meta.partition for meta in sent.values()) == [0, 1, 2]
-        wait_until(lambda: len(solo.deliveries()) >= 3 and all(m.deliveries() for m in trio), 60, "both groups to receive the records")
-        assert settled(gadmin, "seed-g2", trio) == owners, "the group must not have rebalanced meanwhile"
+        wait_until(
+            lambda: len(solo.deliveries()) >= 3 and all(m.deliveries() for m in trio),
+            60,
+            "both groups to receive the records",
+        )
+        assert settled(gadmin, "seed-g2", trio) == owners, (
+            "the group must not have rebalanced meanwhile"
+        )
     finally:
         stop_all([solo, *trio])
-    value_of = {TopicPartition("seed", meta.partition): b"seed-" + key for key, meta in sent.items()}
+    value_of = {
+        TopicPartition("seed", meta.partition): b"seed-" + key for key, meta in sent.items()
+    }
     assert sorted((d.tp, d.value) for d in solo.deliveries()) == sorted(value_of.items())
     for member in trio:
         (delivery,) = member.deliveries()
@@ -369,7 +474,9 @@ def test_one_member_gets_every_partition_and_three_members_get_one_each(gcluster
         assert delivery.value == value_of[delivery.tp] and delivery.offset == 0
 
 
-def test_scaling_to_four_members_and_back_keeps_one_owner_per_partition_and_loses_nothing(gcluster: LocalCluster, gadmin: Admin) -> None:
+def test_scaling_to_four_members_and_back_keeps_one_owner_per_partition_and_loses_nothing(
+    gcluster: LocalCluster, gadmin: Admin
+) -> None:
     topic, group = "scale", "scale-g"
     create_topic(gcluster, topic, 3, 1)
     partitions = tps(topic, 3)
@@ -378,13 +485,23 @@ def test_scaling_to_four_members_and_back_keeps_one_owner_per_partition_and_lose
     background = BackgroundProducer(topic, 3)
 
     def settle(what: str) -> dict[str, frozenset[TopicPartition]]:
-        owners = wait_until(lambda: settled(gadmin, group, live), 60, f"the group to settle after {what}")
+        owners = wait_until(
+            lambda: settled(gadmin, group, live), 60, f"the group to settle after {what}"
+        )
         assert_one_owner_each(owners, partitions)
         # Records keep arriving in every phase, however quickly the group settles.
         wanted = len(background.acked()) + RECORDS_PER_PHASE
-        wait_until(lambda: len(background.acked()) >= wanted, 60, f"more records to be acknowledged once {what} settled")
+        wait_until(
+            lambda: len(background.acked()) >= wanted,
+            60,
+            f"more records to be acknowledged once {what} settled",
+        )
         target = set(background.acked())
-        wait_until(lambda: target <= consumed(everyone), 60, f"the group to consume what was acknowledged once {what} settled")
+        wait_until(
+            lambda: target <= consumed(everyone),
+            60,
+            f"the group to consume what was acknowledged once {what} settled",
+        )
         return owners
 
     try:
@@ -393,14 +510,18 @@ def test_scaling_to_four_members_and_back_keeps_one_owner_per_partition_and_lose
             live.append(member)
             everyone.append(member)
             owners = settle(f"{member.name} joined")
-        assert sorted(len(assigned) for assigned in owners.values()) == [0, 1, 1, 1], "the fourth member idles"
+        assert sorted(len(assigned) for assigned in owners.values()) == [0, 1, 1, 1], (
+            "the fourth member idles"
+        )
         while len(live) > 1:
             leaving = live.pop(0)
             leaving.stop()
             owners = settle(f"{leaving.name} left")
         assert owners == {live[0].name: frozenset(partitions)}
         produced = background.stop()
-        wait_until(lambda: set(produced) <= consumed(everyone), 60, "everything produced to be consumed")
+        wait_until(
+            lambda: set(produced) <= consumed(everyone), 60, "everything produced to be consumed"
+        )
     finally:
         try:
             background.stop()
@@ -422,12 +543,17 @@ def test_scaling_to_four_members_and_back_keeps_one_owner_per_partition_and_lose
                 committed[tp] = max(committed.get(tp, 0), offset)
             next_commit = next(pending, None)
         assert delivery.offset >= committed.get(delivery.tp, 0), (
-            f"{delivery} redelivered although offset {committed[delivery.tp]} was already committed")
+            f"{delivery} redelivered although offset {committed[delivery.tp]} was already committed"
+        )
     ends = {tp: max(o for (p, o) in produced if p == tp) + 1 for tp in partitions}
-    assert gadmin.list_group_offsets(group) == {tp: OffsetAndMetadata(end, "") for tp, end in ends.items()}
+    assert gadmin.list_group_offsets(group) == {
+        tp: OffsetAndMetadata(end, "") for tp, end in ends.items()
+    }
 
 
-def test_commit_from_a_stale_generation_or_a_removed_member_is_fenced(gcluster: LocalCluster, gadmin: Admin) -> None:
+def test_commit_from_a_stale_generation_or_a_removed_member_is_fenced(
+    gcluster: LocalCluster, gadmin: Admin
+) -> None:
     topic, group = "fence", "fence-g"
     create_topic(gcluster, topic, 3, 1)
     partitions = tps(topic, 3)
@@ -435,24 +561,41 @@ def test_commit_from_a_stale_generation_or_a_removed_member_is_fenced(gcluster: 
     usurper: Member | None = None
     try:
         stale.subscribe([topic])
-        poll_until(stale, lambda _: stale.assignment() == set(partitions), 60, "the first member to own every partition")
+        poll_until(
+            stale,
+            lambda _: stale.assignment() == set(partitions),
+            60,
+            "the first member to own every partition",
+        )
         before = gadmin.describe_group(group)
         (stale_member,) = before.members
         # A second member joins; the first never polls again, so it never rejoins: the rebalance goes on
         # without it once its max_poll_interval_ms passes.
         usurper = Member("fence-usurper", group, [topic])
-        owners = wait_until(lambda: settled(gadmin, group, [usurper]), 60, "the group to rebalance without the stale member")
+        owners = wait_until(
+            lambda: settled(gadmin, group, [usurper]),
+            60,
+            "the group to rebalance without the stale member",
+        )
         assert owners == {"fence-usurper": frozenset(partitions)}
         after = gadmin.describe_group(group)
         assert after.generation_id > before.generation_id
         (live_member,) = after.members
         coordinator = coordinator_actor(gcluster, gadmin, group)
         entries = (OffsetCommitEntry(topic, 0, 1),)
-        old_generation = ray.get(coordinator.offset_commit.remote(
-            OffsetCommitRequest(group, before.generation_id, live_member.member_id, entries)), timeout=30)
+        old_generation = ray.get(
+            coordinator.offset_commit.remote(
+                OffsetCommitRequest(group, before.generation_id, live_member.member_id, entries)
+            ),
+            timeout=30,
+        )
         assert old_generation.error is Errors.ILLEGAL_GENERATION, old_generation
-        removed = ray.get(coordinator.offset_commit.remote(
-            OffsetCommitRequest(group, before.generation_id, stale_member.member_id, entries)), timeout=30)
+        removed = ray.get(
+            coordinator.offset_commit.remote(
+                OffsetCommitRequest(group, before.generation_id, stale_member.member_id, entries)
+            ),
+            timeout=30,
+        )
         assert removed.error is Errors.UNKNOWN_MEMBER_ID, removed
         with pytest.raises(CommitFailedError):
             stale.commit({TopicPartition(topic, 0): OffsetAndMetadata(1, "")})
@@ -463,7 +606,9 @@ def test_commit_from_a_stale_generation_or_a_removed_member_is_fenced(gcluster: 
             usurper.stop()
 
 
-def test_pattern_subscription_picks_up_a_topic_created_after_subscribing(gcluster: LocalCluster, gadmin: Admin) -> None:
+def test_pattern_subscription_picks_up_a_topic_created_after_subscribing(
+    gcluster: LocalCluster, gadmin: Admin
+) -> None:
     create_topic(gcluster, "pat-a", 1, 1)
     produce("pat-a", 1, 3, "a")
     member = Member("pattern", "pattern-g", pattern="pat-.*")
@@ -471,16 +616,30 @@ def test_pattern_subscription_picks_up_a_topic_created_after_subscribing(gcluste
         wait_until(lambda: len(member.deliveries()) >= 3, 60, "the records of pat-a")
         create_topic(gcluster, "pat-b", 2, 1)
         produce("pat-b", 2, 2, "b")
-        wait_until(lambda: {d.tp.topic for d in member.deliveries()} == {"pat-a", "pat-b"} and len(member.deliveries()) >= 7,
-                   30, "the records of pat-b, created after subscribing")
-        assert member.assigned() == {TopicPartition("pat-a", 0), TopicPartition("pat-b", 0), TopicPartition("pat-b", 1)}
+        wait_until(
+            lambda: (
+                {d.tp.topic for d in member.deliveries()} == {"pat-a", "pat-b"}
+                and len(member.deliveries()) >= 7
+            ),
+            30,
+            "the records of pat-b, created after subscribing",
+        )
+        assert member.assigned() == {
+            TopicPartition("pat-a", 0),
+            TopicPartition("pat-b", 0),
+            TopicPartition("pat-b", 1),
+        }
     finally:
         member.stop()
     assert sorted(d.value for d in member.deliveries()) == sorted(
-        [f"a-0-{i}".encode() for i in range(3)] + [f"b-{p}-{i}".encode() for p in range(2) for i in range(2)])
+        [f"a-0-{i}".encode() for i in range(3)]
+        + [f"b-{p}-{i}".encode() for p in range(2) for i in range(2)]
+    )
 
 
-def test_bad_group_input_is_refused_with_kafkas_errors(gcluster: LocalCluster, gadmin: Admin) -> None:
+def test_bad_group_input_is_refused_with_kafkas_errors(
+    gcluster: LocalCluster, gadmin: Admin
+) -> None:
     with pytest.raises(InvalidGroupIdError):
         Consumer(namespace=NS, group_id="")
     found = ray.get(gcluster.brokers[0].find_coordinator.remote(""), timeout=30)
@@ -490,27 +649,44 @@ def test_bad_group_input_is_refused_with_kafkas_errors(gcluster: LocalCluster, g
     consumer = group_consumer(group)
     try:
         consumer.subscribe([topic])
-        poll_until(consumer, lambda _: consumer.assignment() == {TopicPartition(topic, 0)}, 60, "the member's assignment")
+        poll_until(
+            consumer,
+            lambda _: consumer.assignment() == {TopicPartition(topic, 0)},
+            60,
+            "the member's assignment",
+        )
         with pytest.raises(UnknownTopicOrPartitionError):
             consumer.commit({TopicPartition(topic, 99): OffsetAndMetadata(1, "")})
         with pytest.raises(UnknownTopicOrPartitionError):
             consumer.commit({TopicPartition("no-such-topic", 0): OffsetAndMetadata(1, "")})
         with pytest.raises(ValueError):
             consumer.commit({TopicPartition(topic, 0): OffsetAndMetadata(-5, "")})
-        consumer.commit({TopicPartition(topic, 0): OffsetAndMetadata(0, "ok")})  # the member itself is fine
+        consumer.commit(
+            {TopicPartition(topic, 0): OffsetAndMetadata(0, "ok")}
+        )  # the member itself is fine
         generation = gadmin.describe_group(group).generation_id
         coordinator = coordinator_actor(gcluster, gadmin, group)
-        beat = ray.get(coordinator.heartbeat.remote(HeartbeatRequest(group, generation, "nobody")), timeout=30)
+        beat = ray.get(
+            coordinator.heartbeat.remote(HeartbeatRequest(group, generation, "nobody")), timeout=30
+        )
         assert beat.error is Errors.UNKNOWN_MEMBER_ID
-        commit = ray.get(coordinator.offset_commit.remote(
-            OffsetCommitRequest(group, generation, "nobody", (OffsetCommitEntry(topic, 0, 1),))), timeout=30)
+        commit = ray.get(
+            coordinator.offset_commit.remote(
+                OffsetCommitRequest(group, generation, "nobody", (OffsetCommitEntry(topic, 0, 1),))
+            ),
+            timeout=30,
+        )
         assert commit.error is Errors.UNKNOWN_MEMBER_ID
-        assert consumer.committed(TopicPartition(topic, 0), metadata=True) == OffsetAndMetadata(0, "ok")
+        assert consumer.committed(TopicPartition(topic, 0), metadata=True) == OffsetAndMetadata(
+            0, "ok"
+        )
     finally:
         consumer.close()
 
 
-def test_committed_offset_outside_the_log_resets_to_the_log_start(gcluster: LocalCluster, gadmin: Admin) -> None:
+def test_committed_offset_outside_the_log_resets_to_the_log_start(
+    gcluster: LocalCluster, gadmin: Admin
+) -> None:
     topic = "trunc"
     create_topic(gcluster, topic, 1, 1, {"segment.bytes": "1024", "retention.bytes": "2048"})
     tp = TopicPartition(topic, 0)
@@ -519,7 +695,11 @@ def test_committed_offset_outside_the_log_resets_to_the_log_start(gcluster: Loca
             producer.send(topic, value=f"t-{i:03d}".encode() + b"." * 64).get(timeout=30)
     probe = Consumer(namespace=NS)
     try:
-        log_start = wait_until(lambda: (o := probe.beginning_offsets([tp])[tp]) > 0 and o, 60, "retention to delete old segments")
+        log_start = wait_until(
+            lambda: (o := probe.beginning_offsets([tp])[tp]) > 0 and o,
+            60,
+            "retention to delete old segments",
+        )
         end = probe.end_offsets([tp])[tp]
     finally:
         probe.close()
@@ -534,9 +714,15 @@ def test_committed_offset_outside_the_log_resets_to_the_log_start(gcluster: Loca
         consumer = group_consumer(group)
         try:
             consumer.subscribe([topic])
-            records = poll_until(consumer, lambda got: bool(got) and got[-1].offset == end - 1, 60,
-                                 f"group {group} (committed {committed}) to read the partition to its end")
-            assert records[0].offset >= log_start, "the reset goes to the log start (retention may have moved it on)"
+            records = poll_until(
+                consumer,
+                lambda got: bool(got) and got[-1].offset == end - 1,
+                60,
+                f"group {group} (committed {committed}) to read the partition to its end",
+            )
+            assert records[0].offset >= log_start, (
+                "the reset goes to the log start (retention may have moved it on)"
+            )
             assert [r.offset for r in records] == list(range(records[0].offset, end))
             assert records[-1].value.startswith(b"t-059")
             consumer.commit()
@@ -545,89 +731,155 @@ def test_committed_offset_outside_the_log_resets_to_the_log_start(gcluster: Loca
             consumer.close()
 
 
-def test_member_that_stops_polling_is_removed_after_max_poll_interval(gcluster: LocalCluster, gadmin: Admin) -> None:
+def test_member_that_stops_polling_is_removed_after_max_poll_interval(
+    gcluster: LocalCluster, gadmin: Admin
+) -> None:
     topic, group = "stuck", "stuck-g"
     create_topic(gcluster, topic, 3, 1)
     partitions = tps(topic, 3)
     stuck = Member("stuck-stalled", group, [topic], max_poll_interval_ms=2000)
     live = Member("stuck-live", group, [topic])
     try:
-        owners = wait_until(lambda: settled(gadmin, group, [stuck, live]), 60, "both members to share the partitions")
+        owners = wait_until(
+            lambda: settled(gadmin, group, [stuck, live]),
+            60,
+            "both members to share the partitions",
+        )
         assert owners["stuck-stalled"] and owners["stuck-live"]
         assert_one_owner_each(owners, partitions)
         stuck.pause()
         stalled_at = time.monotonic()
-        owners = wait_until(lambda: settled(gadmin, group, [live]), 30, "the stalled member's partitions to move to the live one")
+        owners = wait_until(
+            lambda: settled(gadmin, group, [live]),
+            30,
+            "the stalled member's partitions to move to the live one",
+        )
         elapsed = time.monotonic() - stalled_at
         assert owners == {"stuck-live": frozenset(partitions)}
-        assert elapsed >= 1.0, f"a heartbeating member was removed {elapsed:.1f}s into a 2s max_poll_interval_ms"
+        assert elapsed >= 1.0, (
+            f"a heartbeating member was removed {elapsed:.1f}s into a 2s max_poll_interval_ms"
+        )
         sent = produce(topic, 3, 2, "s")
-        wait_until(lambda: {(d.tp, d.offset) for d in live.deliveries()} >= {(TopicPartition(topic, m.partition), m.offset) for m in sent},
-                   30, "the live member to consume every partition")
+        wait_until(
+            lambda: (
+                {(d.tp, d.offset) for d in live.deliveries()}
+                >= {(TopicPartition(topic, m.partition), m.offset) for m in sent}
+            ),
+            30,
+            "the live member to consume every partition",
+        )
         assert stuck.deliveries() == []
         stuck.resume()
-        owners = wait_until(lambda: settled(gadmin, group, [stuck, live]), 60, "the stalled member to rejoin once it polls again")
+        owners = wait_until(
+            lambda: settled(gadmin, group, [stuck, live]),
+            60,
+            "the stalled member to rejoin once it polls again",
+        )
         assert_one_owner_each(owners, partitions)
     finally:
         stop_all([stuck, live])
 
 
-def test_member_that_stops_heartbeating_is_removed_after_its_session_timeout(gcluster: LocalCluster, gadmin: Admin) -> None:
+def test_member_that_stops_heartbeating_is_removed_after_its_session_timeout(
+    gcluster: LocalCluster, gadmin: Admin
+) -> None:
     topic, group = "expiry", "expiry-g"
     create_topic(gcluster, topic, 3, 1)
     partitions = tps(topic, 3)
     live = Member("expiry-live", group, [topic])
     try:
-        wait_until(lambda: settled(gadmin, group, [live]), 60, "the live member to own every partition")
+        wait_until(
+            lambda: settled(gadmin, group, [live]), 60, "the live member to own every partition"
+        )
         coordinator = coordinator_actor(gcluster, gadmin, group)
         subscription = encode_subscription(Subscription((topic,)))
         # A member driven by hand: it joins and syncs, then never heartbeats, as if its process died.
         # Its rebalance timeout is long, so only its session timeout can remove it within the deadline.
-        joined = ray.get(coordinator.join_group.remote(JoinGroupRequest(
-            group, 1500, 120_000, "", "consumer", (("range", subscription), ("roundrobin", subscription)), "expiry-ghost")),
-            timeout=60)
+        joined = ray.get(
+            coordinator.join_group.remote(
+                JoinGroupRequest(
+                    group,
+                    1500,
+                    120_000,
+                    "",
+                    "consumer",
+                    (("range", subscription), ("roundrobin", subscription)),
+                    "expiry-ghost",
+                )
+            ),
+            timeout=60,
+        )
         assert joined.error is Errors.NONE, joined
         assert joined.leader_id != joined.member_id, "the live member stays leader"
-        synced = ray.get(coordinator.sync_group.remote(SyncGroupRequest(group, joined.generation_id, joined.member_id)), timeout=60)
+        synced = ray.get(
+            coordinator.sync_group.remote(
+                SyncGroupRequest(group, joined.generation_id, joined.member_id)
+            ),
+            timeout=60,
+        )
         assert synced.error is Errors.NONE, synced
         ghost_partitions = {TopicPartition(*tp) for tp in decode_assignment(synced.assignment)}
         assert ghost_partitions, "the hand-driven member got partitions"
-        owners = wait_until(lambda: settled(gadmin, group, [live]), 30, "the silent member to expire and its partitions to move")
+        owners = wait_until(
+            lambda: settled(gadmin, group, [live]),
+            30,
+            "the silent member to expire and its partitions to move",
+        )
         assert owners == {"expiry-live": frozenset(partitions)}
-        beat = ray.get(coordinator.heartbeat.remote(HeartbeatRequest(group, joined.generation_id, joined.member_id)), timeout=30)
+        beat = ray.get(
+            coordinator.heartbeat.remote(
+                HeartbeatRequest(group, joined.generation_id, joined.member_id)
+            ),
+            timeout=30,
+        )
         assert beat.error is Errors.UNKNOWN_MEMBER_ID
     finally:
         live.stop()
 
 
-def test_member_whose_join_waited_longer_than_max_poll_interval_keeps_its_membership(gcluster: LocalCluster, gadmin: Admin) -> None:
+def test_member_whose_join_waited_longer_than_max_poll_interval_keeps_its_membership(
+    gcluster: LocalCluster, gadmin: Admin
+) -> None:
     topic, group = "slowjoin", "slowjoin-g"
     create_topic(gcluster, topic, 2, 1)
     slow = Member("slowjoin-slow", group, [topic], max_poll_interval_ms=8000)
     joiner = group_consumer(group, client_id="slowjoin-new", max_poll_interval_ms=4000)
     try:
-        wait_until(lambda: settled(gadmin, group, [slow]), 60, "the first member to own every partition")
+        wait_until(
+            lambda: settled(gadmin, group, [slow]), 60, "the first member to own every partition"
+        )
         slow.pause()
         # The rebalance the new member starts waits for the paused one until it gives up its membership
         # (max_poll_interval_ms=8000), so the new member's first poll blocks for longer than its own
         # max_poll_interval_ms=4000.
         started = time.monotonic()
         joiner.subscribe([topic])
-        poll_until(joiner, lambda _: len(joiner.assignment()) == 2, 60, "the new member to own every partition")
+        poll_until(
+            joiner,
+            lambda _: len(joiner.assignment()) == 2,
+            60,
+            "the new member to own every partition",
+        )
         assert time.monotonic() - started > 4.0, "the join did not wait for the paused member"
         joined = gadmin.describe_group(group)
-        assert joined.state == "Stable" and [m.client_id for m in joined.members] == ["slowjoin-new"]
+        assert joined.state == "Stable" and [m.client_id for m in joined.members] == [
+            "slowjoin-new"
+        ]
         time.sleep(1.0)  # handling the records of that poll: well within max_poll_interval_ms
         joiner.poll(timeout_ms=100)
         after = gadmin.describe_group(group)
-        assert (after.generation_id, [m.member_id for m in after.members]) == (joined.generation_id, [m.member_id for m in joined.members]), (
-            "the poll timer must restart when the join completes, not count the time spent joining")
+        assert (after.generation_id, [m.member_id for m in after.members]) == (
+            joined.generation_id,
+            [m.member_id for m in joined.members],
+        ), "the poll timer must restart when the join completes, not count the time spent joining"
     finally:
         joiner.close()
         slow.stop()
 
 
-def test_auto_create_topics_creates_an_unknown_topic_on_first_use(gcluster: LocalCluster, gadmin: Admin) -> None:
+def test_auto_create_topics_creates_an_unknown_topic_on_first_use(
+    gcluster: LocalCluster, gadmin: Admin
+) -> None:
     """auto.create.topics.enable: producing to an unknown topic creates it with num.partitions and
     default.replication.factor; the send waits for the new partitions' leaders instead of failing."""
     with Producer(namespace=NS, acks="all") as producer:
@@ -638,12 +890,18 @@ def test_auto_create_topics_creates_an_unknown_topic_on_first_use(gcluster: Loca
     assert all(len(p.replicas) == 2 for p in description.partitions)
     consumer = Consumer(namespace=NS, auto_offset_reset="earliest")
     consumer.assign([TopicPartition("auto-created", 1)])
-    values = wait_until(lambda: [r.value for recs in consumer.poll(1000).values() for r in recs], 30, "the record back")
+    values = wait_until(
+        lambda: [r.value for recs in consumer.poll(1000).values() for r in recs],
+        30,
+        "the record back",
+    )
     consumer.close()
     assert values == [b"first"]
 
 
-def test_coordinator_failover_keeps_committed_offsets_and_consumption_resumes(gcluster: LocalCluster, gadmin: Admin) -> None:
+def test_coordinator_failover_keeps_committed_offsets_and_consumption_resumes(
+    gcluster: LocalCluster, gadmin: Admin
+) -> None:
     """Runs last: it kills a broker and leaves it dead (restarting it would only slow the teardown)."""
     topic = "failover-data"
     group = group_away_from_the_controller(gcluster, gadmin, "failover-g")
@@ -655,21 +913,38 @@ def test_coordinator_failover_keeps_committed_offsets_and_consumption_resumes(gc
     try:
         consumer.subscribe([topic])
         first = poll_until(consumer, lambda got: len(got) >= 30, 60, "the first 30 records")
-        assert sorted((r.partition, r.offset) for r in first) == [(p, o) for p in range(3) for o in range(10)]
+        assert sorted((r.partition, r.offset) for r in first) == [
+            (p, o) for p in range(3) for o in range(10)
+        ]
         checkpoint = {tp: OffsetAndMetadata(7, f"checkpoint-{tp.partition}") for tp in partitions}
         consumer.commit(checkpoint)
         assert {tp: consumer.committed(tp, metadata=True) for tp in partitions} == checkpoint
-        old = wait_until(lambda: coordinator_id(gcluster, gadmin, group), 60, "the group's coordinator")
+        old = wait_until(
+            lambda: coordinator_id(gcluster, gadmin, group), 60, "the group's coordinator"
+        )
         gcluster.kill_broker(old)
-        wait_until(lambda: (c := coordinator_id(gcluster, gadmin, group)) not in (None, old) and c, 90, "another coordinator")
-        assert {tp: consumer.committed(tp, metadata=True) for tp in partitions} == checkpoint, "committed offsets survive the move"
+        wait_until(
+            lambda: (c := coordinator_id(gcluster, gadmin, group)) not in (None, old) and c,
+            90,
+            "another coordinator",
+        )
+        assert {tp: consumer.committed(tp, metadata=True) for tp in partitions} == checkpoint, (
+            "committed offsets survive the move"
+        )
         produce(topic, 3, 10, "b")
         # The member keeps its membership if the new coordinator heard from it in time, else it rejoins
         # there and restarts from the committed offsets: either way nothing is lost, and nothing below
         # the committed offsets comes back.
         wanted = {(p, o) for p in range(3) for o in range(10, 20)}
-        after = poll_until(consumer, lambda got: {(r.partition, r.offset) for r in got} >= wanted, 90, "the records produced after the failover")
-        assert min(r.offset for r in after) >= 7, "nothing below the committed offsets is redelivered"
+        after = poll_until(
+            consumer,
+            lambda got: {(r.partition, r.offset) for r in got} >= wanted,
+            90,
+            "the records produced after the failover",
+        )
+        assert min(r.offset for r in after) >= 7, (
+            "nothing below the committed offsets is redelivered"
+        )
         consumer.commit()
         assert {tp: consumer.committed(tp) for tp in partitions} == {tp: 20 for tp in partitions}
         consumer.close()
@@ -677,8 +952,12 @@ def test_coordinator_failover_keeps_committed_offsets_and_consumption_resumes(gc
         successor = group_consumer(group)
         successor.subscribe([topic])
         produce(topic, 3, 5, "c")
-        resumed = poll_until(successor, lambda got: len(got) >= 15, 60, "the records produced after the last commit")
-        assert sorted((r.partition, r.offset) for r in resumed) == [(p, o) for p in range(3) for o in range(20, 25)]
+        resumed = poll_until(
+            successor, lambda got: len(got) >= 15, 60, "the records produced after the last commit"
+        )
+        assert sorted((r.partition, r.offset) for r in resumed) == [
+            (p, o) for p in range(3) for o in range(20, 25)
+        ]
         assert all(r.value.startswith(b"c-") for r in resumed)
     finally:
         consumer.close()

@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 import ray
@@ -17,12 +18,12 @@ from rafka.actors.zk.data import LeaderIsrAndEpoch
 from rafka.clients.admin import Admin
 from rafka.clients.consumer import Consumer
 from rafka.clients.producer import Producer
-from rafka.clients.records import TopicPartition
 from rafka.cluster.local_cluster import LocalCluster
 from rafka.cluster.zookeeper_server import ZooKeeperServer
-from rafka.testing import serving_replica, wait_until
 from rafka.protocol.errors import Errors, NotEnoughReplicasError
 from rafka.protocol.messages.control import LeaderAndIsrRequest
+from rafka.protocol.types import TopicPartition
+from rafka.testing import serving_replica, wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(420)]
 NS = "rafka-failover"
@@ -30,13 +31,23 @@ SESSION_TIMEOUT_MS = 4000
 
 
 @pytest.fixture(scope="module")
-def fcluster(session_dir: Path, zookeeper: ZooKeeperServer, ray_nodes: list[str]) -> Iterator[LocalCluster]:
+def fcluster(
+    session_dir: Path, zookeeper: ZooKeeperServer, ray_nodes: list[str]
+) -> Iterator[LocalCluster]:
     """A cluster of its own, with short failure-detection settings, for tests that break things."""
     local = LocalCluster(
-        brokers=3, data_dir=session_dir / "failover", zookeeper=zookeeper.connect_string, cluster_name="failover",
-        namespace=NS, node_ids=ray_nodes,
-        broker_config={"zookeeper_session_timeout_ms": SESSION_TIMEOUT_MS, "replica_lag_time_max_ms": 2000,
-                       "replica_fetch_backoff_ms": 100, "replica_fetch_wait_max_ms": 200},
+        brokers=3,
+        data_dir=session_dir / "failover",
+        zookeeper=zookeeper.connect_string,
+        cluster_name="failover",
+        namespace=NS,
+        node_ids=ray_nodes,
+        broker_config={
+            "zookeeper_session_timeout_ms": SESSION_TIMEOUT_MS,
+            "replica_lag_time_max_ms": 2000,
+            "replica_fetch_backoff_ms": 100,
+            "replica_fetch_wait_max_ms": 200,
+        },
     )
     with local:
         yield local
@@ -71,44 +82,78 @@ def ensure_all_brokers(cluster: LocalCluster, admin: Admin) -> None:
     admin.wait_for_cluster(3, 60_000)
 
 
-def test_leader_broker_killed_moves_leadership_and_keeps_acknowledged_records(fcluster: LocalCluster, fadmin: Admin) -> None:
+def test_leader_broker_killed_moves_leadership_and_keeps_acknowledged_records(
+    fcluster: LocalCluster, fadmin: Admin
+) -> None:
     fadmin.create_topic("kill-leader", 1, 3, config={"min.insync.replicas": "2"})
     with Producer(namespace=NS, acks="all") as producer:
         acked = [producer.send("kill-leader", f"a{i}".encode()).get(timeout=30) for i in range(50)]
         old_leader = fadmin.describe_topic("kill-leader").partitions[0].leader
         fcluster.kill_broker(old_leader)
-        moved = wait_until(lambda: (p := fadmin.describe_topic("kill-leader").partitions[0]).leader not in (-1, old_leader) and p,
-                           90, "a new leader")
+        moved = wait_until(
+            lambda: (
+                (p := fadmin.describe_topic("kill-leader").partitions[0]).leader
+                not in (-1, old_leader)
+                and p
+            ),
+            90,
+            "a new leader",
+        )
         assert old_leader not in moved.isr
         acked += [producer.send("kill-leader", f"b{i}".encode()).get(timeout=60) for i in range(50)]
     assert [m.offset for m in acked] == list(range(100))
     values = consume_values("kill-leader", 1, 100)
     assert values == [f"a{i}".encode() for i in range(50)] + [f"b{i}".encode() for i in range(50)]
     fcluster.start_broker(old_leader)
-    rejoined = wait_until(lambda: (p := fadmin.describe_topic("kill-leader").partitions[0]).isr and old_leader in p.isr and p,
-                          60, "the restarted broker to re-enter the ISR")
-    assert rejoined.leader == moved.leader, "the preferred replica must not take leadership back by itself"
+    rejoined = wait_until(
+        lambda: (
+            (p := fadmin.describe_topic("kill-leader").partitions[0]).isr
+            and old_leader in p.isr
+            and p
+        ),
+        60,
+        "the restarted broker to re-enter the ISR",
+    )
+    assert rejoined.leader == moved.leader, (
+        "the preferred replica must not take leadership back by itself"
+    )
     replica = ray.get_actor(names.replica_actor_name("kill-leader", 0, old_leader), namespace=NS)
-    assert wait_until(lambda: ray.get(replica.describe.remote())["log_end_offset"] == 100, 30, "the restarted replica to catch up")
+    assert wait_until(
+        lambda: ray.get(replica.describe.remote())["log_end_offset"] == 100,
+        30,
+        "the restarted replica to catch up",
+    )
 
 
-def test_controller_failover_elects_another_broker_with_a_higher_epoch(fcluster: LocalCluster, fadmin: Admin) -> None:
+def test_controller_failover_elects_another_broker_with_a_higher_epoch(
+    fcluster: LocalCluster, fadmin: Admin
+) -> None:
     ensure_all_brokers(fcluster, fadmin)
     before = fadmin.describe_cluster().controller_id
-    old = ray.get(ray.get_actor(names.controller_actor_name(before), namespace=NS).describe.remote())
+    old = ray.get(
+        ray.get_actor(names.controller_actor_name(before), namespace=NS).describe.remote()
+    )
     fcluster.kill_broker(before)
     after = wait_until(lambda: other_controller(fadmin, before), 90, "a new controller")
-    state = ray.get(ray.get_actor(names.controller_actor_name(after), namespace=NS).describe.remote())
+    state = ray.get(
+        ray.get_actor(names.controller_actor_name(after), namespace=NS).describe.remote()
+    )
     assert state["active"] and state["epoch"] > old["epoch"]
     fadmin.create_topic("after-controller-failover", 2, 2)
     fcluster.start_broker(before)
     ensure_all_brokers(fcluster, fadmin)
 
 
-def test_stale_controller_epoch_is_rejected_by_brokers_and_by_zookeeper(fcluster: LocalCluster, fadmin: Admin, zookeeper: ZooKeeperServer) -> None:
+def test_stale_controller_epoch_is_rejected_by_brokers_and_by_zookeeper(
+    fcluster: LocalCluster, fadmin: Admin, zookeeper: ZooKeeperServer
+) -> None:
     ensure_all_brokers(fcluster, fadmin)
     broker = fcluster.brokers[0]
-    response = ray.get(broker.leader_and_isr.remote(LeaderAndIsrRequest(controller_id=9, controller_epoch=0, partitions=())))
+    response = ray.get(
+        broker.leader_and_isr.remote(
+            LeaderAndIsrRequest(controller_id=9, controller_epoch=0, partitions=())
+        )
+    )
     assert response.error is Errors.STALE_CONTROLLER_EPOCH
     zk = ZkClient(zookeeper.connect_string, "failover")
     try:
@@ -117,38 +162,66 @@ def test_stale_controller_epoch_is_rejected_by_brokers_and_by_zookeeper(fcluster
         zk.increment_controller_epoch()
         current = zk.partition_state("fenced", 0)
         with pytest.raises(ControllerMovedError):
-            zk.update_partition_state("fenced", 0, LeaderIsrAndEpoch(0, current.leader_epoch + 1, (0,), 1, current.zk_version), stale_version)
+            zk.update_partition_state(
+                "fenced",
+                0,
+                LeaderIsrAndEpoch(0, current.leader_epoch + 1, (0,), 1, current.zk_version),
+                stale_version,
+            )
         assert zk.partition_state("fenced", 0) == current
     finally:
         zk.close()
 
 
-def test_paused_broker_is_fenced_and_rejoins_as_a_new_incarnation(fcluster: LocalCluster, fadmin: Admin, zookeeper: ZooKeeperServer) -> None:
+def test_paused_broker_is_fenced_and_rejoins_as_a_new_incarnation(
+    fcluster: LocalCluster, fadmin: Admin, zookeeper: ZooKeeperServer
+) -> None:
     ensure_all_brokers(fcluster, fadmin)
     fadmin.create_topic("zombie", 1, 3, config={"min.insync.replicas": "2"})
     controller = fadmin.describe_cluster().controller_id
     pids = fcluster.broker_pids(controller)
-    epoch_before = ray.get(ray.get_actor(names.controller_actor_name(controller), namespace=NS).describe.remote())["epoch"]
+    epoch_before = ray.get(
+        ray.get_actor(names.controller_actor_name(controller), namespace=NS).describe.remote()
+    )["epoch"]
     for pid in pids:
         os.kill(pid, signal.SIGSTOP)
     try:
-        new_controller = wait_until(lambda: other_controller(fadmin, controller),
-                                    15 * SESSION_TIMEOUT_MS / 1000, "another controller while the old one is paused")
+        new_controller = wait_until(
+            lambda: other_controller(fadmin, controller),
+            15 * SESSION_TIMEOUT_MS / 1000,
+            "another controller while the old one is paused",
+        )
         with Producer(namespace=NS, acks="all") as producer:
             meta = producer.send("zombie", b"during-pause").get(timeout=60)
     finally:
         for pid in pids:
             os.kill(pid, signal.SIGCONT)
     zombie = ray.get_actor(names.controller_actor_name(controller), namespace=NS)
-    wait_until(lambda: not ray.get(zombie.describe.remote())["active"], 30, "the resumed controller to resign")
-    new_state = ray.get(ray.get_actor(names.controller_actor_name(new_controller), namespace=NS).describe.remote())
+    wait_until(
+        lambda: not ray.get(zombie.describe.remote())["active"],
+        30,
+        "the resumed controller to resign",
+    )
+    new_state = ray.get(
+        ray.get_actor(names.controller_actor_name(new_controller), namespace=NS).describe.remote()
+    )
     assert new_state["epoch"] > epoch_before
-    wait_until(lambda: controller in [b.broker_id for b in fadmin.describe_cluster().brokers], 30, "the paused broker to re-register")
-    wait_until(lambda: controller in fadmin.describe_topic("zombie").partitions[0].isr, 60, "the paused broker back in the ISR")
+    wait_until(
+        lambda: controller in [b.broker_id for b in fadmin.describe_cluster().brokers],
+        30,
+        "the paused broker to re-register",
+    )
+    wait_until(
+        lambda: controller in fadmin.describe_topic("zombie").partitions[0].isr,
+        60,
+        "the paused broker back in the ISR",
+    )
     assert consume_values("zombie", 1, meta.offset + 1)[meta.offset] == b"during-pause"
 
 
-def test_dead_replica_actor_is_restarted_by_its_broker_from_disk(fcluster: LocalCluster, fadmin: Admin) -> None:
+def test_dead_replica_actor_is_restarted_by_its_broker_from_disk(
+    fcluster: LocalCluster, fadmin: Admin
+) -> None:
     ensure_all_brokers(fcluster, fadmin)
     fadmin.create_topic("replica-death", 1, 2)
     with Producer(namespace=NS, acks="all") as producer:
@@ -169,14 +242,20 @@ def test_dead_replica_actor_is_restarted_by_its_broker_from_disk(fcluster: Local
     assert consume_values("replica-death", 1, 20) == [str(i).encode() for i in range(20)]
 
 
-def test_controlled_shutdown_moves_leadership_without_failing_any_send(fcluster: LocalCluster, fadmin: Admin) -> None:
+def test_controlled_shutdown_moves_leadership_without_failing_any_send(
+    fcluster: LocalCluster, fadmin: Admin
+) -> None:
     ensure_all_brokers(fcluster, fadmin)
     fadmin.create_topic("controlled", 3, 3, config={"min.insync.replicas": "2"})
     stopping = fadmin.describe_topic("controlled").partitions[0].leader
     with Producer(namespace=NS, acks="all") as producer:
         futures = [producer.send("controlled", f"x{i}".encode()) for i in range(200)]
         fcluster.stop_broker(stopping)
-        led_by_stopped = [p.partition for p in fadmin.describe_topic("controlled").partitions if p.leader == stopping]
+        led_by_stopped = [
+            p.partition
+            for p in fadmin.describe_topic("controlled").partitions
+            if p.leader == stopping
+        ]
         futures += [producer.send("controlled", f"y{i}".encode()) for i in range(200)]
         producer.flush()
         failures = [f.exception for f in futures if f.failed()]
@@ -186,7 +265,9 @@ def test_controlled_shutdown_moves_leadership_without_failing_any_send(fcluster:
     fcluster.start_broker(stopping)
 
 
-def test_acks_all_is_refused_below_min_insync_replicas(fcluster: LocalCluster, fadmin: Admin) -> None:
+def test_acks_all_is_refused_below_min_insync_replicas(
+    fcluster: LocalCluster, fadmin: Admin
+) -> None:
     ensure_all_brokers(fcluster, fadmin)
     fadmin.create_topic("min-isr", 1, 2, config={"min.insync.replicas": "2"})
     partition = fadmin.describe_topic("min-isr").partitions[0]
@@ -194,12 +275,22 @@ def test_acks_all_is_refused_below_min_insync_replicas(fcluster: LocalCluster, f
     # Wait until the leader replica leads with both replicas in sync, so the shrink awaited below is
     # the one the follower's death causes.
     leader = serving_replica("min-isr", 0, partition.leader, NS)
-    wait_until(lambda: (state := ray.get(leader.describe.remote(), timeout=5))["role"] == "leader" and len(state["isr"]) == 2,
-               30, "the leader replica to lead with both replicas in sync")
+    wait_until(
+        lambda: (
+            (state := ray.get(leader.describe.remote(), timeout=5))["role"] == "leader"
+            and len(state["isr"]) == 2
+        ),
+        30,
+        "the leader replica to lead with both replicas in sync",
+    )
     fcluster.kill_broker(follower)
     # The leader replica decides the produce, and other brokers' metadata may show the smaller ISR a
     # moment before the leader has applied it: wait on the leader itself.
-    wait_until(lambda: follower not in ray.get(leader.describe.remote(), timeout=5)["isr"], 90, "the leader's ISR to shrink")
+    wait_until(
+        lambda: follower not in ray.get(leader.describe.remote(), timeout=5)["isr"],
+        90,
+        "the leader's ISR to shrink",
+    )
     with Producer(namespace=NS, acks="all", retries=0) as producer:
         with pytest.raises(NotEnoughReplicasError):
             producer.send("min-isr", b"refused").get(timeout=30)
@@ -210,45 +301,80 @@ def test_acks_all_is_refused_below_min_insync_replicas(fcluster: LocalCluster, f
 
 
 @pytest.mark.parametrize("unclean", [False, True])
-def test_seed_003_all_in_sync_replicas_dead(fcluster: LocalCluster, fadmin: Admin, unclean: bool) -> None:
+def test_seed_003_all_in_sync_replicas_dead(
+    fcluster: LocalCluster, fadmin: Admin, unclean: bool
+) -> None:
     """Seed 003: the only in-sync replica dies while the other is out of sync: unclean election off
     keeps the partition offline (consistency); on, the stale replica leads and the tail is lost."""
     ensure_all_brokers(fcluster, fadmin)
     topic = f"unclean-{str(unclean).lower()}"
-    fadmin.create_topic(topic, 1, 2, config={"unclean.leader.election.enable": str(unclean).lower()})
+    fadmin.create_topic(
+        topic, 1, 2, config={"unclean.leader.election.enable": str(unclean).lower()}
+    )
     # Read the leader rather than assume replicas[0]: a broker restarted by ensure_all_brokers may not
     # have been live to the controller when the topic was created, and then the other replica leads.
-    settled = wait_until(lambda: (p := fadmin.describe_topic(topic).partitions[0]).leader >= 0 and len(p.isr) == 2 and p,
-                         60, "both replicas in the ISR")
+    settled = wait_until(
+        lambda: (
+            (p := fadmin.describe_topic(topic).partitions[0]).leader >= 0 and len(p.isr) == 2 and p
+        ),
+        60,
+        "both replicas in the ISR",
+    )
     leader = settled.leader
     follower = next(r for r in settled.replicas if r != leader)
     follower_state = wait_until(
-        lambda: ray.get(ray.get_actor(names.replica_actor_name(topic, 0, follower), namespace=NS).describe.remote(), timeout=5),
-        30, "the follower replica to start")
+        lambda: ray.get(
+            ray.get_actor(
+                names.replica_actor_name(topic, 0, follower), namespace=NS
+            ).describe.remote(),
+            timeout=5,
+        ),
+        30,
+        "the follower replica to start",
+    )
     follower_pids = [follower_state["pid"]]
     with Producer(namespace=NS, acks="all") as producer:
         producer.send(topic, b"replicated").get(timeout=30)
         os.kill(follower_pids[0], signal.SIGSTOP)
         try:
-            wait_until(lambda: fadmin.describe_topic(topic).partitions[0].isr == (leader,), 90, "the stalled follower to leave the ISR")
+            wait_until(
+                lambda: fadmin.describe_topic(topic).partitions[0].isr == (leader,),
+                90,
+                "the stalled follower to leave the ISR",
+            )
             producer.send(topic, b"only-on-leader").get(timeout=30)
             fcluster.kill_broker(leader)
         finally:
             os.kill(follower_pids[0], signal.SIGCONT)
     if unclean:
-        new = wait_until(lambda: (p := fadmin.describe_topic(topic).partitions[0]).leader == follower and p, 90, "unclean election")
+        new = wait_until(
+            lambda: (p := fadmin.describe_topic(topic).partitions[0]).leader == follower and p,
+            90,
+            "unclean election",
+        )
         assert new.isr == (follower,)
         assert consume_values(topic, 1, 1) == [b"replicated"]
     else:
         seen: list[Any] = []
         try:
-            wait_until(lambda: (seen.append(p := fadmin.describe_topic(topic).partitions[0]), p.leader == -1)[1], 90,
-                       f"the partition to go offline after broker {leader} died (follower {follower} was paused)")
+            wait_until(
+                lambda: (
+                    seen.append(p := fadmin.describe_topic(topic).partitions[0]),
+                    p.leader == -1,
+                )[1],
+                90,
+                f"the partition to go offline after broker {leader} died (follower {follower} was paused)",
+            )
         except AssertionError as exc:
             raise AssertionError(f"{exc}; last seen {seen[-1:]}") from None
     fcluster.start_broker(leader)
-    back = wait_until(lambda: (p := fadmin.describe_topic(topic).partitions[0]).leader >= 0 and len(p.isr) == 2 and p, 60,
-                      "both replicas in sync again")
+    back = wait_until(
+        lambda: (
+            (p := fadmin.describe_topic(topic).partitions[0]).leader >= 0 and len(p.isr) == 2 and p
+        ),
+        60,
+        "both replicas in sync again",
+    )
     if not unclean:
         assert back.leader == leader
         assert consume_values(topic, 1, 2) == [b"replicated", b"only-on-leader"]

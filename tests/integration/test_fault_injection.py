@@ -16,8 +16,8 @@ import random
 import signal
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 import ray
@@ -27,10 +27,11 @@ from rafka.actors import names
 from rafka.clients.admin import Admin
 from rafka.clients.consumer import Consumer
 from rafka.clients.producer import Producer
-from rafka.clients.records import RecordMetadata, TopicPartition
+from rafka.clients.records import RecordMetadata
 from rafka.cluster.local_cluster import LocalCluster
 from rafka.cluster.zookeeper_server import ZooKeeperServer
 from rafka.protocol.records.batch import decode_records, iter_batches
+from rafka.protocol.types import TopicPartition
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 NS = "rafka-chaos"
@@ -42,12 +43,22 @@ FAULT_PHASE_S = float(os.environ.get("RAFKA_CHAOS_SECONDS", "50"))
 
 
 @pytest.fixture(scope="module")
-def chaos_cluster(session_dir: Path, zookeeper: ZooKeeperServer, ray_nodes: list[str]) -> Iterator[LocalCluster]:
+def chaos_cluster(
+    session_dir: Path, zookeeper: ZooKeeperServer, ray_nodes: list[str]
+) -> Iterator[LocalCluster]:
     local = LocalCluster(
-        brokers=3, data_dir=session_dir / "chaos", zookeeper=zookeeper.connect_string, cluster_name="chaos",
-        namespace=NS, node_ids=ray_nodes,
-        broker_config={"zookeeper_session_timeout_ms": SESSION_TIMEOUT_MS, "replica_lag_time_max_ms": 3000,
-                       "replica_fetch_backoff_ms": 100, "replica_fetch_wait_max_ms": 200},
+        brokers=3,
+        data_dir=session_dir / "chaos",
+        zookeeper=zookeeper.connect_string,
+        cluster_name="chaos",
+        namespace=NS,
+        node_ids=ray_nodes,
+        broker_config={
+            "zookeeper_session_timeout_ms": SESSION_TIMEOUT_MS,
+            "replica_lag_time_max_ms": 3000,
+            "replica_fetch_backoff_ms": 100,
+            "replica_fetch_wait_max_ms": 200,
+        },
     )
     with local:
         yield local
@@ -61,7 +72,10 @@ class Workload:
         self.failed = 0
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._threads = [threading.Thread(target=self._run, args=(w, rate_per_worker), daemon=True) for w in range(workers)]
+        self._threads = [
+            threading.Thread(target=self._run, args=(w, rate_per_worker), daemon=True)
+            for w in range(workers)
+        ]
 
     def start(self) -> None:
         for thread in self._threads:
@@ -81,12 +95,20 @@ class Workload:
             self.failed += 1
 
     def _run(self, worker: int, rate: float) -> None:
-        with Producer(namespace=NS, acks="all", linger_ms=2, delivery_timeout_ms=120_000, request_timeout_ms=10_000) as producer:
+        with Producer(
+            namespace=NS,
+            acks="all",
+            linger_ms=2,
+            delivery_timeout_ms=120_000,
+            request_timeout_ms=10_000,
+        ) as producer:
             seq = 0
             started = time.monotonic()
             while not self._stop.is_set():
                 record_id = f"w{worker}-{seq:07d}"
-                producer.send(TOPIC, record_id.encode()).add_callback(self._ack, record_id).add_errback(self._fail)
+                producer.send(TOPIC, record_id.encode()).add_callback(
+                    self._ack, record_id
+                ).add_errback(self._fail)
                 seq += 1
                 ahead = seq / rate - (time.monotonic() - started)
                 if ahead > 0:
@@ -97,7 +119,9 @@ class Workload:
 class Faults:
     """The seeded fault schedule; at most one broker is down or paused at a time."""
 
-    def __init__(self, cluster: LocalCluster, admin: Admin, zookeeper: ZooKeeperServer, rng: random.Random) -> None:
+    def __init__(
+        self, cluster: LocalCluster, admin: Admin, zookeeper: ZooKeeperServer, rng: random.Random
+    ) -> None:
         self.cluster = cluster
         self.admin = admin
         self.zookeeper = zookeeper
@@ -106,7 +130,13 @@ class Faults:
 
     def run(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
-        kinds = [self.kill_broker, self.pause_broker, self.expire_session, self.kill_controller, self.kill_replica]
+        kinds = [
+            self.kill_broker,
+            self.pause_broker,
+            self.expire_session,
+            self.kill_controller,
+            self.kill_replica,
+        ]
         # Every kind once (in a seeded order), then seeded random picks until the time is up.
         schedule = self.rng.sample(kinds, len(kinds))
         while schedule or time.monotonic() < deadline:
@@ -142,7 +172,9 @@ class Faults:
         for pid in pids:
             os.kill(pid, signal.SIGSTOP)
         try:
-            time.sleep(SESSION_TIMEOUT_MS / 1000 + 2)  # the fault itself: a pause longer than the session
+            time.sleep(
+                SESSION_TIMEOUT_MS / 1000 + 2
+            )  # the fault itself: a pause longer than the session
         finally:
             for pid in pids:
                 os.kill(pid, signal.SIGCONT)
@@ -150,9 +182,13 @@ class Faults:
 
     def expire_session(self) -> str:
         victim = self._victim()
-        session_id, password = ray.get(self.cluster.brokers[victim].describe.remote(), timeout=30)["zk_session"]
+        session_id, password = ray.get(self.cluster.brokers[victim].describe.remote(), timeout=30)[
+            "zk_session"
+        ]
         # Opening and closing a second client on the same session id ends that session server-side.
-        twin = KazooClient(hosts=self.zookeeper.connect_string, client_id=(session_id, bytes.fromhex(password)))
+        twin = KazooClient(
+            hosts=self.zookeeper.connect_string, client_id=(session_id, bytes.fromhex(password))
+        )
         twin.start(timeout=15)
         twin.stop()
         twin.close()
@@ -162,7 +198,10 @@ class Faults:
         victim = self._victim()
         partition = self.rng.randrange(PARTITIONS)
         try:
-            ray.kill(ray.get_actor(names.replica_actor_name(TOPIC, partition, victim), namespace=NS), no_restart=True)
+            ray.kill(
+                ray.get_actor(names.replica_actor_name(TOPIC, partition, victim), namespace=NS),
+                no_restart=True,
+            )
         except ValueError:
             return f"replica {TOPIC}-{partition}@{victim} was already down"
         return f"kill replica {TOPIC}-{partition}@{victim}"
@@ -174,7 +213,9 @@ def read_partition(partition: int, end: int) -> list[tuple[int, bytes]]:
     records: list[tuple[int, bytes]] = []
     deadline = time.monotonic() + 120
     while (not records or records[-1][0] < end - 1) and time.monotonic() < deadline:
-        records += [(r.offset, r.value) for part in consumer.poll(timeout_ms=2000).values() for r in part]
+        records += [
+            (r.offset, r.value) for part in consumer.poll(timeout_ms=2000).values() for r in part
+        ]
     consumer.close()
     return records
 
@@ -185,7 +226,12 @@ def replica_records(partition: int, broker: int, end: int) -> list[tuple[int, by
     offset = 0
     while offset < end:
         data = ray.get(replica.read_log.remote(offset, 1 << 20), timeout=60)
-        batch = [(r.offset, r.value) for pos, h in iter_batches(data) for r in decode_records(data, pos, h) if r.offset >= offset]
+        batch = [
+            (r.offset, r.value)
+            for pos, h in iter_batches(data)
+            for r in decode_records(data, pos, h)
+            if r.offset >= offset
+        ]
         if not batch:
             break
         records += [r for r in batch if r[0] < end]
@@ -193,9 +239,16 @@ def replica_records(partition: int, broker: int, end: int) -> list[tuple[int, by
     return records
 
 
-def test_no_acknowledged_record_is_lost_under_injected_faults(chaos_cluster: LocalCluster, zookeeper: ZooKeeperServer) -> None:
+def test_no_acknowledged_record_is_lost_under_injected_faults(
+    chaos_cluster: LocalCluster, zookeeper: ZooKeeperServer
+) -> None:
     admin = chaos_cluster.admin()
-    admin.create_topic(TOPIC, PARTITIONS, 3, config={"min.insync.replicas": "2", "unclean.leader.election.enable": "false"})
+    admin.create_topic(
+        TOPIC,
+        PARTITIONS,
+        3,
+        config={"min.insync.replicas": "2", "unclean.leader.election.enable": "false"},
+    )
     workload = Workload(workers=2, rate_per_worker=150)
     faults = Faults(chaos_cluster, admin, zookeeper, random.Random(SEED))
     workload.start()
@@ -211,19 +264,29 @@ def test_no_acknowledged_record_is_lost_under_injected_faults(chaos_cluster: Loc
         time.sleep(0.2)
     ends = Consumer(namespace=NS).end_offsets([TopicPartition(TOPIC, p) for p in range(PARTITIONS)])
 
-    by_partition: dict[int, list[tuple[int, bytes]]] = {p: read_partition(p, ends[TopicPartition(TOPIC, p)]) for p in range(PARTITIONS)}
+    by_partition: dict[int, list[tuple[int, bytes]]] = {
+        p: read_partition(p, ends[TopicPartition(TOPIC, p)]) for p in range(PARTITIONS)
+    }
     lost = []
     for record_id, metadata, _ in workload.acked:
         stored = dict(by_partition[metadata.partition])
         if stored.get(metadata.offset) != record_id.encode():
-            lost.append((record_id, metadata.partition, metadata.offset, stored.get(metadata.offset)))
+            lost.append(
+                (record_id, metadata.partition, metadata.offset, stored.get(metadata.offset))
+            )
     values = [v for records in by_partition.values() for _, v in records]
     duplicates = len(values) - len(set(values))
-    gaps = {p: [o for i, (o, _) in enumerate(records) if o != i] for p, records in by_partition.items()}
+    gaps = {
+        p: [o for i, (o, _) in enumerate(records) if o != i] for p, records in by_partition.items()
+    }
     order_violations = 0
     for p in range(PARTITIONS):
         for worker in range(2):
-            seqs = [int(v.decode().split("-")[1]) for _, v in by_partition[p] if v.decode().startswith(f"w{worker}-")]
+            seqs = [
+                int(v.decode().split("-")[1])
+                for _, v in by_partition[p]
+                if v.decode().startswith(f"w{worker}-")
+            ]
             firsts = []
             for seq in seqs:
                 if seq not in firsts:
@@ -241,9 +304,13 @@ def test_no_acknowledged_record_is_lost_under_injected_faults(chaos_cluster: Loc
         times = sorted(t for _, m, t in workload.acked if m.partition == p)
         gaps_s[p] = max((b - a for a, b in zip(times, times[1:])), default=0.0)
 
-    print(f"\nfault injection (seed {SEED}, {FAULT_PHASE_S:.0f}s): {len(faults.injected)} faults: {faults.injected}")
-    print(f"acknowledged {len(workload.acked)}, failed sends {workload.failed}, lost {len(lost)}, duplicates {duplicates}, "
-          f"longest gap between acknowledgements per partition (s): { {p: round(g, 2) for p, g in gaps_s.items()} }")
+    print(
+        f"\nfault injection (seed {SEED}, {FAULT_PHASE_S:.0f}s): {len(faults.injected)} faults: {faults.injected}"
+    )
+    print(
+        f"acknowledged {len(workload.acked)}, failed sends {workload.failed}, lost {len(lost)}, duplicates {duplicates}, "
+        f"longest gap between acknowledgements per partition (s): { {p: round(g, 2) for p, g in gaps_s.items()} }"
+    )
     assert len(workload.acked) > 1000
     assert lost == []
     assert all(not g for g in gaps.values()), f"offset gaps: {gaps}"

@@ -13,12 +13,12 @@ from rafka.actors.replica.replica import MAX_CONCURRENCY
 from rafka.clients.admin import Admin
 from rafka.clients.consumer import Consumer
 from rafka.clients.producer import Producer
-from rafka.clients.records import TopicPartition
 from rafka.cluster.local_cluster import LocalCluster
 from rafka.protocol.errors import Errors
 from rafka.protocol.messages.fetch import FetchRequest
 from rafka.protocol.messages.produce import ACKS_ALL, ProduceRequest
 from rafka.protocol.records.builder import build_batch
+from rafka.protocol.types import TopicPartition
 from rafka.testing import serving_replica
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180), pytest.mark.usefixtures("cluster")]
@@ -41,7 +41,10 @@ def _consume_all(topic: str, partitions: int, expected: int) -> list:
 def test_records_keep_their_order_within_each_partition(admin: Admin, topic_name: str) -> None:
     admin.create_topic(topic_name, num_partitions=3, replication_factor=3)
     with Producer(namespace=NS, acks="all", linger_ms=2) as producer:
-        futures = [producer.send(topic_name, value=str(i).encode(), key=f"key-{i % 10}".encode()) for i in range(3000)]
+        futures = [
+            producer.send(topic_name, value=str(i).encode(), key=f"key-{i % 10}".encode())
+            for i in range(3000)
+        ]
         producer.flush()
         metadata = [f.get(timeout=30) for f in futures]
     records = _consume_all(topic_name, 3, 3000)
@@ -95,32 +98,48 @@ def test_long_poll_fetch_wakes_when_data_arrives(admin: Admin, topic_name: str) 
     pending = leader.fetch.remote(FetchRequest(0, max_wait_ms=60_000, min_bytes=1))
     ready, _ = ray.wait([pending], timeout=0.5)
     assert not ready, "a fetch with nothing to return must wait in the purgatory"
-    ray.get(leader.produce.remote(ProduceRequest(build_batch([(None, b"wake", 1)]), acks=1)), timeout=30)
+    ray.get(
+        leader.produce.remote(ProduceRequest(build_batch([(None, b"wake", 1)]), acks=1)), timeout=30
+    )
     response = ray.get(pending, timeout=30)
     assert response.records, "the parked fetch must return the new record, not time out empty"
 
 
-def test_parked_acks_all_produces_cannot_starve_the_follower_fetches(admin: Admin, topic_name: str) -> None:
+def test_parked_acks_all_produces_cannot_starve_the_follower_fetches(
+    admin: Admin, topic_name: str
+) -> None:
     # Twice as many parked acks=all produces as the replica has handler threads: the followers'
     # fetches that complete them run in a thread pool of their own. Starved, the followers would drop
     # out of the ISR after replica_lag_time_max_ms and every produce would fail min.insync.replicas=3.
-    admin.create_topic(topic_name, num_partitions=1, replication_factor=3, config={"min.insync.replicas": "3"})
+    admin.create_topic(
+        topic_name, num_partitions=1, replication_factor=3, config={"min.insync.replicas": "3"}
+    )
     leader = serving_replica(topic_name, 0, 0, NS)
     batches = [build_batch([(None, str(i).encode(), 1)]) for i in range(2 * MAX_CONCURRENCY)]
-    pending = [leader.produce.remote(ProduceRequest(batch, acks=ACKS_ALL, timeout_ms=120_000)) for batch in batches]
+    pending = [
+        leader.produce.remote(ProduceRequest(batch, acks=ACKS_ALL, timeout_ms=120_000))
+        for batch in batches
+    ]
     responses = ray.get(pending, timeout=150)
     assert [r.error for r in responses] == [Errors.NONE] * len(batches)
     assert sorted(r.base_offset for r in responses) == list(range(len(batches)))
 
 
-def test_records_above_the_high_watermark_stay_invisible_to_consumers(cluster: LocalCluster, admin: Admin, topic_name: str) -> None:
+def test_records_above_the_high_watermark_stay_invisible_to_consumers(
+    cluster: LocalCluster, admin: Admin, topic_name: str
+) -> None:
     admin.create_topic(topic_name, num_partitions=1, replication_factor=3)
     replicas = {b: serving_replica(topic_name, 0, b, NS) for b in range(3)}
     pids = [ray.get(replicas[b].describe.remote(), timeout=30)["pid"] for b in (1, 2)]
     for pid in pids:
         os.kill(pid, signal.SIGSTOP)
     try:
-        response = ray.get(replicas[0].produce.remote(ProduceRequest(build_batch([(None, b"pending", 1)]), acks=1)), timeout=30)
+        response = ray.get(
+            replicas[0].produce.remote(
+                ProduceRequest(build_batch([(None, b"pending", 1)]), acks=1)
+            ),
+            timeout=30,
+        )
         state = ray.get(replicas[0].describe.remote(), timeout=30)
         assert state["log_end_offset"] == response.base_offset + 1
         assert state["high_watermark"] <= response.base_offset

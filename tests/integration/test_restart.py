@@ -8,17 +8,25 @@ import pytest
 
 from rafka.clients.consumer import Consumer
 from rafka.clients.producer import Producer
-from rafka.clients.records import TopicPartition
 from rafka.cluster.local_cluster import LocalCluster
 from rafka.cluster.zookeeper_server import ZooKeeperServer
+from rafka.protocol.types import TopicPartition
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
 
-def test_restart_on_the_same_data_dir_keeps_every_topic_and_record(session_dir: Path, zookeeper: ZooKeeperServer, ray_nodes: list[str]) -> None:
+def test_restart_on_the_same_data_dir_keeps_every_topic_and_record(
+    session_dir: Path, zookeeper: ZooKeeperServer, ray_nodes: list[str]
+) -> None:
     namespace = "rafka-restart"
-    settings = dict(brokers=2, data_dir=session_dir / "restart", zookeeper=zookeeper.connect_string,
-                    cluster_name="restart", namespace=namespace, node_ids=ray_nodes[:2])
+    settings = dict(
+        brokers=2,
+        data_dir=session_dir / "restart",
+        zookeeper=zookeeper.connect_string,
+        cluster_name="restart",
+        namespace=namespace,
+        node_ids=ray_nodes[:2],
+    )
     with LocalCluster(**settings) as cluster:
         cluster.admin().create_topic("kept", num_partitions=2, replication_factor=2)
         with Producer(namespace=namespace, acks="all") as producer:
@@ -26,7 +34,9 @@ def test_restart_on_the_same_data_dir_keeps_every_topic_and_record(session_dir: 
                 producer.send("kept", str(i).encode(), key=str(i).encode())
     with LocalCluster(**settings) as cluster:
         assert cluster.admin().list_topics() == ["kept"]
-        consumer = Consumer(namespace=namespace, auto_offset_reset="earliest", max_poll_records=5000)
+        consumer = Consumer(
+            namespace=namespace, auto_offset_reset="earliest", max_poll_records=5000
+        )
         consumer.assign([TopicPartition("kept", 0), TopicPartition("kept", 1)])
         values: set[bytes] = set()
         while len(values) < 1000:

@@ -8,8 +8,9 @@ The brokers, partition leaders and group coordinators model just what their cont
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import pytest
 import ray
@@ -37,7 +38,12 @@ from rafka.protocol.messages.metadata import (
     PartitionMetadata,
     TopicMetadata,
 )
-from rafka.protocol.messages.offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, ListOffsetsRequest, ListOffsetsResponse
+from rafka.protocol.messages.offsets import (
+    EARLIEST_TIMESTAMP,
+    LATEST_TIMESTAMP,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+)
 
 NAMESPACE = names.DEFAULT_NAMESPACE
 
@@ -74,7 +80,11 @@ class FakeReplica:
         if request.timestamp == LATEST_TIMESTAMP:
             return ListOffsetsResponse(Errors.NONE, self.log.high_watermark)
         newer = sorted((o, ts) for o, ts in self.log.timestamps.items() if ts >= request.timestamp)
-        return ListOffsetsResponse(Errors.NONE, *newer[0]) if newer else ListOffsetsResponse(Errors.NONE, -1, -1)
+        return (
+            ListOffsetsResponse(Errors.NONE, *newer[0])
+            if newer
+            else ListOffsetsResponse(Errors.NONE, -1, -1)
+        )
 
 
 class FakeBroker:
@@ -88,8 +98,14 @@ class FakeBroker:
     def metadata(self, request: MetadataRequest) -> MetadataResponse:
         wanted = sorted(self.fake.topics) if request.topics is None else request.topics
         topics = tuple(
-            TopicMetadata(t, tuple(PartitionMetadata(p, 0, 0, (0,), (0,)) for p in range(len(self.fake.topics[t]))))
-            if t in self.fake.topics else TopicMetadata(t, error=Errors.UNKNOWN_TOPIC_OR_PARTITION)
+            TopicMetadata(
+                t,
+                tuple(
+                    PartitionMetadata(p, 0, 0, (0,), (0,)) for p in range(len(self.fake.topics[t]))
+                ),
+            )
+            if t in self.fake.topics
+            else TopicMetadata(t, error=Errors.UNKNOWN_TOPIC_OR_PARTITION)
             for t in wanted
         )
         brokers = tuple(BrokerMetadata(b, "127.0.0.1", f"node-{b}") for b in self.fake.broker_ids)
@@ -101,9 +117,13 @@ class FakeBroker:
     def find_coordinator(self, group_id: str) -> FindCoordinatorResponse:
         self.find_coordinator_calls.append(group_id)
         if not group_id:
-            return FindCoordinatorResponse(Errors.INVALID_GROUP_ID, error_message="the group id is empty")
+            return FindCoordinatorResponse(
+                Errors.INVALID_GROUP_ID, error_message="the group id is empty"
+            )
         if self.fake.find_coordinator_errors:
-            return FindCoordinatorResponse(self.fake.find_coordinator_errors.pop(0), error_message="scripted")
+            return FindCoordinatorResponse(
+                self.fake.find_coordinator_errors.pop(0), error_message="scripted"
+            )
         if self.fake.stale_coordinator_answers:
             return FindCoordinatorResponse(Errors.NONE, self.fake.stale_coordinator_answers.pop(0))
         return FindCoordinatorResponse(Errors.NONE, self.fake.owner(group_id))
@@ -132,32 +152,47 @@ class FakeCoordinator:
         group = self.groups.get(group_id)
         if group is None:
             return GroupDescription(Errors.NONE, group_id, "Dead")
-        return GroupDescription(Errors.NONE, group_id, group.state, "consumer", group.protocol, group.generation_id,
-                                tuple(group.members))
+        return GroupDescription(
+            Errors.NONE,
+            group_id,
+            group.state,
+            "consumer",
+            group.protocol,
+            group.generation_id,
+            tuple(group.members),
+        )
 
     def offset_fetch(self, request: OffsetFetchRequest) -> OffsetFetchResponse:
         if self._not_mine(request.group_id):
             return OffsetFetchResponse(Errors.NOT_COORDINATOR)
         offsets = self.groups[request.group_id].offsets if request.group_id in self.groups else {}
         wanted = sorted(offsets) if request.partitions is None else request.partitions
-        return OffsetFetchResponse(Errors.NONE, tuple(
-            CommittedOffset(t, p, *offsets.get((t, p), (-1, ""))) for t, p in wanted
-        ))
+        return OffsetFetchResponse(
+            Errors.NONE,
+            tuple(CommittedOffset(t, p, *offsets.get((t, p), (-1, ""))) for t, p in wanted),
+        )
 
     def offset_commit(self, request: OffsetCommitRequest) -> OffsetCommitResponse:
         if self._not_mine(request.group_id):
             return OffsetCommitResponse(Errors.NOT_COORDINATOR)
         group = self.groups.setdefault(request.group_id, FakeGroup())
         if group.members:
-            return OffsetCommitResponse(Errors.UNKNOWN_MEMBER_ID, error_message="admin commit to a group with members")
+            return OffsetCommitResponse(
+                Errors.UNKNOWN_MEMBER_ID, error_message="admin commit to a group with members"
+            )
         if self.append_errors:
             error = self.append_errors.pop(0)
-            return OffsetCommitResponse(Errors.NONE, tuple(PartitionResult(e.topic, e.partition, error) for e in request.offsets))
+            return OffsetCommitResponse(
+                Errors.NONE,
+                tuple(PartitionResult(e.topic, e.partition, error) for e in request.offsets),
+            )
         self.commits.append(request)
         results = []
         for entry in request.offsets:
             if entry.topic not in self.fake.topics:
-                results.append(PartitionResult(entry.topic, entry.partition, Errors.UNKNOWN_TOPIC_OR_PARTITION))
+                results.append(
+                    PartitionResult(entry.topic, entry.partition, Errors.UNKNOWN_TOPIC_OR_PARTITION)
+                )
                 continue
             group.offsets[(entry.topic, entry.partition)] = (entry.offset, entry.metadata)
             results.append(PartitionResult(entry.topic, entry.partition, Errors.NONE))
@@ -194,6 +229,7 @@ class FakeHandle:
             @staticmethod
             def remote(*args: Any) -> FakeRef:
                 return FakeRef(lambda: self._fake.invoke(self._name, method, args))
+
         return Method
 
 
@@ -218,20 +254,39 @@ class FakeRay:
             self.actors[names.broker_actor_name(broker_id)] = FakeBroker(self, broker_id)
             self.actors[names.coordinator_actor_name(broker_id)] = FakeCoordinator(self, broker_id)
 
-    def add_topic(self, name: str, bounds: list[tuple[int, int]], timestamps: dict[int, dict[int, int]] | None = None) -> None:
+    def add_topic(
+        self,
+        name: str,
+        bounds: list[tuple[int, int]],
+        timestamps: dict[int, dict[int, int]] | None = None,
+    ) -> None:
         """A topic with a (log start, high watermark) per partition, all led by broker 0;
         ``timestamps`` gives some partitions' record timestamps, {partition: {offset: ms}}."""
-        logs = [FakePartitionLog(start, end, (timestamps or {}).get(p, {})) for p, (start, end) in enumerate(bounds)]
+        logs = [
+            FakePartitionLog(start, end, (timestamps or {}).get(p, {}))
+            for p, (start, end) in enumerate(bounds)
+        ]
         self.topics[name] = logs
         for partition, log in enumerate(logs):
             self.actors[names.replica_actor_name(name, partition, 0)] = FakeReplica(log)
 
-    def add_group(self, group_id: str, state: str = "Empty", members: Iterable[MemberDescription] = (),
-                  offsets: dict[tuple[str, int], int] | None = None, broker_id: int = 0) -> FakeGroup:
+    def add_group(
+        self,
+        group_id: str,
+        state: str = "Empty",
+        members: Iterable[MemberDescription] = (),
+        offsets: dict[tuple[str, int], int] | None = None,
+        broker_id: int = 0,
+    ) -> FakeGroup:
         """A group owned by ``broker_id``'s coordinator, with committed ``offsets`` {(topic, partition): offset}."""
         members = list(members)
-        group = FakeGroup(state, members, {tp: (offset, "") for tp, offset in (offsets or {}).items()},
-                          "range" if members else "", 3 if members else -1)
+        group = FakeGroup(
+            state,
+            members,
+            {tp: (offset, "") for tp, offset in (offsets or {}).items()},
+            "range" if members else "",
+            3 if members else -1,
+        )
         self.group_owner[group_id] = broker_id
         self.coordinator(broker_id).groups[group_id] = group
         return group
@@ -249,8 +304,12 @@ class FakeRay:
         return self.group_owner.get(group_id, 0)
 
     @staticmethod
-    def member(member_id: str, partitions: Iterable[tuple[str, int]], client_id: str = "rafka-consumer",
-               host: str = "/127.0.0.1") -> MemberDescription:
+    def member(
+        member_id: str,
+        partitions: Iterable[tuple[str, int]],
+        client_id: str = "rafka-consumer",
+        host: str = "/127.0.0.1",
+    ) -> MemberDescription:
         """A member as DescribeGroups reports it, with its assignment encoded as consumers encode it."""
         return MemberDescription(member_id, client_id, host, encode_assignment(partitions))
 
@@ -264,7 +323,9 @@ class FakeRay:
     def get(self, ref: FakeRef, timeout: float | None = None) -> Any:
         return ref.call()
 
-    def wait(self, refs: list[FakeRef], num_returns: int = 1, timeout: float | None = None) -> tuple[list[FakeRef], list[FakeRef]]:
+    def wait(
+        self, refs: list[FakeRef], num_returns: int = 1, timeout: float | None = None
+    ) -> tuple[list[FakeRef], list[FakeRef]]:
         # Fake calls run when fetched, so every one is ready at once.
         return refs[:num_returns], refs[num_returns:]
 
@@ -274,7 +335,9 @@ class FakeRay:
         return FakeHandle(self, name)
 
     def list_named_actors(self, all_namespaces: bool = False) -> list[dict[str, str]]:
-        return [{"name": name, "namespace": NAMESPACE} for name in self.actors if name not in self.dead]
+        return [
+            {"name": name, "namespace": NAMESPACE} for name in self.actors if name not in self.dead
+        ]
 
 
 @pytest.fixture

@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 import ray
@@ -26,12 +27,18 @@ def spark(cluster: LocalCluster) -> Iterator[Any]:
 
     from rafka.spark_bridge import register
 
-    session = (SparkSession.builder.master("local[2]").appName("rafka-spark-tests")
-               .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1")
-               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-               .config("spark.sql.session.timeZone", "UTC").config("spark.sql.shuffle.partitions", "2")
-               .config("spark.sql.streaming.stopTimeout", "60s")
-               .getOrCreate())
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("rafka-spark-tests")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.sql.streaming.stopTimeout", "60s")
+        .getOrCreate()
+    )
     session.sparkContext.setLogLevel("ERROR")
     register(session)
     yield session
@@ -41,7 +48,10 @@ def spark(cluster: LocalCluster) -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def rafka_options(cluster: LocalCluster) -> dict[str, str]:
     """Data source options that point Spark's Python workers at the session's cluster."""
-    return {"rafka.ray.address": ray.get_runtime_context().gcs_address, "rafka.namespace": cluster.namespace}
+    return {
+        "rafka.ray.address": ray.get_runtime_context().gcs_address,
+        "rafka.namespace": cluster.namespace,
+    }
 
 
 def wait_until(condition: Callable[[], Any], timeout_s: float, what: str) -> Any:

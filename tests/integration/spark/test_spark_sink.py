@@ -17,20 +17,47 @@ SCHEMA = "key string, value binary, headers array<struct<key:string,value:binary
 
 
 def read_back(spark: Any, options: dict[str, str], topic: str) -> list[Any]:
-    return spark.read.format("rafka").options(**options).option("subscribe", topic).option("includeHeaders", "true").load().collect()
+    return (
+        spark.read.format("rafka")
+        .options(**options)
+        .option("subscribe", topic)
+        .option("includeHeaders", "true")
+        .load()
+        .collect()
+    )
 
 
-def test_batch_write_then_read_back_keys_headers_and_partitions(spark: Any, rafka_options: dict, admin: Admin, topic_name: str) -> None:
+def test_batch_write_then_read_back_keys_headers_and_partitions(
+    spark: Any, rafka_options: dict, admin: Admin, topic_name: str
+) -> None:
     admin.create_topic(topic_name, num_partitions=3, replication_factor=3)
-    rows = [(f"k{i}", f"v{i}".encode(), [("n", str(i).encode())] if i % 2 else [], i % 3 if i < 150 else None) for i in range(300)]
-    (spark.createDataFrame(rows, SCHEMA).repartition(2)
-     .write.format("rafka").options(**rafka_options).option("topic", topic_name).option("acks", "all").mode("append").save())
+    rows = [
+        (
+            f"k{i}",
+            f"v{i}".encode(),
+            [("n", str(i).encode())] if i % 2 else [],
+            i % 3 if i < 150 else None,
+        )
+        for i in range(300)
+    ]
+    (
+        spark.createDataFrame(rows, SCHEMA)
+        .repartition(2)
+        .write.format("rafka")
+        .options(**rafka_options)
+        .option("topic", topic_name)
+        .option("acks", "all")
+        .mode("append")
+        .save()
+    )
     got = read_back(spark, rafka_options, topic_name)
     assert len(got) == 300
     for r in got:
         i = int(r["value"][1:])
         assert r["key"] == f"k{i}".encode()
-        assert [(h["key"], h["value"]) for h in r["headers"]] == ([("n", str(i).encode())] if i % 2 else [])
+        assert [(h["key"], h["value"]) for h in r["headers"]] == (
+            [("n", str(i).encode())] if i % 2 else []
+        )
         # Explicit partitions are kept; null ones go where Kafka's murmur2 partitioner puts the key.
         assert r["partition"] == (i % 3 if i < 150 else partition_for_key(f"k{i}".encode(), 3))
     by_partition: dict[int, list[int]] = {}
@@ -39,19 +66,29 @@ def test_batch_write_then_read_back_keys_headers_and_partitions(spark: Any, rafk
     assert all(sorted(offsets) == list(range(len(offsets))) for offsets in by_partition.values())
 
 
-def test_topic_column_and_the_topic_option_which_wins(spark: Any, rafka_options: dict, admin: Admin, topic_name: str) -> None:
+def test_topic_column_and_the_topic_option_which_wins(
+    spark: Any, rafka_options: dict, admin: Admin, topic_name: str
+) -> None:
     one, two, forced = (f"{topic_name}-{suffix}" for suffix in ("one", "two", "forced"))
     for topic in (one, two, forced):
         admin.create_topic(topic, num_partitions=1, replication_factor=1)
-    df = spark.createDataFrame([(one if i % 2 else two, f"v{i}") for i in range(40)], "topic string, value string")
+    df = spark.createDataFrame(
+        [(one if i % 2 else two, f"v{i}") for i in range(40)], "topic string, value string"
+    )
     df.write.format("rafka").options(**rafka_options).mode("append").save()
     df.write.format("rafka").options(**rafka_options).option("topic", forced).mode("append").save()
-    assert sorted(r["value"] for r in read_back(spark, rafka_options, one)) == sorted(f"v{i}".encode() for i in range(1, 40, 2))
-    assert sorted(r["value"] for r in read_back(spark, rafka_options, two)) == sorted(f"v{i}".encode() for i in range(0, 40, 2))
+    assert sorted(r["value"] for r in read_back(spark, rafka_options, one)) == sorted(
+        f"v{i}".encode() for i in range(1, 40, 2)
+    )
+    assert sorted(r["value"] for r in read_back(spark, rafka_options, two)) == sorted(
+        f"v{i}".encode() for i in range(0, 40, 2)
+    )
     assert len(read_back(spark, rafka_options, forced)) == 40
 
 
-def test_streaming_write_restarts_from_its_checkpoint(spark: Any, rafka_options: dict, admin: Admin, topic_name: str, tmp_path: Path) -> None:
+def test_streaming_write_restarts_from_its_checkpoint(
+    spark: Any, rafka_options: dict, admin: Admin, topic_name: str, tmp_path: Path
+) -> None:
     source, sink = f"{topic_name}-in", f"{topic_name}-out"
     admin.create_topic(source, num_partitions=2, replication_factor=1)
     admin.create_topic(sink, num_partitions=2, replication_factor=1)
@@ -62,11 +99,22 @@ def test_streaming_write_restarts_from_its_checkpoint(spark: Any, rafka_options:
                 producer.send(source, f"v{i}".encode(), key=f"k{i}".encode())
 
     def run_until_caught_up() -> None:
-        query = (spark.readStream.format("rafka").options(**rafka_options).option("subscribe", source)
-                 .option("startingOffsets", "earliest").option("maxOffsetsPerTrigger", "150").load()
-                 .selectExpr("key", "upper(cast(value as string)) as value")
-                 .writeStream.format("rafka").options(**rafka_options).option("topic", sink).option("linger.ms", "5")
-                 .option("checkpointLocation", str(tmp_path / "checkpoint")).trigger(availableNow=True).start())
+        query = (
+            spark.readStream.format("rafka")
+            .options(**rafka_options)
+            .option("subscribe", source)
+            .option("startingOffsets", "earliest")
+            .option("maxOffsetsPerTrigger", "150")
+            .load()
+            .selectExpr("key", "upper(cast(value as string)) as value")
+            .writeStream.format("rafka")
+            .options(**rafka_options)
+            .option("topic", sink)
+            .option("linger.ms", "5")
+            .option("checkpointLocation", str(tmp_path / "checkpoint"))
+            .trigger(availableNow=True)
+            .start()
+        )
         assert query.awaitTermination(180)
         assert query.exception() is None
 
@@ -79,16 +127,33 @@ def test_streaming_write_restarts_from_its_checkpoint(spark: Any, rafka_options:
     assert all(r["key"] == b"k" + r["value"][1:] for r in got)
 
 
-def test_bad_writes_fail_naming_the_column_or_option(spark: Any, rafka_options: dict, admin: Admin, topic_name: str) -> None:
+def test_bad_writes_fail_naming_the_column_or_option(
+    spark: Any, rafka_options: dict, admin: Admin, topic_name: str
+) -> None:
     admin.create_topic(topic_name, num_partitions=3, replication_factor=1)
     good = spark.createDataFrame([("a", 1)], "value string, partition int")
     cases = [
-        (spark.createDataFrame([("a",)], "key string"), {"topic": topic_name}, "append", "option 'value'"),
+        (
+            spark.createDataFrame([("a",)], "key string"),
+            {"topic": topic_name},
+            "append",
+            "option 'value'",
+        ),
         (good, {}, "append", "option 'topic'"),
         (good, {"topic": topic_name}, "overwrite", "option 'mode'"),
         (good, {"topic": topic_name, "acks": "2"}, "append", "option 'acks'"),
-        (spark.createDataFrame([("a", 7)], "value string, partition int"), {"topic": topic_name}, "append", "not 7"),
-        (good.drop("partition"), {"topic": f"{topic_name}-missing"}, "append", f"{topic_name}-missing"),
+        (
+            spark.createDataFrame([("a", 7)], "value string, partition int"),
+            {"topic": topic_name},
+            "append",
+            "not 7",
+        ),
+        (
+            good.drop("partition"),
+            {"topic": f"{topic_name}-missing"},
+            "append",
+            f"{topic_name}-missing",
+        ),
     ]
     for df, options, mode, message in cases:
         with pytest.raises(Exception) as info:

@@ -9,11 +9,11 @@ import time
 import pytest
 
 from rafka.clients.accumulator import ProducerBatch, RecordAccumulator
-from rafka.clients.records import TopicPartition
 from rafka.protocol.errors import KafkaTimeoutError
 from rafka.protocol.records.batch import HEADER_SIZE, decode_records, iter_batches
 from rafka.protocol.records.builder import RECORD_OVERHEAD
 from rafka.protocol.records.compression import Compression
+from rafka.protocol.types import TopicPartition
 
 TP0, TP1, TP2 = (TopicPartition("events", p) for p in range(3))
 VALUE = b"v" * 10
@@ -24,15 +24,21 @@ BIG = 1 << 30
 BATCH = 1_000
 
 
-def accumulator(batch_size: int = 16_384, linger_ms: int = LONG_LINGER_MS, buffer_memory: int = BIG) -> RecordAccumulator:
+def accumulator(
+    batch_size: int = 16_384, linger_ms: int = LONG_LINGER_MS, buffer_memory: int = BIG
+) -> RecordAccumulator:
     return RecordAccumulator(batch_size, linger_ms, buffer_memory, Compression.NONE)
 
 
-def append(acc: RecordAccumulator, tp: TopicPartition = TP0, value: bytes = VALUE, max_block_s: float = 5.0):
+def append(
+    acc: RecordAccumulator, tp: TopicPartition = TP0, value: bytes = VALUE, max_block_s: float = 5.0
+):
     return acc.append(tp, 1_000, None, value, [], max_block_s)
 
 
-def drain(acc: RecordAccumulator, now: float | None = None, busy: set[TopicPartition] | None = None) -> list[ProducerBatch]:
+def drain(
+    acc: RecordAccumulator, now: float | None = None, busy: set[TopicPartition] | None = None
+) -> list[ProducerBatch]:
     return acc.ready(time.monotonic() if now is None else now, busy or set())[0]
 
 
@@ -43,7 +49,11 @@ def later() -> float:
 
 def values_of(batch: ProducerBatch) -> list[bytes]:
     data = batch.encoded()
-    return [r.value for position, header in iter_batches(data) for r in decode_records(data, position, header)]
+    return [
+        r.value
+        for position, header in iter_batches(data)
+        for r in decode_records(data, position, header)
+    ]
 
 
 # ------------------------------------------------------------------ appending and closing
@@ -221,7 +231,12 @@ def test_released_batches_give_back_exactly_their_memory(seed: int) -> None:
     rng = random.Random(seed)
     acc = accumulator(batch_size=BATCH, linger_ms=0, buffer_memory=2 * BATCH)
     for _ in range(100):  # normal and oversized batches, each released once sent
-        append(acc, rng.choice((TP0, TP1)), value=b"x" * rng.choice((10, 3 * BATCH)), max_block_s=MAX_BLOCK_S)
+        append(
+            acc,
+            rng.choice((TP0, TP1)),
+            value=b"x" * rng.choice((10, 3 * BATCH)),
+            max_block_s=MAX_BLOCK_S,
+        )
         for batch in drain(acc):
             acc.release(batch)
         assert not acc.incomplete
@@ -277,7 +292,9 @@ def test_pending_results_are_those_of_unreleased_batches() -> None:
 def test_concurrent_appends_lose_no_record() -> None:
     acc = accumulator(batch_size=HEADER_SIZE + 5 * RECORD)
     rng = random.Random(99)
-    plans = [[(rng.choice((TP0, TP1, TP2)), b"%02d-%03d" % (t, i)) for i in range(200)] for t in range(4)]
+    plans = [
+        [(rng.choice((TP0, TP1, TP2)), b"%02d-%03d" % (t, i)) for i in range(200)] for t in range(4)
+    ]
     start = threading.Barrier(len(plans))
 
     def run(plan: list[tuple[TopicPartition, bytes]]) -> None:

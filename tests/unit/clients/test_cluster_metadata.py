@@ -6,7 +6,12 @@ from typing import Any
 
 from rafka.clients.cluster import ClusterConnection
 from rafka.protocol.errors import Errors
-from rafka.protocol.messages.metadata import MetadataRequest, MetadataResponse, PartitionMetadata, TopicMetadata
+from rafka.protocol.messages.metadata import (
+    MetadataRequest,
+    MetadataResponse,
+    PartitionMetadata,
+    TopicMetadata,
+)
 
 NAMESPACE = "rafka"
 
@@ -26,7 +31,9 @@ def lagging(fake: Any, broker_id: int, view: dict[str, TopicMetadata]) -> None:
 def test_a_topic_one_broker_does_not_know_yet_is_taken_from_one_that_does(fake_ray: Any) -> None:
     fake_ray.add_brokers(3)
     fake_ray.add_topic("events", [(0, 10), (0, 10)])
-    lagging(fake_ray, 0, {"events": TopicMetadata("events", error=Errors.UNKNOWN_TOPIC_OR_PARTITION)})
+    lagging(
+        fake_ray, 0, {"events": TopicMetadata("events", error=Errors.UNKNOWN_TOPIC_OR_PARTITION)}
+    )
     found = ClusterConnection(NAMESPACE).topic("events", refresh=True)
     assert found.error is Errors.NONE and len(found.partitions) == 2
 

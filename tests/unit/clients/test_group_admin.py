@@ -8,7 +8,7 @@ import time
 import pytest
 
 from rafka.clients.admin import Admin
-from rafka.clients.records import OffsetAndMetadata, OffsetAndTimestamp, TopicPartition
+from rafka.clients.records import OffsetAndTimestamp
 from rafka.protocol.errors import (
     CoordinatorLoadInProgressError,
     CoordinatorNotAvailableError,
@@ -19,8 +19,14 @@ from rafka.protocol.errors import (
     UnknownMemberIdError,
     UnknownTopicOrPartitionError,
 )
-from rafka.protocol.messages.groups import NO_GENERATION, NO_MEMBER, GroupListing, OffsetCommitEntry
+from rafka.protocol.messages.groups import (
+    NO_GENERATION,
+    NO_MEMBER,
+    GroupListing,
+    OffsetCommitEntry,
+)
 from rafka.protocol.messages.offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
+from rafka.protocol.types import OffsetAndMetadata, TopicPartition
 
 
 @pytest.fixture
@@ -36,7 +42,9 @@ def admin(fake_ray) -> Admin:
 
 def test_list_groups_merges_every_coordinator_sorted_by_id(fake_ray, admin: Admin) -> None:
     fake_ray.add_group("zeta", broker_id=0)
-    fake_ray.add_group("alpha", state="Stable", members=[fake_ray.member("m1", [("events", 0)])], broker_id=2)
+    fake_ray.add_group(
+        "alpha", state="Stable", members=[fake_ray.member("m1", [("events", 0)])], broker_id=2
+    )
     fake_ray.add_group("mid", broker_id=1)
     assert admin.list_groups() == [
         GroupListing("alpha", "consumer", "Stable"),
@@ -45,7 +53,9 @@ def test_list_groups_merges_every_coordinator_sorted_by_id(fake_ray, admin: Admi
     ]
 
 
-def test_list_groups_reports_the_reachable_coordinators_when_one_is_dead(fake_ray, admin: Admin) -> None:
+def test_list_groups_reports_the_reachable_coordinators_when_one_is_dead(
+    fake_ray, admin: Admin
+) -> None:
     fake_ray.add_group("on-zero", broker_id=0)
     fake_ray.add_group("on-one", broker_id=1)
     fake_ray.dead.add("group-coordinator-1")
@@ -55,21 +65,31 @@ def test_list_groups_reports_the_reachable_coordinators_when_one_is_dead(fake_ra
 # ------------------------------------------------------------------ finding the coordinator
 
 
-def test_describe_group_asks_the_coordinator_that_find_coordinator_names(fake_ray, admin: Admin) -> None:
+def test_describe_group_asks_the_coordinator_that_find_coordinator_names(
+    fake_ray, admin: Admin
+) -> None:
     member = fake_ray.member("m1", [("events", 1)], client_id="app")
     fake_ray.add_group("g", state="Stable", members=[member], broker_id=2)
     description = admin.describe_group("g")
-    assert (description.state, description.protocol, description.members) == ("Stable", "range", (member,))
+    assert (description.state, description.protocol, description.members) == (
+        "Stable",
+        "range",
+        (member,),
+    )
 
 
-def test_coordinator_not_available_is_retried_until_the_lookup_succeeds(fake_ray, admin: Admin) -> None:
+def test_coordinator_not_available_is_retried_until_the_lookup_succeeds(
+    fake_ray, admin: Admin
+) -> None:
     fake_ray.add_group("g", state="Empty", broker_id=1)
     fake_ray.find_coordinator_errors = [Errors.COORDINATOR_NOT_AVAILABLE] * 3
     assert admin.describe_group("g").state == "Empty"
     assert fake_ray.broker(0).find_coordinator_calls == ["g"] * 4
 
 
-def test_not_coordinator_makes_the_admin_look_the_coordinator_up_again(fake_ray, admin: Admin) -> None:
+def test_not_coordinator_makes_the_admin_look_the_coordinator_up_again(
+    fake_ray, admin: Admin
+) -> None:
     # The first lookup names broker 0, whose coordinator no longer owns the group (it moved to 2).
     fake_ray.add_group("g", offsets={("events", 0): 7}, broker_id=2)
     fake_ray.stale_coordinator_answers = [0]
@@ -84,7 +104,9 @@ def test_a_dead_broker_is_skipped_when_looking_up_the_coordinator(fake_ray, admi
     assert fake_ray.broker(1).find_coordinator_calls == ["g"]
 
 
-def test_an_unreachable_coordinator_is_retried_until_it_is_back(fake_ray, admin: Admin, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unreachable_coordinator_is_retried_until_it_is_back(
+    fake_ray, admin: Admin, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fake_ray.add_group("g", state="Empty", broker_id=1)
     fake_ray.dead.add("group-coordinator-1")
     real_sleep = time.sleep
@@ -97,12 +119,16 @@ def test_an_unreachable_coordinator_is_retried_until_it_is_back(fake_ray, admin:
     assert admin.describe_group("g").state == "Empty"
 
 
-def test_retriable_errors_past_the_request_timeout_raise_their_error_naming_the_group(fake_ray) -> None:
+def test_retriable_errors_past_the_request_timeout_raise_their_error_naming_the_group(
+    fake_ray,
+) -> None:
     fake_ray.add_brokers(1)
     fake_ray.find_coordinator_errors = [Errors.COORDINATOR_LOAD_IN_PROGRESS] * 10_000
     admin = Admin(request_timeout_ms=150)
     started = time.monotonic()
-    with pytest.raises(CoordinatorLoadInProgressError, match="group 'slow'.*still failing after 0.1s"):
+    with pytest.raises(
+        CoordinatorLoadInProgressError, match="group 'slow'.*still failing after 0.1s"
+    ):
         admin.describe_group("slow")
     assert 0.1 <= time.monotonic() - started < 2
 
@@ -121,9 +147,13 @@ def test_a_non_retriable_lookup_error_raises_at_once(fake_ray, admin: Admin) -> 
 # ------------------------------------------------------------------ offsets
 
 
-def test_alter_group_offsets_makes_an_admin_commit_that_list_group_offsets_reads_back(fake_ray, admin: Admin) -> None:
+def test_alter_group_offsets_makes_an_admin_commit_that_list_group_offsets_reads_back(
+    fake_ray, admin: Admin
+) -> None:
     fake_ray.add_group("g", offsets={("events", 0): 3}, broker_id=1)
-    admin.alter_group_offsets("g", {TopicPartition("events", 1): 15, TopicPartition("events", 0): 9})
+    admin.alter_group_offsets(
+        "g", {TopicPartition("events", 1): 15, TopicPartition("events", 0): 9}
+    )
     (commit,) = fake_ray.coordinator(1).commits
     assert (commit.generation_id, commit.member_id) == (NO_GENERATION, NO_MEMBER)
     assert commit.offsets == (OffsetCommitEntry("events", 0, 9), OffsetCommitEntry("events", 1, 15))
@@ -133,19 +163,25 @@ def test_alter_group_offsets_makes_an_admin_commit_that_list_group_offsets_reads
     }
 
 
-def test_alter_group_offsets_of_an_active_group_raises_unknown_member_saying_it_is_active(fake_ray, admin: Admin) -> None:
+def test_alter_group_offsets_of_an_active_group_raises_unknown_member_saying_it_is_active(
+    fake_ray, admin: Admin
+) -> None:
     fake_ray.add_group("busy", state="Stable", members=[fake_ray.member("m1", [("events", 0)])])
     with pytest.raises(UnknownMemberIdError, match="group 'busy' has active members"):
         admin.alter_group_offsets("busy", {TopicPartition("events", 0): 0})
     assert fake_ray.coordinator(0).commits == []
 
 
-def test_a_partition_error_in_the_commit_raises_its_class_naming_group_and_partition(fake_ray, admin: Admin) -> None:
+def test_a_partition_error_in_the_commit_raises_its_class_naming_group_and_partition(
+    fake_ray, admin: Admin
+) -> None:
     with pytest.raises(UnknownTopicOrPartitionError, match="group 'g': gone-3"):
         admin.alter_group_offsets("g", {TopicPartition("gone", 3): 1})
 
 
-def test_a_commit_failing_with_not_coordinator_on_its_partitions_is_retried(fake_ray, admin: Admin) -> None:
+def test_a_commit_failing_with_not_coordinator_on_its_partitions_is_retried(
+    fake_ray, admin: Admin
+) -> None:
     fake_ray.add_group("g", broker_id=1)
     fake_ray.coordinator(1).append_errors = [Errors.NOT_COORDINATOR]
     admin.alter_group_offsets("g", {TopicPartition("events", 0): 2})
@@ -154,7 +190,10 @@ def test_a_commit_failing_with_not_coordinator_on_its_partitions_is_retried(fake
 
 def test_list_offsets_answers_earliest_latest_and_by_time(admin: Admin) -> None:
     tp0, tp1 = TopicPartition("events", 0), TopicPartition("events", 1)
-    assert admin.list_offsets([tp0, tp1], EARLIEST_TIMESTAMP) == {tp0: OffsetAndTimestamp(0, -1), tp1: OffsetAndTimestamp(4, -1)}
+    assert admin.list_offsets([tp0, tp1], EARLIEST_TIMESTAMP) == {
+        tp0: OffsetAndTimestamp(0, -1),
+        tp1: OffsetAndTimestamp(4, -1),
+    }
     assert admin.list_offsets([tp1], LATEST_TIMESTAMP) == {tp1: OffsetAndTimestamp(20, -1)}
     assert admin.list_offsets([tp1], 1500) == {tp1: OffsetAndTimestamp(5, 2000)}
 

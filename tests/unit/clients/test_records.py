@@ -8,8 +8,9 @@ from collections import Counter
 
 import pytest
 
-from rafka.clients.records import FutureRecordMetadata, ProduceRequestResult, RecordMetadata, TopicPartition
+from rafka.clients.records import FutureRecordMetadata, ProduceRequestResult, RecordMetadata
 from rafka.protocol.errors import KafkaTimeoutError, NotEnoughReplicasError
+from rafka.protocol.types import TopicPartition
 
 TP = TopicPartition("events", 3)
 TS = 1_700_000_000_000
@@ -36,7 +37,9 @@ def test_get_returns_base_plus_relative_offset() -> None:
     result = ProduceRequestResult(TP)
     futures = [future(result, relative) for relative in range(3)]
     result.complete(40, None)
-    assert [f.get() for f in futures] == [RecordMetadata("events", 3, 40 + r, TS + r) for r in range(3)]
+    assert [f.get() for f in futures] == [
+        RecordMetadata("events", 3, 40 + r, TS + r) for r in range(3)
+    ]
 
 
 def test_get_raises_the_batch_error() -> None:
@@ -67,9 +70,19 @@ def test_unknown_base_offset_reports_offset_minus_one() -> None:
 def test_state_properties_before_and_after_success() -> None:
     result = ProduceRequestResult(TP)
     pending = future(result, 1)
-    assert (pending.is_done, pending.succeeded(), pending.failed(), pending.value) == (False, False, False, None)
+    assert (pending.is_done, pending.succeeded(), pending.failed(), pending.value) == (
+        False,
+        False,
+        False,
+        None,
+    )
     result.complete(10, None)
-    assert (pending.is_done, pending.succeeded(), pending.failed(), pending.exception) == (True, True, False, None)
+    assert (pending.is_done, pending.succeeded(), pending.failed(), pending.exception) == (
+        True,
+        True,
+        False,
+        None,
+    )
     assert pending.value == RecordMetadata("events", 3, 11, TS + 1)
 
 
@@ -78,7 +91,12 @@ def test_state_properties_after_failure() -> None:
     pending = future(result)
     error = KafkaTimeoutError("expired in accumulator")
     result.complete(-1, error)
-    assert (pending.succeeded(), pending.failed(), pending.exception, pending.value) == (False, True, error, None)
+    assert (pending.succeeded(), pending.failed(), pending.exception, pending.value) == (
+        False,
+        True,
+        error,
+        None,
+    )
 
 
 # ------------------------------------------------------------------ callbacks and errbacks
@@ -141,7 +159,9 @@ def test_callbacks_run_in_registration_order_for_each_record_of_the_batch() -> N
         assert [n for o, n in order if o == offset] == ["first", "second"]
 
 
-def test_raising_callback_does_not_stop_the_others_or_the_completer(caplog: pytest.LogCaptureFixture) -> None:
+def test_raising_callback_does_not_stop_the_others_or_the_completer(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     # complete() runs on the producer's sender thread: a user callback must not break it.
     result = ProduceRequestResult(TP)
     first, second = future(result, 0), future(result, 1)
@@ -156,7 +176,10 @@ def test_raising_callback_does_not_stop_the_others_or_the_completer(caplog: pyte
     assert [md.offset for (md,) in later.calls] == [10, 11]
     assert first.get() == RecordMetadata("events", 3, 10, TS)
     first.add_callback(broken)  # after completion too: the caller is not hit by the error
-    assert [r.exc_info[1].args for r in caplog.records if r.exc_info] == [("user bug",), ("user bug",)]
+    assert [r.exc_info[1].args for r in caplog.records if r.exc_info] == [
+        ("user bug",),
+        ("user bug",),
+    ]
 
 
 # ------------------------------------------------------------------ thread races
@@ -187,7 +210,9 @@ def test_each_callback_runs_exactly_once_while_threads_race_completion(seed: int
         start.wait()
         result.complete(1000, None)
 
-    threads = [threading.Thread(target=add, args=(t,)) for t in range(adders)] + [threading.Thread(target=complete)]
+    threads = [threading.Thread(target=add, args=(t,)) for t in range(adders)] + [
+        threading.Thread(target=complete)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:

@@ -31,5 +31,13 @@ def test_down_after_down_reports_ray_gone_without_waiting_for_it(tmp_path: Path)
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as holder:
         holder.bind(("127.0.0.1", 0))
         address = f"127.0.0.1:{holder.getsockname()[1]}"
-        ClusterState("rafka", "rafka", "127.0.0.1:2181", [0], address, started_ray=False, embedded_zookeeper=False).save(tmp_path)
+        ClusterState(
+            "rafka",
+            "rafka",
+            "127.0.0.1:2181",
+            [0],
+            address,
+            started_ray=False,
+            embedded_zookeeper=False,
+        ).save(tmp_path)
         assert down(tmp_path) == [f"Ray at {address} is not running"]

@@ -49,7 +49,9 @@ def claims_of(subscriptions: Mapping[str, Subscription]) -> dict[TopicPartition,
 
 
 def test_range_ten_partitions_three_consumers_gives_4_3_3() -> None:
-    result = RangeAssignor().assign({"T1": 10}, subs(**{"C1-0": ("T1",), "C2-0": ("T1",), "C3-0": ("T1",)}))
+    result = RangeAssignor().assign(
+        {"T1": 10}, subs(**{"C1-0": ("T1",), "C2-0": ("T1",), "C3-0": ("T1",)})
+    )
     assert result == {
         "C1-0": tps("T1", 0, 1, 2, 3),
         "C2-0": tps("T1", 4, 5, 6),
@@ -58,7 +60,9 @@ def test_range_ten_partitions_three_consumers_gives_4_3_3() -> None:
 
 
 def test_range_eleven_partitions_three_consumers_gives_4_4_3() -> None:
-    result = RangeAssignor().assign({"T1": 11}, subs(**{"C1-0": ("T1",), "C2-0": ("T1",), "C3-0": ("T1",)}))
+    result = RangeAssignor().assign(
+        {"T1": 11}, subs(**{"C1-0": ("T1",), "C2-0": ("T1",), "C3-0": ("T1",)})
+    )
     assert result == {
         "C1-0": tps("T1", 0, 1, 2, 3),
         "C2-0": tps("T1", 4, 5, 6, 7),
@@ -249,7 +253,9 @@ def group_scenarios(
     draw: st.DrawFn, identical: bool = False
 ) -> tuple[dict[str, int], dict[str, Subscription]]:
     """Partition counts and subscriptions; owned partitions may be stale, doubled or bogus."""
-    partitions_per_topic = draw(st.dictionaries(st.sampled_from(TOPICS), st.integers(0, 9), min_size=1))
+    partitions_per_topic = draw(
+        st.dictionaries(st.sampled_from(TOPICS), st.integers(0, 9), min_size=1)
+    )
     # "gone" is subscribed to but has no metadata; owned may name partitions that no longer exist.
     topic_names = sorted(partitions_per_topic) + ["gone"]
     ownable = [(t, p) for t in topic_names for p in range(partitions_per_topic.get(t, 2) + 1)]
@@ -345,7 +351,9 @@ def test_result_does_not_depend_on_member_order(
 
 @settings(max_examples=200, deadline=None)
 @given(scenario=group_scenarios())
-def test_range_is_balanced_per_topic(scenario: tuple[dict[str, int], dict[str, Subscription]]) -> None:
+def test_range_is_balanced_per_topic(
+    scenario: tuple[dict[str, int], dict[str, Subscription]],
+) -> None:
     partitions_per_topic, subscriptions = scenario
     result = RangeAssignor().assign(partitions_per_topic, subscriptions)
     for topic in partitions_per_topic:
@@ -417,7 +425,9 @@ def test_cooperative_reaches_a_complete_balanced_assignment_in_follow_up_rebalan
             revoked_partitions(sub.owned_partitions, result[m]) for m, sub in subscriptions.items()
         )
         # Each member rejoins owning exactly what it was given.
-        subscriptions = {m: Subscription(s.topics, tuple(result[m])) for m, s in subscriptions.items()}
+        subscriptions = {
+            m: Subscription(s.topics, tuple(result[m])) for m, s in subscriptions.items()
+        }
         if not revoked and result == StickyAssignor().assign(partitions_per_topic, subscriptions):
             break
     else:

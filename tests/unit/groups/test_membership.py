@@ -9,8 +9,9 @@ that the test lets the loop drive with ``settle()``, then checks whether they we
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 import pytest
 
@@ -81,10 +82,25 @@ class FakePersist:
         self.gate: asyncio.Event | None = None
 
     async def __call__(self, group: GroupMetadata) -> Errors:
-        value = GroupValue(group.protocol_type, group.generation_id, group.protocol_name, group.leader_id, 0,
-                           stored_members(group))
-        self.calls.append(Stored(group.group_id, group.state, group.generation_id, group.protocol_name,
-                                 group.leader_id, {m: meta.assignment for m, meta in group.members.items()}, value))
+        value = GroupValue(
+            group.protocol_type,
+            group.generation_id,
+            group.protocol_name,
+            group.leader_id,
+            0,
+            stored_members(group),
+        )
+        self.calls.append(
+            Stored(
+                group.group_id,
+                group.state,
+                group.generation_id,
+                group.protocol_name,
+                group.leader_id,
+                {m: meta.assignment for m, meta in group.members.items()},
+                value,
+            )
+        )
         if self.gate is not None:
             await self.gate.wait()
         return self.errors.pop(0) if self.errors else Errors.NONE
@@ -104,7 +120,9 @@ class Harness:
         self.membership.tick()
 
 
-def harness(delay_ms: int = 0, min_session_ms: int = MIN_SESSION_MS, max_session_ms: int = MAX_SESSION_MS) -> Harness:
+def harness(
+    delay_ms: int = 0, min_session_ms: int = MIN_SESSION_MS, max_session_ms: int = MAX_SESSION_MS
+) -> Harness:
     clock = FakeClock()
     persist = FakePersist()
     config = MembershipConfig(min_session_ms, max_session_ms, delay_ms)
@@ -121,23 +139,44 @@ async def settle() -> None:
         await asyncio.sleep(0)
 
 
-def join_request(member_id: str = NO_MEMBER, *, group_id: str = GROUP, client_id: str = "client",
-                 session_ms: int = SESSION_MS, rebalance_ms: int = REBALANCE_MS,
-                 protocols: tuple[tuple[str, bytes], ...] | None = None,
-                 protocol_type: str = "consumer") -> JoinGroupRequest:
+def join_request(
+    member_id: str = NO_MEMBER,
+    *,
+    group_id: str = GROUP,
+    client_id: str = "client",
+    session_ms: int = SESSION_MS,
+    rebalance_ms: int = REBALANCE_MS,
+    protocols: tuple[tuple[str, bytes], ...] | None = None,
+    protocol_type: str = "consumer",
+) -> JoinGroupRequest:
     if protocols is None:
         protocols = (("range", f"sub-{client_id}".encode()),)
-    return JoinGroupRequest(group_id, session_ms, rebalance_ms, member_id, protocol_type, protocols,
-                            client_id, "/127.0.0.1")
+    return JoinGroupRequest(
+        group_id,
+        session_ms,
+        rebalance_ms,
+        member_id,
+        protocol_type,
+        protocols,
+        client_id,
+        "/127.0.0.1",
+    )
 
 
 def join(h: Harness, member_id: str = NO_MEMBER, **kwargs: Any) -> asyncio.Task[JoinGroupResponse]:
     return asyncio.create_task(h.membership.join(join_request(member_id, **kwargs)))
 
 
-def sync(h: Harness, member_id: str, generation_id: int, assignments: dict[str, bytes] | None = None,
-         group_id: str = GROUP) -> asyncio.Task[SyncGroupResponse]:
-    request = SyncGroupRequest(group_id, generation_id, member_id, tuple((assignments or {}).items()))
+def sync(
+    h: Harness,
+    member_id: str,
+    generation_id: int,
+    assignments: dict[str, bytes] | None = None,
+    group_id: str = GROUP,
+) -> asyncio.Task[SyncGroupResponse]:
+    request = SyncGroupRequest(
+        group_id, generation_id, member_id, tuple((assignments or {}).items())
+    )
     return asyncio.create_task(h.membership.sync(request))
 
 
@@ -158,7 +197,9 @@ async def answered(task: asyncio.Task[Any]) -> Any:
 
 async def still_parked(task: asyncio.Task[Any]) -> None:
     await settle()
-    assert not task.done(), f"the request was answered: {task.result() if not task.cancelled() else 'cancelled'}"
+    assert not task.done(), (
+        f"the request was answered: {task.result() if not task.cancelled() else 'cancelled'}"
+    )
 
 
 def assignment_for(member_id: str) -> bytes:
@@ -218,6 +259,7 @@ def test_first_member_joining_with_no_initial_delay_leads_generation_1_at_once()
         assert group.generation_id == 1
         assert group.protocol_type == "consumer"
         assert h.persist.calls == []  # nothing is stored until the leader brings an assignment
+
     run(scenario)
 
 
@@ -232,14 +274,21 @@ def test_leader_sync_persists_its_assignment_once_and_makes_the_group_stable() -
         assert h.group().members[me].assignment == b"p0,p1"
         assert len(h.persist.calls) == 1
         stored = h.persist.calls[0]
-        assert (stored.group_id, stored.generation_id, stored.protocol, stored.leader_id) == (GROUP, 1, "range", me)
+        assert (stored.group_id, stored.generation_id, stored.protocol, stored.leader_id) == (
+            GROUP,
+            1,
+            "range",
+            me,
+        )
         assert stored.assignments == {me: b"p0,p1"}
         assert stored.value.members == (
-            StoredMember(me, "c0", "/127.0.0.1", SESSION_MS, REBALANCE_MS, b"sub-c0", b"p0,p1"),)
+            StoredMember(me, "c0", "/127.0.0.1", SESSION_MS, REBALANCE_MS, b"sub-c0", b"p0,p1"),
+        )
         # Stable now: a repeated sync and a heartbeat are answered from memory, nothing more is stored.
         assert (await answered(sync(h, me, 1))) == SyncGroupResponse(Errors.NONE, b"p0,p1")
         assert heartbeat(h, me, 1) is Errors.NONE
         assert len(h.persist.calls) == 1
+
     run(scenario)
 
 
@@ -256,6 +305,7 @@ def test_leader_sync_gives_members_it_left_out_an_empty_assignment() -> None:
         assert (await answered(leader)).assignment == b"x"
         assert (await answered(follower)) == SyncGroupResponse(Errors.NONE, b"")
         assert h.persist.calls[0].assignments == {ra.member_id: b"x", rb.member_id: b""}
+
     run(scenario)
 
 
@@ -272,12 +322,19 @@ def test_initial_delay_holds_the_first_join_until_a_tick_passes_the_delay() -> N
         await still_parked(task)
         h.tick(1)
         response = await answered(task)
-        assert (response.error, response.generation_id, response.leader_id) == (Errors.NONE, 1, response.member_id)
+        assert (response.error, response.generation_id, response.leader_id) == (
+            Errors.NONE,
+            1,
+            response.member_id,
+        )
         assert h.group().state is G.COMPLETING_REBALANCE
+
     run(scenario)
 
 
-def test_member_joining_during_the_initial_delay_extends_it_and_both_end_in_the_same_generation() -> None:
+def test_member_joining_during_the_initial_delay_extends_it_and_both_end_in_the_same_generation() -> (
+    None
+):
     async def scenario() -> None:
         h = harness(delay_ms=DELAY_MS)
         first = join(h, client_id="a")
@@ -285,7 +342,9 @@ def test_member_joining_during_the_initial_delay_extends_it_and_both_end_in_the_
         h.clock.advance(2000)
         second = join(h, client_id="b")
         await settle()
-        h.tick(DELAY_MS - 2000)  # the first member's delay is over, but the second member restarted it
+        h.tick(
+            DELAY_MS - 2000
+        )  # the first member's delay is over, but the second member restarted it
         await still_parked(first)
         await still_parked(second)
         h.tick(1999)
@@ -298,6 +357,7 @@ def test_member_joining_during_the_initial_delay_extends_it_and_both_end_in_the_
         assert dict(ra.members) == {ra.member_id: b"sub-a", rb.member_id: b"sub-b"}
         assert rb.members == ()
         assert h.group().state is G.COMPLETING_REBALANCE
+
     run(scenario)
 
 
@@ -320,6 +380,7 @@ def test_initial_delay_extensions_stop_at_the_rebalance_timeout() -> None:
         responses = [await answered(t) for t in tasks]
         assert {r.generation_id for r in responses} == {1}
         assert len(responses[0].members) == 3
+
     run(scenario)
 
 
@@ -335,7 +396,12 @@ def test_existing_member_rejoining_during_the_initial_delay_does_not_extend_it()
         assert superseded.error is Errors.REBALANCE_IN_PROGRESS
         h.tick(DELAY_MS - 2000)
         response = await answered(again)
-        assert (response.error, response.generation_id, response.member_id) == (Errors.NONE, 1, member_id)
+        assert (response.error, response.generation_id, response.member_id) == (
+            Errors.NONE,
+            1,
+            member_id,
+        )
+
     run(scenario)
 
 
@@ -372,18 +438,26 @@ def test_second_member_joining_a_stable_group_triggers_rebalance_and_new_generat
         assert h.group().state is G.STABLE
         assert [c.generation_id for c in h.persist.calls] == [1, 2]
         assert heartbeat(h, a, 2) is Errors.NONE and heartbeat(h, rb.member_id, 2) is Errors.NONE
+
     run(scenario)
 
 
-def test_follower_rejoining_a_stable_group_unchanged_gets_the_current_generation_without_a_rebalance() -> None:
+def test_follower_rejoining_a_stable_group_unchanged_gets_the_current_generation_without_a_rebalance() -> (
+    None
+):
     async def scenario() -> None:
         h = harness(delay_ms=DELAY_MS)
         (a, b), generation = await stable_group(h)
         response = await answered(join(h, b, client_id="b"))
         assert (response.error, response.generation_id, response.member_id, response.leader_id) == (
-            Errors.NONE, generation, b, a)
+            Errors.NONE,
+            generation,
+            b,
+            a,
+        )
         assert response.members == ()
         assert h.group().state is G.STABLE
+
     run(scenario)
 
 
@@ -398,6 +472,7 @@ def test_leader_rejoining_a_stable_group_unchanged_triggers_a_rebalance() -> Non
         ra, rb = await answered(a_join), await answered(b_join)
         assert ra.generation_id == rb.generation_id == generation + 1
         assert ra.leader_id == a
+
     run(scenario)
 
 
@@ -412,10 +487,13 @@ def test_follower_rejoining_with_new_metadata_triggers_a_rebalance_and_the_leade
         assert ra.generation_id == generation + 1
         assert dict(ra.members)[b] == b"new-subscription"
         assert (await answered(b_join)).generation_id == generation + 1
+
     run(scenario)
 
 
-def test_member_rejoining_during_completing_rebalance_unchanged_gets_the_same_generation_again() -> None:
+def test_member_rejoining_during_completing_rebalance_unchanged_gets_the_same_generation_again() -> (
+    None
+):
     async def scenario() -> None:
         h = harness(delay_ms=DELAY_MS)
         a, b = join(h, client_id="a"), join(h, client_id="b")
@@ -427,10 +505,13 @@ def test_member_rejoining_during_completing_rebalance_unchanged_gets_the_same_ge
         assert (again_a.generation_id, again_a.members) == (1, ra.members)
         assert (again_b.generation_id, again_b.members) == (1, ())
         assert h.group().state is G.COMPLETING_REBALANCE
+
     run(scenario)
 
 
-def test_new_member_joining_during_completing_rebalance_fails_parked_syncs_with_rebalance_in_progress() -> None:
+def test_new_member_joining_during_completing_rebalance_fails_parked_syncs_with_rebalance_in_progress() -> (
+    None
+):
     async def scenario() -> None:
         h = harness(delay_ms=DELAY_MS)
         a, b = join(h, client_id="a"), join(h, client_id="b")
@@ -443,8 +524,11 @@ def test_new_member_joining_during_completing_rebalance_fails_parked_syncs_with_
         assert (await answered(b_sync)).error is Errors.REBALANCE_IN_PROGRESS
         assert h.group().state is G.PREPARING_REBALANCE
         await still_parked(c_join)
-        assert (await answered(sync(h, ra.member_id, 1, {ra.member_id: b"x"}))).error is Errors.REBALANCE_IN_PROGRESS
+        assert (
+            await answered(sync(h, ra.member_id, 1, {ra.member_id: b"x"}))
+        ).error is Errors.REBALANCE_IN_PROGRESS
         assert h.persist.calls == []
+
     run(scenario)
 
 
@@ -459,13 +543,16 @@ def test_a_newer_join_from_the_same_member_supersedes_its_parked_one() -> None:
         await still_parked(second)
         join(h, b, client_id="b")
         assert (await answered(second)).generation_id == generation + 1
+
     run(scenario)
 
 
 # ---------------------------------------------------------------------------- 4. session expiry
 
 
-def test_member_that_stops_heartbeating_is_removed_after_its_session_timeout_and_the_rest_rejoin_alone() -> None:
+def test_member_that_stops_heartbeating_is_removed_after_its_session_timeout_and_the_rest_rejoin_alone() -> (
+    None
+):
     async def scenario() -> None:
         h = harness(delay_ms=DELAY_MS)
         (a, b), generation = await stable_group(h)
@@ -482,6 +569,7 @@ def test_member_that_stops_heartbeating_is_removed_after_its_session_timeout_and
         rb = await answered(join(h, b, client_id="b"))
         assert (rb.error, rb.generation_id, rb.leader_id) == (Errors.NONE, generation + 1, b)
         assert rb.members == ((b, b"sub-b"),)
+
     run(scenario)
 
 
@@ -493,6 +581,7 @@ def test_member_is_kept_while_its_session_timeout_has_not_elapsed() -> None:
         assert h.group().has_member(a) and h.group().state is G.STABLE
         h.tick(2)
         assert not h.group().has_member(a)
+
     run(scenario)
 
 
@@ -511,6 +600,7 @@ def test_each_member_expires_after_its_own_session_timeout() -> None:
         h.tick(7001)
         assert not h.group().has_member(ra.member_id)
         assert h.group().has_member(rb.member_id)
+
     run(scenario)
 
 
@@ -529,10 +619,13 @@ def test_members_parked_in_a_join_are_not_expired_while_the_rebalance_waits() ->
         b_join = join(h, b, client_id="b")
         assert (await answered(a_join)).generation_id == generation + 1
         assert (await answered(b_join)).generation_id == generation + 1
+
     run(scenario)
 
 
-def test_members_that_waited_in_a_long_rebalance_get_a_fresh_session_when_the_join_completes() -> None:
+def test_members_that_waited_in_a_long_rebalance_get_a_fresh_session_when_the_join_completes() -> (
+    None
+):
     # Kafka schedules every member's next heartbeat deadline when the join completes
     # (completeAndScheduleNextHeartbeatExpiration): members parked for longer than their session
     # timeout must not be expired by the first tick after the join, before they could even sync.
@@ -557,6 +650,7 @@ def test_members_that_waited_in_a_long_rebalance_get_a_fresh_session_when_the_jo
         a_sync = sync(h, a, generation + 1, {a: b"x", b: b"y"})
         assert (await answered(a_sync)).error is Errors.NONE
         assert (await answered(b_sync)).error is Errors.NONE
+
     run(scenario)
 
 
@@ -569,6 +663,7 @@ def test_members_that_waited_through_the_initial_delay_are_not_expired_right_aft
         response = await answered(first)
         h.tick(1)
         assert h.group().has_member(response.member_id)
+
     run(scenario)
 
 
@@ -593,6 +688,7 @@ def test_member_parked_in_sync_is_kept_while_the_leader_is_slow_to_send_the_assi
         assert h.group().has_member(rb.member_id) and h.group().state is G.STABLE
         h.tick(2)
         assert not h.group().has_member(rb.member_id)
+
     run(scenario)
 
 
@@ -613,6 +709,7 @@ def test_expiry_of_a_member_during_completing_rebalance_fails_parked_syncs_and_r
         assert h.group().leader_id == rb.member_id
         again = await answered(join(h, rb.member_id, client_id="b"))
         assert (again.generation_id, again.leader_id) == (2, rb.member_id)
+
     run(scenario)
 
 
@@ -623,10 +720,19 @@ def test_session_expiry_of_the_last_member_empties_the_group_and_persists_it() -
         h.tick(SESSION_MS + 1)
         await settle()
         group = h.group()
-        assert (group.state, group.generation_id, group.is_empty()) == (G.EMPTY, generation + 1, True)
+        assert (group.state, group.generation_id, group.is_empty()) == (
+            G.EMPTY,
+            generation + 1,
+            True,
+        )
         assert group.protocol_name is None
         stored = h.persist.calls[-1]
-        assert (stored.state, stored.generation_id, stored.assignments) == (G.EMPTY, generation + 1, {})
+        assert (stored.state, stored.generation_id, stored.assignments) == (
+            G.EMPTY,
+            generation + 1,
+            {},
+        )
+
     run(scenario)
 
 
@@ -654,6 +760,7 @@ def test_member_that_does_not_rejoin_is_dropped_when_the_rebalance_deadline_pass
         assert not h.group().has_member(b)
         assert heartbeat(h, b, generation) is Errors.UNKNOWN_MEMBER_ID
         assert (await answered(sync(h, b, generation + 1))).error is Errors.UNKNOWN_MEMBER_ID
+
     run(scenario)
 
 
@@ -676,6 +783,7 @@ def test_rebalance_deadline_is_the_largest_rebalance_timeout_of_the_members() ->
         h.tick(1)
         response = await answered(a_join)
         assert (response.generation_id, response.members) == (2, ((ra.member_id, b"sub-a"),))
+
     run(scenario)
 
 
@@ -691,13 +799,16 @@ def test_leader_that_does_not_rejoin_is_replaced_by_a_member_that_did() -> None:
         await settle()
         await answered(sync(h, ra.member_id, 1, {}))
         await answered(b_sync)
-        b_join = join(h, rb.member_id, client_id="b", session_ms=100_000, protocols=(("range", b"changed"),))
+        b_join = join(
+            h, rb.member_id, client_id="b", session_ms=100_000, protocols=(("range", b"changed"),)
+        )
         await still_parked(b_join)
         h.tick(REBALANCE_MS)
         response = await answered(b_join)
         assert (response.generation_id, response.leader_id) == (2, rb.member_id)
         assert response.members == ((rb.member_id, b"changed"),)
         assert not h.group().has_member(ra.member_id)
+
     run(scenario)
 
 
@@ -713,15 +824,22 @@ def test_rebalance_that_nobody_rejoins_ends_empty_at_the_deadline_and_is_persist
         await settle()
         await answered(sync(h, ra.member_id, 1, {}))
         await answered(b_sync)
-        b_join = join(h, rb.member_id, client_id="b", session_ms=100_000, protocols=(("range", b"changed"),))
+        b_join = join(
+            h, rb.member_id, client_id="b", session_ms=100_000, protocols=(("range", b"changed"),)
+        )
         await still_parked(b_join)
         assert leave(h, rb.member_id) is Errors.NONE
         assert (await answered(b_join)).error is Errors.UNKNOWN_MEMBER_ID
         assert h.group().state is G.PREPARING_REBALANCE
         h.tick(REBALANCE_MS)
         await settle()
-        assert (h.group().state, h.group().generation_id, h.group().is_empty()) == (G.EMPTY, 2, True)
+        assert (h.group().state, h.group().generation_id, h.group().is_empty()) == (
+            G.EMPTY,
+            2,
+            True,
+        )
         assert (h.persist.calls[-1].state, h.persist.calls[-1].generation_id) == (G.EMPTY, 2)
+
     run(scenario)
 
 
@@ -741,6 +859,7 @@ def test_leave_group_removes_the_member_and_rebalances_the_rest() -> None:
         ra, rc = await answered(ra), await answered(rc)
         assert ra.generation_id == rc.generation_id == generation + 1
         assert set(dict(ra.members)) == {a, c}
+
     run(scenario)
 
 
@@ -751,7 +870,11 @@ def test_leader_leaving_hands_leadership_to_another_member() -> None:
         assert leave(h, a) is Errors.NONE
         response = await answered(join(h, b, client_id="b"))
         assert (response.leader_id, response.generation_id, response.members) == (
-            b, generation + 1, ((b, b"sub-b"),))
+            b,
+            generation + 1,
+            ((b, b"sub-b"),),
+        )
+
     run(scenario)
 
 
@@ -765,6 +888,7 @@ def test_leave_while_the_others_already_rejoined_completes_the_join() -> None:
         ra, rc = await answered(a_join), await answered(c_join)
         assert ra.generation_id == rc.generation_id == generation + 1
         assert set(dict(ra.members)) == {a, rc.member_id}
+
     run(scenario)
 
 
@@ -780,6 +904,7 @@ def test_leave_during_completing_rebalance_fails_parked_syncs() -> None:
         assert leave(h, rc.member_id) is Errors.NONE
         assert (await answered(b_sync)).error is Errors.REBALANCE_IN_PROGRESS
         assert h.group().state is G.PREPARING_REBALANCE
+
     run(scenario)
 
 
@@ -792,6 +917,7 @@ def test_leave_of_an_unknown_member_or_group_is_unknown_member_id() -> None:
         assert leave(h, NO_MEMBER) is Errors.UNKNOWN_MEMBER_ID
         assert h.group().state is G.STABLE and h.group().has_member(a)
         assert "no-such-group" not in h.membership.groups
+
     run(scenario)
 
 
@@ -803,15 +929,24 @@ def test_last_member_leaving_empties_the_group_bumps_the_generation_and_persists
         await settle()
         group = h.group()
         assert (group.state, group.generation_id, group.leader_id, group.protocol_name) == (
-            G.EMPTY, generation + 1, None, None)
+            G.EMPTY,
+            generation + 1,
+            None,
+            None,
+        )
         assert len(h.persist.calls) == 2
         stored = h.persist.calls[-1]
         assert (stored.state, stored.generation_id, stored.leader_id, stored.value.members) == (
-            G.EMPTY, generation + 1, None, ())
+            G.EMPTY,
+            generation + 1,
+            None,
+            (),
+        )
         # The admin may now commit; a new member starts the next generation.
         assert h.membership.commit_error(GROUP, NO_GENERATION, NO_MEMBER) is None
         again = await answered(join(h, client_id="z"))
         assert again.generation_id == generation + 2
+
     run(scenario)
 
 
@@ -826,6 +961,7 @@ def test_only_member_leaving_during_the_initial_delay_leaves_an_empty_group_afte
         h.tick(DELAY_MS)
         await settle()
         assert (h.group().state, h.group().generation_id) == (G.EMPTY, 1)
+
     run(scenario)
 
 
@@ -840,17 +976,21 @@ def test_join_with_an_empty_group_id_is_invalid_group_id(member_id: str) -> None
         assert response.error is Errors.INVALID_GROUP_ID
         assert response.error_message
         assert h.membership.groups == {}
+
     run(scenario)
 
 
 @pytest.mark.parametrize("session_ms", [MIN_SESSION_MS - 1, MAX_SESSION_MS + 1, 0, -1])
-def test_join_with_a_session_timeout_outside_the_broker_range_is_invalid_session_timeout(session_ms: int) -> None:
+def test_join_with_a_session_timeout_outside_the_broker_range_is_invalid_session_timeout(
+    session_ms: int,
+) -> None:
     async def scenario() -> None:
         h = harness()
         response = await answered(join(h, session_ms=session_ms))
         assert response.error is Errors.INVALID_SESSION_TIMEOUT
         assert str(session_ms) in (response.error_message or "")
         assert GROUP not in h.membership.groups
+
     run(scenario)
 
 
@@ -859,6 +999,7 @@ def test_join_with_a_session_timeout_at_the_range_bounds_is_accepted(session_ms:
     async def scenario() -> None:
         h = harness(delay_ms=0)
         assert (await answered(join(h, session_ms=session_ms))).error is Errors.NONE
+
     run(scenario)
 
 
@@ -870,7 +1011,12 @@ def test_join_with_an_unknown_member_id_is_unknown_member_id() -> None:
         assert GROUP not in h.membership.groups  # a refused join creates no group
         (a,), generation = await stable_group(h, ("a",))
         assert (await answered(join(h, "ghost"))).error is Errors.UNKNOWN_MEMBER_ID
-        assert (h.group().state, h.group().generation_id, list(h.group().members)) == (G.STABLE, generation, [a])
+        assert (h.group().state, h.group().generation_id, list(h.group().members)) == (
+            G.STABLE,
+            generation,
+            [a],
+        )
+
     run(scenario)
 
 
@@ -885,6 +1031,7 @@ def test_join_sharing_no_assignor_with_the_group_is_inconsistent_group_protocol(
         both = join(h, client_id="c", protocols=(("roundrobin", b"s"), ("range", b"t")))
         await still_parked(both)
         assert h.group().state is G.PREPARING_REBALANCE
+
     run(scenario)
 
 
@@ -895,6 +1042,7 @@ def test_join_with_another_protocol_type_is_inconsistent_group_protocol() -> Non
         response = await answered(join(h, client_id="b", protocol_type="connect"))
         assert response.error is Errors.INCONSISTENT_GROUP_PROTOCOL
         assert h.group().state is G.STABLE and len(h.group().members) == 1
+
     run(scenario)
 
 
@@ -904,6 +1052,7 @@ def test_join_offering_no_assignor_is_inconsistent_group_protocol() -> None:
         response = await answered(join(h, protocols=()))
         assert response.error is Errors.INCONSISTENT_GROUP_PROTOCOL
         assert GROUP not in h.membership.groups
+
     run(scenario)
 
 
@@ -915,6 +1064,7 @@ def test_rejoin_with_assignors_the_others_lack_is_inconsistent_group_protocol() 
         assert response.error is Errors.INCONSISTENT_GROUP_PROTOCOL
         assert h.group().state is G.STABLE
         assert h.group().members[b].protocols == (("range", b"sub-b"),)
+
     run(scenario)
 
 
@@ -928,6 +1078,7 @@ def test_group_picks_the_leaders_preferred_assignor_among_those_all_members_offe
         ra, rb = await answered(a), await answered(b)
         assert ra.protocol_name == rb.protocol_name == "roundrobin"
         assert dict(ra.members) == {ra.member_id: b"a-rr", rb.member_id: b"b-rr"}
+
     run(scenario)
 
 
@@ -944,6 +1095,7 @@ def test_sync_and_heartbeat_with_an_old_generation_are_illegal_generation() -> N
             assert str(generation + 1) in (response.error_message or "")
         assert h.group().state is G.COMPLETING_REBALANCE
         assert len(h.persist.calls) == 1
+
     run(scenario)
 
 
@@ -954,7 +1106,10 @@ def test_sync_and_heartbeat_from_unknown_members_or_groups_are_unknown_member_id
         assert heartbeat(h, "ghost", generation) is Errors.UNKNOWN_MEMBER_ID
         assert heartbeat(h, a, generation, group_id="other") is Errors.UNKNOWN_MEMBER_ID
         assert (await answered(sync(h, "ghost", generation))).error is Errors.UNKNOWN_MEMBER_ID
-        assert (await answered(sync(h, a, generation, group_id="other"))).error is Errors.UNKNOWN_MEMBER_ID
+        assert (
+            await answered(sync(h, a, generation, group_id="other"))
+        ).error is Errors.UNKNOWN_MEMBER_ID
+
     run(scenario)
 
 
@@ -967,6 +1122,7 @@ def test_commit_from_a_member_of_the_current_generation_of_a_stable_group_is_acc
         (a, b), generation = await stable_group(h)
         assert h.membership.commit_error(GROUP, generation, a) is None
         assert h.membership.commit_error(GROUP, generation, b) is None
+
     run(scenario)
 
 
@@ -980,6 +1136,7 @@ def test_commit_from_an_old_generation_is_illegal_generation() -> None:
         error = h.membership.commit_error(GROUP, generation, a)
         assert error is not None and error[0] is Errors.ILLEGAL_GENERATION
         assert h.membership.commit_error(GROUP, ra.generation_id, a) is None
+
     run(scenario)
 
 
@@ -989,6 +1146,7 @@ def test_commit_during_completing_rebalance_is_rebalance_in_progress() -> None:
         response = await answered(join(h, client_id="a"))
         error = h.membership.commit_error(GROUP, response.generation_id, response.member_id)
         assert error is not None and error[0] is Errors.REBALANCE_IN_PROGRESS
+
     run(scenario)
 
 
@@ -1000,6 +1158,7 @@ def test_commit_during_preparing_rebalance_from_the_previous_generation_is_accep
         await settle()
         assert h.group().state is G.PREPARING_REBALANCE
         assert h.membership.commit_error(GROUP, generation, b) is None
+
     run(scenario)
 
 
@@ -1009,10 +1168,13 @@ def test_commit_from_an_unknown_member_of_a_group_with_members_is_unknown_member
         _, generation = await stable_group(h, ("a",))
         error = h.membership.commit_error(GROUP, generation, "ghost")
         assert error is not None and error[0] is Errors.UNKNOWN_MEMBER_ID
+
     run(scenario)
 
 
-def test_admin_commit_is_accepted_for_an_unknown_or_empty_group_and_refused_while_it_has_members() -> None:
+def test_admin_commit_is_accepted_for_an_unknown_or_empty_group_and_refused_while_it_has_members() -> (
+    None
+):
     async def scenario() -> None:
         h = harness(delay_ms=0)
         assert h.membership.commit_error("never-seen", NO_GENERATION, NO_MEMBER) is None
@@ -1024,6 +1186,7 @@ def test_admin_commit_is_accepted_for_an_unknown_or_empty_group_and_refused_whil
         await settle()
         assert h.group().state is G.EMPTY
         assert h.membership.commit_error(GROUP, NO_GENERATION, NO_MEMBER) is None
+
     run(scenario)
 
 
@@ -1035,11 +1198,14 @@ def test_admin_commit_is_refused_during_a_rebalance() -> None:
         assert h.group().state is G.PREPARING_REBALANCE
         error = h.membership.commit_error(GROUP, NO_GENERATION, NO_MEMBER)
         assert error is not None and error[0] is Errors.UNKNOWN_MEMBER_ID
+
     run(scenario)
 
 
 def test_commit_with_a_generation_to_an_unknown_group_is_illegal_generation() -> None:
-    error = GroupMembership(MembershipConfig(), FakeClock(), FakePersist()).commit_error("never-seen", 3, "m")
+    error = GroupMembership(MembershipConfig(), FakeClock(), FakePersist()).commit_error(
+        "never-seen", 3, "m"
+    )
     assert error is not None and error[0] is Errors.ILLEGAL_GENERATION
     assert "never-seen" in error[1]
 
@@ -1047,7 +1213,9 @@ def test_commit_with_a_generation_to_an_unknown_group_is_illegal_generation() ->
 # ---------------------------------------------------------------------------- 9. persisting the assignment fails
 
 
-def test_persist_failure_during_the_leader_sync_fails_every_sync_and_restarts_the_rebalance() -> None:
+def test_persist_failure_during_the_leader_sync_fails_every_sync_and_restarts_the_rebalance() -> (
+    None
+):
     async def scenario() -> None:
         h = harness(delay_ms=DELAY_MS)
         a, b = join(h, client_id="a"), join(h, client_id="b")
@@ -1074,6 +1242,7 @@ def test_persist_failure_during_the_leader_sync_fails_every_sync_and_restarts_th
         assert (await answered(sync(h, ra.member_id, 2, {rb.member_id: b"y"}))).error is Errors.NONE
         assert (await answered(b_sync)) == SyncGroupResponse(Errors.NONE, b"y")
         assert h.group().state is G.STABLE
+
     run(scenario)
 
 
@@ -1082,10 +1251,13 @@ def test_members_that_do_not_rejoin_after_a_persist_failure_are_dropped_at_the_d
         h = harness(delay_ms=0)
         response = await answered(join(h, client_id="a"))
         h.persist.errors = [Errors.REQUEST_TIMED_OUT]
-        assert (await answered(sync(h, response.member_id, 1, {}))).error is Errors.REQUEST_TIMED_OUT
+        assert (
+            await answered(sync(h, response.member_id, 1, {}))
+        ).error is Errors.REQUEST_TIMED_OUT
         h.tick(REBALANCE_MS)
         await settle()
         assert (h.group().state, h.group().generation_id) == (G.EMPTY, 2)
+
     run(scenario)
 
 
@@ -1107,6 +1279,7 @@ def test_rebalance_starting_while_the_assignment_is_written_wins_over_it() -> No
         assert h.group().state is G.PREPARING_REBALANCE
         assert {m.assignment for m in h.group().members.values()} == {b""}
         await still_parked(c_join)
+
     run(scenario)
 
 
@@ -1121,19 +1294,35 @@ def stored_group(generation: int = 7, leader: str | None = "m1") -> GroupValue:
     return GroupValue("consumer", generation, "range", leader, 123, members)
 
 
-def test_restore_with_members_resumes_a_stable_group_with_its_generation_leader_and_assignments() -> None:
+def test_restore_with_members_resumes_a_stable_group_with_its_generation_leader_and_assignments() -> (
+    None
+):
     async def scenario() -> None:
         h = harness()
         h.membership.restore(GROUP, stored_group(leader="m2"))
         group = h.group()
-        assert (group.state, group.generation_id, group.protocol_name, group.leader_id, group.protocol_type) == (
-            G.STABLE, 7, "range", "m2", "consumer")
-        assert {m: meta.assignment for m, meta in group.members.items()} == {"m1": b"assign-1", "m2": b"assign-2"}
+        assert (
+            group.state,
+            group.generation_id,
+            group.protocol_name,
+            group.leader_id,
+            group.protocol_type,
+        ) == (G.STABLE, 7, "range", "m2", "consumer")
+        assert {m: meta.assignment for m, meta in group.members.items()} == {
+            "m1": b"assign-1",
+            "m2": b"assign-2",
+        }
         m1 = group.members["m1"]
-        assert (m1.client_id, m1.client_host, m1.session_timeout_ms, m1.rebalance_timeout_ms, m1.protocols) == (
-            "c1", "/10.0.0.1", 10_000, 30_000, (("range", b"sub-1"),))
+        assert (
+            m1.client_id,
+            m1.client_host,
+            m1.session_timeout_ms,
+            m1.rebalance_timeout_ms,
+            m1.protocols,
+        ) == ("c1", "/10.0.0.1", 10_000, 30_000, (("range", b"sub-1"),))
         assert stored_members(group) == stored_group().members
         assert h.persist.calls == []
+
     run(scenario)
 
 
@@ -1146,8 +1335,13 @@ def test_restored_members_can_heartbeat_sync_commit_and_rejoin_in_their_generati
         assert (await answered(sync(h, "m2", 7))) == SyncGroupResponse(Errors.NONE, b"assign-2")
         assert h.membership.commit_error(GROUP, 7, "m1") is None
         follower = await answered(join(h, "m2", client_id="c2", protocols=(("range", b"sub-2"),)))
-        assert (follower.error, follower.generation_id, follower.leader_id) == (Errors.NONE, 7, "m1")
+        assert (follower.error, follower.generation_id, follower.leader_id) == (
+            Errors.NONE,
+            7,
+            "m1",
+        )
         assert h.group().state is G.STABLE
+
     run(scenario)
 
 
@@ -1163,6 +1357,7 @@ def test_restored_members_get_a_fresh_session_and_expire_if_they_never_heartbeat
         assert set(h.group().members) == {"m2"}
         assert h.group().leader_id == "m2"
         assert h.group().state is G.PREPARING_REBALANCE
+
     run(scenario)
 
 
@@ -1179,10 +1374,16 @@ def test_restore_with_no_members_gives_an_empty_group_that_continues_its_generat
         h = harness(delay_ms=0)
         h.membership.restore(GROUP, GroupValue("consumer", 4, None, None, 0, ()))
         group = h.group()
-        assert (group.state, group.generation_id, group.is_empty(), group.leader_id) == (G.EMPTY, 4, True, None)
+        assert (group.state, group.generation_id, group.is_empty(), group.leader_id) == (
+            G.EMPTY,
+            4,
+            True,
+            None,
+        )
         assert h.membership.commit_error(GROUP, NO_GENERATION, NO_MEMBER) is None
         response = await answered(join(h, client_id="a"))
         assert (response.error, response.generation_id) == (Errors.NONE, 5)
+
     run(scenario)
 
 
@@ -1195,15 +1396,24 @@ def test_a_persisted_group_restored_by_another_coordinator_carries_on() -> None:
         h2.membership.restore(GROUP, value)
         group = h2.group()
         assert (group.state, group.generation_id, group.leader_id, group.protocol_name) == (
-            G.STABLE, generation, a, "range")
+            G.STABLE,
+            generation,
+            a,
+            "range",
+        )
         assert {m: meta.assignment for m, meta in group.members.items()} == {
-            a: assignment_for(a), b: assignment_for(b)}
+            a: assignment_for(a),
+            b: assignment_for(b),
+        }
         assert heartbeat(h2, b, generation) is Errors.NONE
-        ra = join(h2, a, client_id="a")  # the leader rejoining rebalances, with the stored subscriptions
+        ra = join(
+            h2, a, client_id="a"
+        )  # the leader rejoining rebalances, with the stored subscriptions
         rb = join(h2, b, client_id="b")
         ra, rb = await answered(ra), await answered(rb)
         assert ra.generation_id == generation + 1
         assert dict(ra.members) == {a: b"sub-a", b: b"sub-b"}
+
     run(scenario)
 
 
@@ -1225,6 +1435,7 @@ def test_unload_answers_parked_joins_with_not_coordinator_and_forgets_the_group(
         h.tick(DELAY_MS)  # the old deadline does nothing
         assert GROUP not in h.membership.groups
         assert h.persist.calls == []
+
     run(scenario)
 
 
@@ -1242,6 +1453,7 @@ def test_unload_answers_parked_syncs_with_not_coordinator() -> None:
         assert heartbeat(h, ra.member_id, 1) is Errors.UNKNOWN_MEMBER_ID
         assert (await answered(sync(h, ra.member_id, 1))).error is Errors.UNKNOWN_MEMBER_ID
         assert h.membership.commit_error(GROUP, NO_GENERATION, NO_MEMBER) is None
+
     run(scenario)
 
 
@@ -1258,6 +1470,7 @@ def test_unload_while_the_assignment_is_written_answers_the_leader_not_coordinat
         assert (await answered(leader_sync)).error is Errors.NOT_COORDINATOR
         assert group.state is G.DEAD
         assert GROUP not in h.membership.groups
+
     run(scenario)
 
 
@@ -1276,4 +1489,5 @@ def test_group_can_start_afresh_after_it_was_unloaded_and_reloaded() -> None:
         h.membership.restore(GROUP, value)
         assert heartbeat(h, a, generation) is Errors.NONE
         assert h.group().state is G.STABLE
+
     run(scenario)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rafka.groups.assignors import Subscription, TopicPartition, get_assignor
+from rafka.groups.assignors import Subscription, get_assignor
 from rafka.groups.group_metadata import GroupMetadata, GroupState, MemberMetadata
 from rafka.groups.subscription_codec import (
     VERSION,
@@ -19,6 +19,7 @@ from rafka.groups.subscription_codec import (
     encode_assignment,
     encode_subscription,
 )
+from rafka.protocol.types import TopicPartition
 
 topic_names = st.text(min_size=1, max_size=20)
 topic_partitions = st.tuples(topic_names, st.integers(0, 2**31 - 1))
@@ -146,8 +147,12 @@ def test_leader_decodes_subscriptions_assigns_and_encodes_per_member() -> None:
         member_id: decode_subscription(data)
         for member_id, data in group.current_member_metadata().items()
     }
-    assignment = get_assignor(group.protocol_name).assign({"t1": 4, "t2": 2}, subscriptions_by_member)
-    wire = {member_id: encode_assignment(partitions) for member_id, partitions in assignment.items()}
+    assignment = get_assignor(group.protocol_name).assign(
+        {"t1": 4, "t2": 2}, subscriptions_by_member
+    )
+    wire = {
+        member_id: encode_assignment(partitions) for member_id, partitions in assignment.items()
+    }
 
     assert decode_assignment(wire["a"]) == [("t1", 0), ("t1", 1), ("t2", 0), ("t2", 1)]
     assert decode_assignment(wire["b"]) == [("t1", 2), ("t1", 3)]

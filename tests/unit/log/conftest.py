@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import pytest
 
 from rafka.log.config import LogConfig
 from rafka.log.files import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, segment_path
 from rafka.log.log import Log, LogAppendInfo
-from rafka.protocol.records.batch import BatchHeader, Record, decode_records, iter_batches, verify_crc
+from rafka.protocol.records.batch import (
+    BatchHeader,
+    Record,
+    decode_records,
+    iter_batches,
+    verify_crc,
+)
 from rafka.protocol.records.builder import build_batch
 
 START_MS = 1_700_000_000_000
@@ -118,7 +124,9 @@ class LogHarness:
 
     # ------------------------------------------------------------------ writing
 
-    def append(self, batches: Sequence[Sequence[RecordSpec]], epoch: int = 0) -> list[LogAppendInfo]:
+    def append(
+        self, batches: Sequence[Sequence[RecordSpec]], epoch: int = 0
+    ) -> list[LogAppendInfo]:
         """Append each record list as one leader batch and add it to the model."""
         assert self.log is not None
         infos = []
@@ -129,13 +137,23 @@ class LogHarness:
             infos.append(info)
         return infos
 
-    def remember(self, base_offset: int, records: Sequence[RecordSpec], size: int, epoch: int) -> None:
+    def remember(
+        self, base_offset: int, records: Sequence[RecordSpec], size: int, epoch: int
+    ) -> None:
         """Add a batch written at ``base_offset`` to the model."""
         decoded = tuple(
-            Record(base_offset + i, spec[2], spec[0], spec[1], tuple(tuple(h) for h in (spec[3] if len(spec) > 3 else ())))
+            Record(
+                base_offset + i,
+                spec[2],
+                spec[0],
+                spec[1],
+                tuple(tuple(h) for h in (spec[3] if len(spec) > 3 else ())),
+            )
             for i, spec in enumerate(records)
         )
-        self.batches.append(ModelBatch(base_offset, base_offset + len(records) - 1, size, epoch, decoded))
+        self.batches.append(
+            ModelBatch(base_offset, base_offset + len(records) - 1, size, epoch, decoded)
+        )
 
     def forget_from(self, offset: int) -> None:
         """Drop model batches that a truncation to ``offset`` removes (those ending at or after it)."""
@@ -151,7 +169,9 @@ class LogHarness:
         """Model records a full read from ``offset`` returns: whole batches ending at or after it."""
         return [r for b in self.batches if b.last_offset >= offset for r in b.records]
 
-    def offset_for_timestamp(self, timestamp: int, log_start_offset: int = 0) -> tuple[int, int] | None:
+    def offset_for_timestamp(
+        self, timestamp: int, log_start_offset: int = 0
+    ) -> tuple[int, int] | None:
         """The model's (offset, timestamp) of the first record at or above the start with timestamp >= it."""
         for record in self.records:
             if record.offset >= log_start_offset and record.timestamp >= timestamp:
@@ -204,7 +224,10 @@ class LogHarness:
 
     def paths(self, base_offset: int) -> tuple[Path, Path, Path]:
         """The .log, .index and .timeindex paths of the segment at ``base_offset``."""
-        return tuple(segment_path(self.directory, base_offset, s) for s in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX))
+        return tuple(
+            segment_path(self.directory, base_offset, s)
+            for s in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX)
+        )
 
 
 def random_batches(
@@ -231,7 +254,9 @@ def random_batches(
         for _ in range(rng.randint(1, max_records)):
             key = rng.choice(keys) if keys else b"k%d" % serial
             value = rng.randbytes(rng.randint(0, max_value))
-            records.append((key, value, ts + (rng.randint(-jitter_ms, jitter_ms) if jitter_ms else 0)))
+            records.append(
+                (key, value, ts + (rng.randint(-jitter_ms, jitter_ms) if jitter_ms else 0))
+            )
             ts += step_ms
             serial += 1
         batches.append(records)

@@ -110,6 +110,9 @@ def test_log_persists_recovery_point_and_start_offset_checkpoints(harness):
     log.advance_log_start_offset(7)
     log.flush()
     log.checkpoint()
-    assert OffsetCheckpoint(harness.directory / "recovery-point-offset-checkpoint").read() == log.log_end_offset
+    assert (
+        OffsetCheckpoint(harness.directory / "recovery-point-offset-checkpoint").read()
+        == log.log_end_offset
+    )
     assert OffsetCheckpoint(harness.directory / "log-start-offset-checkpoint").read() == 7
     assert _leftovers(harness.directory) == []

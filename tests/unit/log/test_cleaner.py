@@ -6,7 +6,12 @@ import random
 
 import pytest
 
-from rafka.log.cleaner import CLEANER_CHECKPOINT_FILE, compact, dirty_ratio, maybe_compact
+from rafka.log.cleaner import (
+    CLEANER_CHECKPOINT_FILE,
+    compact,
+    dirty_ratio,
+    maybe_compact,
+)
 from rafka.log.files import CLEAN_SHUTDOWN_FILE
 
 HOUR = 3600 * 1000
@@ -16,7 +21,14 @@ KEYS = [b"key-%d" % i for i in range(12)]
 def _keyed_batches(rng: random.Random, count: int, now: int, tombstone_share: float = 0.1):
     """Batches of 1-4 records over a few keys, some of them tombstones, timestamped ``now``."""
     return [
-        [(rng.choice(KEYS), None if rng.random() < tombstone_share else rng.randbytes(rng.randint(1, 120)), now) for _ in range(rng.randint(1, 4))]
+        [
+            (
+                rng.choice(KEYS),
+                None if rng.random() < tombstone_share else rng.randbytes(rng.randint(1, 120)),
+                now,
+            )
+            for _ in range(rng.randint(1, 4))
+        ]
         for _ in range(count)
     ]
 
@@ -48,13 +60,17 @@ def _expected_after_compaction(records, log, horizon: int, first_dirty: int = 0)
     inactive = [r for r in records if r.offset < active_base]
     latest = {r.key: r.offset for r in inactive if r.offset >= first_dirty}
     kept = [
-        r for r in inactive
-        if latest.get(r.key, r.offset) == r.offset and not (r.value is None and r.timestamp <= horizon)
+        r
+        for r in inactive
+        if latest.get(r.key, r.offset) == r.offset
+        and not (r.value is None and r.timestamp <= horizon)
     ]
     return kept + [r for r in records if r.offset >= active_base]
 
 
-def test_compaction_keeps_the_latest_record_per_key_with_offsets_unchanged(harness, compacted_log, clock):
+def test_compaction_keeps_the_latest_record_per_key_with_offsets_unchanged(
+    harness, compacted_log, clock
+):
     expected = _expected_after_compaction(harness.records, compacted_log, clock.now - HOUR)
     result = compact(compacted_log)
     got = harness.read_all()
@@ -82,7 +98,9 @@ def test_compaction_keeps_log_end_offset_and_segment_bases(harness, compacted_lo
     assert harness.batches[-1].base_offset == shape[1]
 
 
-def test_segment_whose_records_are_all_superseded_is_emptied_and_reads_skip_it(harness, clock, decode_batches):
+def test_segment_whose_records_are_all_superseded_is_emptied_and_reads_skip_it(
+    harness, clock, decode_batches
+):
     log = harness.open(cleanup_policy="compact")
     harness.append([[(b"a", b"old", 1), (b"b", b"old", 1)]])
     log.roll()
@@ -105,7 +123,11 @@ def test_tombstones_are_kept_before_delete_retention_ms_and_dropped_after(harnes
     harness.append([[(b"c", b"3", clock.now)]])
     first = compact(log)
     assert first.tombstones_removed == 0
-    assert [(r.key, r.value) for r in harness.read_all()] == [(b"b", b"2"), (b"a", None), (b"c", b"3")]
+    assert [(r.key, r.value) for r in harness.read_all()] == [
+        (b"b", b"2"),
+        (b"a", None),
+        (b"c", b"3"),
+    ]
     clock.advance(HOUR - 1)
     assert compact(log).tombstones_removed == 0
     clock.advance(1)
@@ -124,7 +146,9 @@ def test_tombstone_in_the_active_segment_is_never_dropped(harness, clock):
     assert [(r.offset, r.value) for r in harness.read_all()] == [(0, b"1"), (1, None)]
 
 
-def test_second_compaction_removes_clean_records_superseded_by_dirty_ones(harness, compacted_log, clock):
+def test_second_compaction_removes_clean_records_superseded_by_dirty_ones(
+    harness, compacted_log, clock
+):
     compact(compacted_log)
     checkpoint = compacted_log.active_segment.base_offset
     state, leo = harness.read_all(), compacted_log.log_end_offset
@@ -134,10 +158,16 @@ def test_second_compaction_removes_clean_records_superseded_by_dirty_ones(harnes
     state += harness.expected_from(leo)
     compact(compacted_log)
     got = harness.read_all()
-    assert got == _expected_after_compaction(state, compacted_log, clock.now - HOUR, first_dirty=checkpoint)
+    assert got == _expected_after_compaction(
+        state, compacted_log, clock.now - HOUR, first_dirty=checkpoint
+    )
     assert _view(got) == _view(harness.records)
     for key in KEYS[:6]:
-        assert [r.value for r in got if r.key == key and r.offset < compacted_log.active_segment.base_offset] == [b"fresh-" + key]
+        assert [
+            r.value
+            for r in got
+            if r.key == key and r.offset < compacted_log.active_segment.base_offset
+        ] == [b"fresh-" + key]
 
 
 def test_dirty_ratio_and_maybe_compact_threshold(harness, compacted_log, clock):
@@ -191,17 +221,30 @@ def swap_scene(harness, compacted_log):
     compact(log)
     log.close()
     after = harness.snapshot()
-    base = next(s.base_offset for s in log.segments if before[f"{s.base_offset:020d}.log"] != after[f"{s.base_offset:020d}.log"])
+    base = next(
+        s.base_offset
+        for s in log.segments
+        if before[f"{s.base_offset:020d}.log"] != after[f"{s.base_offset:020d}.log"]
+    )
     before.pop(CLEAN_SHUTDOWN_FILE)  # a crash during compaction leaves no clean-shutdown marker
     return before, after[f"{base:020d}.log"], base
 
 
 def _records_of_files(files, decode_batches):
-    return [r for name in sorted(n for n in files if n.endswith(".log")) for _, records in decode_batches(files[name]) for r in records]
+    return [
+        r
+        for name in sorted(n for n in files if n.endswith(".log"))
+        for _, records in decode_batches(files[name])
+        for r in records
+    ]
 
 
-@pytest.mark.parametrize("old_segment_left", [True, False], ids=["before-old-deleted", "after-old-deleted"])
-def test_interrupted_swap_is_completed_on_open(harness, swap_scene, decode_batches, old_segment_left):
+@pytest.mark.parametrize(
+    "old_segment_left", [True, False], ids=["before-old-deleted", "after-old-deleted"]
+)
+def test_interrupted_swap_is_completed_on_open(
+    harness, swap_scene, decode_batches, old_segment_left
+):
     before, rewritten, base = swap_scene
     name = f"{base:020d}.log"
     files = dict(before)
@@ -218,7 +261,15 @@ def test_interrupted_swap_is_completed_on_open(harness, swap_scene, decode_batch
 
 def test_leftover_cleaned_file_is_discarded_on_open(harness, swap_scene, decode_batches):
     before, rewritten, base = swap_scene
-    harness.restore({**before, f"{base:020d}.log.cleaned": rewritten, "recovery-point-offset-checkpoint.tmp": b"0\n"})
+    harness.restore(
+        {
+            **before,
+            f"{base:020d}.log.cleaned": rewritten,
+            "recovery-point-offset-checkpoint.tmp": b"0\n",
+        }
+    )
     harness.open()
-    assert not list(harness.directory.glob("*.cleaned")) and not list(harness.directory.glob("*.tmp"))
+    assert not list(harness.directory.glob("*.cleaned")) and not list(
+        harness.directory.glob("*.tmp")
+    )
     assert harness.read_all() == _records_of_files(before, decode_batches) == harness.records

@@ -14,33 +14,56 @@ BOUNDED = [f for f in dataclasses.fields(LogConfig) if "min" in f.metadata]
 
 def test_defaults_are_kafkas():
     config = LogConfig()
-    assert (config.segment_bytes, config.retention_ms, config.retention_bytes) == (1 << 30, 7 * 24 * 3600 * 1000, -1)
+    assert (config.segment_bytes, config.retention_ms, config.retention_bytes) == (
+        1 << 30,
+        7 * 24 * 3600 * 1000,
+        -1,
+    )
     assert (config.index_interval_bytes, config.segment_index_bytes) == (4096, 10 * 1024 * 1024)
-    assert (config.cleanup_policy, config.min_cleanable_dirty_ratio, config.max_message_bytes) == ("delete", 0.5, 1048588)
+    assert (config.cleanup_policy, config.min_cleanable_dirty_ratio, config.max_message_bytes) == (
+        "delete",
+        0.5,
+        1048588,
+    )
     assert config.delete and not config.compact
 
 
 def test_from_dict_accepts_dotted_and_snake_case_names():
-    dotted = LogConfig.from_dict({"retention.ms": 1000, "segment.bytes": 4096, "cleanup.policy": "compact"})
-    snake = LogConfig.from_dict({"retention_ms": 1000, "segment_bytes": 4096, "cleanup_policy": "compact"})
+    dotted = LogConfig.from_dict(
+        {"retention.ms": 1000, "segment.bytes": 4096, "cleanup.policy": "compact"}
+    )
+    snake = LogConfig.from_dict(
+        {"retention_ms": 1000, "segment_bytes": 4096, "cleanup_policy": "compact"}
+    )
     assert dotted == snake
-    assert (dotted.retention_ms, dotted.segment_bytes, dotted.cleanup_policy) == (1000, 4096, "compact")
+    assert (dotted.retention_ms, dotted.segment_bytes, dotted.cleanup_policy) == (
+        1000,
+        4096,
+        "compact",
+    )
 
 
 def test_from_dict_converts_string_values():
-    config = LogConfig.from_dict({
-        "retention.ms": "-1",
-        "min.cleanable.dirty.ratio": "0.25",
-        "unclean.leader.election.enable": "TRUE",
-        "cleanup.policy": "compact, delete",
-        "flush.messages": "1",
-    })
+    config = LogConfig.from_dict(
+        {
+            "retention.ms": "-1",
+            "min.cleanable.dirty.ratio": "0.25",
+            "unclean.leader.election.enable": "TRUE",
+            "cleanup.policy": "compact, delete",
+            "flush.messages": "1",
+        }
+    )
     assert config.retention_ms == -1 and isinstance(config.retention_ms, int)
     assert config.min_cleanable_dirty_ratio == 0.25
     assert config.unclean_leader_election_enable is True
     assert config.cleanup_policy == "compact,delete" and config.compact and config.delete
     assert config.flush_messages == 1
-    assert LogConfig.from_dict({"unclean.leader.election.enable": "false"}).unclean_leader_election_enable is False
+    assert (
+        LogConfig.from_dict(
+            {"unclean.leader.election.enable": "false"}
+        ).unclean_leader_election_enable
+        is False
+    )
 
 
 def test_from_dict_accepts_whole_floats_for_integers():
@@ -62,7 +85,9 @@ def test_to_dict_uses_dotted_names_and_round_trips():
     assert LogConfig.from_dict(exported) == config
 
 
-@pytest.mark.parametrize("key", ["retention.millis", "segment-bytes", "Retention.ms", "log.retention.ms"])
+@pytest.mark.parametrize(
+    "key", ["retention.millis", "segment-bytes", "Retention.ms", "log.retention.ms"]
+)
 def test_unknown_key_is_invalid_config_naming_the_key(key):
     with pytest.raises(InvalidConfigError) as raised:
         LogConfig.from_dict({key: 1})

@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 
 from rafka.log.checkpoint import LEADER_EPOCH_FILE
-from rafka.log.leader_epoch_cache import UNDEFINED_EPOCH, UNDEFINED_OFFSET, EpochEntry, LeaderEpochCache
+from rafka.log.leader_epoch_cache import (
+    UNDEFINED_EPOCH,
+    UNDEFINED_OFFSET,
+    EpochEntry,
+    LeaderEpochCache,
+)
 
 UNDEFINED = (UNDEFINED_EPOCH, UNDEFINED_OFFSET)
 
@@ -27,7 +32,9 @@ def test_empty_cache_has_no_epoch_and_answers_undefined(tmp_path):
     cache = LeaderEpochCache(tmp_path)
     assert cache.entries == [] and cache.latest_epoch == UNDEFINED_EPOCH
     assert cache.end_offset_for(0, 100) == UNDEFINED
-    assert not (tmp_path / LEADER_EPOCH_FILE).exists(), "nothing is written until an epoch is assigned"
+    assert not (tmp_path / LEADER_EPOCH_FILE).exists(), (
+        "nothing is written until an epoch is assigned"
+    )
 
 
 def test_assign_ignores_older_equal_and_negative_epochs(cache):

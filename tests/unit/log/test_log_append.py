@@ -29,8 +29,18 @@ def _state(log: Log) -> tuple[int, int, list, list[tuple[str, int]]]:
 
 def test_leader_append_assigns_contiguous_offsets_from_log_end_offset(harness):
     log = harness.open()
-    infos = harness.append([[(b"a", b"1", 10)], [(b"b", b"2", 11), (b"c", b"3", 12), (b"d", b"4", 13)], [(b"e", b"5", 14)] * 2])
-    assert [(i.first_offset, i.last_offset, i.record_count) for i in infos] == [(0, 0, 1), (1, 3, 3), (4, 5, 2)]
+    infos = harness.append(
+        [
+            [(b"a", b"1", 10)],
+            [(b"b", b"2", 11), (b"c", b"3", 12), (b"d", b"4", 13)],
+            [(b"e", b"5", 14)] * 2,
+        ]
+    )
+    assert [(i.first_offset, i.last_offset, i.record_count) for i in infos] == [
+        (0, 0, 1),
+        (1, 3, 3),
+        (4, 5, 2),
+    ]
     assert log.log_end_offset == 6
     assert harness.read_all() == harness.records
 
@@ -40,12 +50,18 @@ def test_leader_append_stamps_offset_and_epoch_into_stored_batch_headers(harness
     harness.append([[(b"a", b"x", 1)] * 2], epoch=3)
     harness.append([[(b"b", b"y", 2)] * 3, [(b"c", b"z", 3)]], epoch=7)
     stored = decode_batches(harness.directory.joinpath(harness.segment_files()[0]).read_bytes())
-    assert [(h.base_offset, h.last_offset, h.partition_leader_epoch) for h, _ in stored] == [(0, 1, 3), (2, 4, 7), (5, 5, 7)]
+    assert [(h.base_offset, h.last_offset, h.partition_leader_epoch) for h, _ in stored] == [
+        (0, 1, 3),
+        (2, 4, 7),
+        (5, 5, 7),
+    ]
     assert [h.partition_leader_epoch for h in harness.read_headers()] == [3, 7, 7]
     assert [(e.epoch, e.start_offset) for e in log.epoch_cache.entries] == [(3, 0), (7, 2)]
 
 
-def test_leader_append_of_several_batches_at_once_assigns_offsets_across_them(harness, decode_batches):
+def test_leader_append_of_several_batches_at_once_assigns_offsets_across_them(
+    harness, decode_batches
+):
     log = harness.open()
     harness.append([[(b"a", b"0", 5)]])
     parts = [build_batch([(b"k", b"v%d" % i, 100 + i)] * n) for i, n in enumerate((2, 1, 4))]
@@ -70,7 +86,12 @@ def test_compacted_topic_rejects_batch_whose_records_disagree_with_header(harnes
     # Compacted topics decode every record on append (they must see keys), so they catch bad content.
     log = harness.open(cleanup_policy="compact")
     # Two records with the same offset delta: the header's CRC is right, the content is not.
-    bad = encode_batch(RecordColumns.from_rows([[0, 0, b"k", b"v", []], [0, 0, b"k", b"w", []]]), first_timestamp=1, max_timestamp=1, last_offset_delta=1)
+    bad = encode_batch(
+        RecordColumns.from_rows([[0, 0, b"k", b"v", []], [0, 0, b"k", b"w", []]]),
+        first_timestamp=1,
+        max_timestamp=1,
+        last_offset_delta=1,
+    )
     before = _state(log)
     with pytest.raises(CorruptMessageError):
         log.append_as_leader(bad, leader_epoch=0)
@@ -79,7 +100,9 @@ def test_compacted_topic_rejects_batch_whose_records_disagree_with_header(harnes
 
 def test_batch_without_records_is_rejected(harness):
     log = harness.open()
-    empty = encode_batch(RecordColumns.from_rows([]), first_timestamp=1, max_timestamp=1, last_offset_delta=-1)
+    empty = encode_batch(
+        RecordColumns.from_rows([]), first_timestamp=1, max_timestamp=1, last_offset_delta=-1
+    )
     with pytest.raises(CorruptMessageError, match="no records"):
         log.append_as_leader(empty, leader_epoch=0)
     assert log.log_end_offset == 0
@@ -107,7 +130,12 @@ def _leader_bytes(tmp_path, clock, batches, epochs) -> bytes:
 
 
 def test_follower_append_keeps_leader_offsets_and_epochs(harness, tmp_path, clock):
-    data = _leader_bytes(tmp_path, clock, [[(b"a", b"1", 1)] * 2, [(b"b", b"2", 2)], [(b"c", b"3", 3)] * 3], [1, 1, 4])
+    data = _leader_bytes(
+        tmp_path,
+        clock,
+        [[(b"a", b"1", 1)] * 2, [(b"b", b"2", 2)], [(b"c", b"3", 3)] * 3],
+        [1, 1, 4],
+    )
     log = harness.open()
     info = log.append_as_follower(data)
     assert (info.first_offset, info.last_offset) == (0, 5)
@@ -137,7 +165,10 @@ def test_follower_append_rejects_gap_after_log_end_offset(harness):
 
 def test_follower_append_rejects_gap_between_batches_of_one_fetch(harness):
     log = harness.open()
-    first, second = bytearray(build_batch([(b"a", b"1", 1)] * 2)), bytearray(build_batch([(b"b", b"2", 2)]))
+    first, second = (
+        bytearray(build_batch([(b"a", b"1", 1)] * 2)),
+        bytearray(build_batch([(b"b", b"2", 2)])),
+    )
     stamp(first, 0, 0, 0)
     stamp(second, 0, 3, 0)
     with pytest.raises(UnexpectedAppendOffsetError):
@@ -147,7 +178,10 @@ def test_follower_append_rejects_gap_between_batches_of_one_fetch(harness):
 
 def test_follower_append_allows_gaps_on_compacted_log(harness, decode_batches):
     log = harness.open(cleanup_policy="compact")
-    first, second = bytearray(build_batch([(b"a", b"1", 1)])), bytearray(build_batch([(b"b", b"2", 2)] * 2))
+    first, second = (
+        bytearray(build_batch([(b"a", b"1", 1)])),
+        bytearray(build_batch([(b"b", b"2", 2)] * 2)),
+    )
     stamp(first, 0, 4, 2)
     stamp(second, 0, 9, 2)
     info = log.append_as_follower(bytes(first + second))
@@ -198,7 +232,9 @@ def test_crc_corrupted_batch_is_rejected_and_nothing_written(harness, victim):
     assert _state(log) == before
 
 
-@pytest.mark.parametrize("garbage", [b"\x00", b"\x01" * (HEADER_SIZE - 1), b"\x00" * HEADER_SIZE, b"\xff" * 100])
+@pytest.mark.parametrize(
+    "garbage", [b"\x00", b"\x01" * (HEADER_SIZE - 1), b"\x00" * HEADER_SIZE, b"\xff" * 100]
+)
 def test_trailing_garbage_is_rejected_as_corrupt_message(harness, garbage):
     log = harness.open()
     before = _state(log)
@@ -227,7 +263,9 @@ def test_compacted_topic_rejects_record_without_key(harness):
     assert _state(log) == before
 
 
-def test_compacted_topic_accepts_keyed_tombstone_and_delete_topic_accepts_null_key(harness, tmp_path, clock):
+def test_compacted_topic_accepts_keyed_tombstone_and_delete_topic_accepts_null_key(
+    harness, tmp_path, clock
+):
     log = harness.open(cleanup_policy="compact")
     assert log.append_as_leader(build_batch([(b"a", None, 1)]), leader_epoch=0).record_count == 1
     plain = Log(tmp_path / "plain-0", clock=clock)

@@ -36,7 +36,9 @@ def _expected_batches(harness, log, offset, max_bytes, max_offset, min_one_batch
     segment_end = bases[segment + 1] if segment + 1 < len(bases) else float("inf")
     chosen, total = [], 0
     for batch in harness.batches[first:]:
-        if batch.base_offset >= segment_end or (max_offset is not None and batch.next_offset > max_offset):
+        if batch.base_offset >= segment_end or (
+            max_offset is not None and batch.next_offset > max_offset
+        ):
             break
         if total + batch.size > max_bytes:
             break
@@ -47,7 +49,9 @@ def _expected_batches(harness, log, offset, max_bytes, max_offset, min_one_batch
     return chosen
 
 
-def test_random_reads_return_whole_batches_from_the_one_holding_the_offset(filled, harness, decode_batches):
+def test_random_reads_return_whole_batches_from_the_one_holding_the_offset(
+    filled, harness, decode_batches
+):
     rng = random.Random(11)
     log = filled
     boundaries = [b.base_offset for b in harness.batches] + [log.log_end_offset]
@@ -55,15 +59,25 @@ def test_random_reads_return_whole_batches_from_the_one_holding_the_offset(fille
         offset = rng.randrange(log.log_end_offset)
         max_bytes = rng.choice([1, 100, 700, 2_000, 10_000, 1 << 20])
         later = [b for b in boundaries if b > offset]
-        max_offset = rng.choice([None, rng.choice(later)])  # a high watermark sits on a batch boundary
+        max_offset = rng.choice(
+            [None, rng.choice(later)]
+        )  # a high watermark sits on a batch boundary
         min_one_batch = rng.random() < 0.7
         got = decode_batches(log.read(offset, max_bytes, max_offset, min_one_batch))
         expected = _expected_batches(harness, log, offset, max_bytes, max_offset, min_one_batch)
-        assert [h.base_offset for h, _ in got] == [b.base_offset for b in expected], (offset, max_bytes, max_offset)
-        assert [r for _, records in got for r in records] == [r for b in expected for r in b.records]
+        assert [h.base_offset for h, _ in got] == [b.base_offset for b in expected], (
+            offset,
+            max_bytes,
+            max_offset,
+        )
+        assert [r for _, records in got for r in records] == [
+            r for b in expected for r in b.records
+        ]
         if got:
             assert got[0][0].base_offset <= offset <= got[0][0].last_offset
-            assert sum(h.size_in_bytes for h, _ in got) <= max_bytes or (len(got) == 1 and min_one_batch)
+            assert sum(h.size_in_bytes for h, _ in got) <= max_bytes or (
+                len(got) == 1 and min_one_batch
+            )
         if max_offset is not None:
             assert all(h.next_offset <= max_offset for h, _ in got)
 
@@ -86,7 +100,9 @@ def test_read_outside_the_log_is_offset_out_of_range(filled, where):
     assert raised.value.error is Errors.OFFSET_OUT_OF_RANGE
 
 
-def test_read_below_an_advanced_log_start_offset_is_out_of_range(harness, make_batches, decode_batches):
+def test_read_below_an_advanced_log_start_offset_is_out_of_range(
+    harness, make_batches, decode_batches
+):
     log = harness.open(segment_bytes=2000)
     harness.append(make_batches(random.Random(3), 40))
     log.advance_log_start_offset(30)
@@ -101,12 +117,16 @@ def test_read_with_max_offset_at_or_below_the_offset_returns_nothing(filled):
     assert filled.read(10, max_offset=3) == b""
 
 
-def test_read_with_max_offset_inside_a_batch_returns_no_batch_starting_at_or_after_it(harness, decode_batches):
+def test_read_with_max_offset_inside_a_batch_returns_no_batch_starting_at_or_after_it(
+    harness, decode_batches
+):
     log = harness.open()
     harness.append([[(b"a", b"1", 1)] * 3, [(b"b", b"2", 2)] * 3, [(b"c", b"3", 3)] * 3])
     for offset, max_offset in [(0, 4), (0, 5), (3, 7), (1, 8)]:
         for min_one_batch in (True, False):
-            got = decode_batches(log.read(offset, max_offset=max_offset, min_one_batch=min_one_batch))
+            got = decode_batches(
+                log.read(offset, max_offset=max_offset, min_one_batch=min_one_batch)
+            )
             assert all(h.base_offset < max_offset for h, _ in got)
 
 
@@ -147,7 +167,9 @@ def test_offset_for_timestamp_matches_first_record_at_or_after_it(filled, harnes
     for ts in rng.sample(stamps, 150):
         queries += [ts - 1, ts, ts + 1]
     for ts in queries:
-        assert filled.offset_for_timestamp(ts) == harness.offset_for_timestamp(ts, filled.log_start_offset), ts
+        assert filled.offset_for_timestamp(ts) == harness.offset_for_timestamp(
+            ts, filled.log_start_offset
+        ), ts
 
 
 def test_offset_for_timestamp_is_none_above_every_timestamp(filled, harness):
@@ -156,7 +178,9 @@ def test_offset_for_timestamp_is_none_above_every_timestamp(filled, harness):
 
 def test_offset_for_timestamp_finds_an_early_record_whose_timestamp_is_late(harness):
     log = harness.open(index_interval_bytes=0)
-    harness.append([[(b"a", b"1", 100)], [(b"b", b"2", 5000)], [(b"c", b"3", 200)], [(b"d", b"4", 300)]])
+    harness.append(
+        [[(b"a", b"1", 100)], [(b"b", b"2", 5000)], [(b"c", b"3", 200)], [(b"d", b"4", 300)]]
+    )
     assert log.offset_for_timestamp(250) == (1, 5000)
     assert log.offset_for_timestamp(5000) == (1, 5000)
     assert log.offset_for_timestamp(150) == (1, 5000)
@@ -169,7 +193,11 @@ def test_offset_for_timestamp_skips_records_below_the_log_start_offset(harness, 
     log.advance_log_start_offset(4)
     # Offsets 0-3 are deleted (logically); the answer is the first record at or above the start.
     assert log.offset_for_timestamp(1000) == (4, 1000)
-    assert log.offset_for_timestamp(0) == harness.offset_for_timestamp(0, log.log_start_offset) == (4, 1000)
+    assert (
+        log.offset_for_timestamp(0)
+        == harness.offset_for_timestamp(0, log.log_start_offset)
+        == (4, 1000)
+    )
 
 
 def test_offset_for_timestamp_after_retention_matches_the_model(harness, make_batches, clock):
@@ -179,7 +207,9 @@ def test_offset_for_timestamp_after_retention_matches_the_model(harness, make_ba
     log.delete_old_segments()
     stamps = sorted({r.timestamp for r in harness.records})
     for ts in stamps[::7]:
-        assert log.offset_for_timestamp(ts) == harness.offset_for_timestamp(ts, log.log_start_offset), ts
+        assert log.offset_for_timestamp(ts) == harness.offset_for_timestamp(
+            ts, log.log_start_offset
+        ), ts
 
 
 # ---------------------------------------------------------------------- sparse indexes
@@ -194,7 +224,9 @@ def test_offset_index_has_about_one_entry_per_index_interval_bytes(harness, make
         entries = len(segment.offset_index)
         batches = sum(1 for _ in segment.batches())
         if interval == 0:
-            assert entries == batches - 1  # every batch but the first, which position 0 already finds
+            assert (
+                entries == batches - 1
+            )  # every batch but the first, which position 0 already finds
         else:
             assert segment.size // (interval + largest) - 1 <= entries <= segment.size // interval
     assert sum(len(s.offset_index) for s in log.segments) < len(harness.batches) or interval == 0
@@ -209,7 +241,12 @@ def test_index_entries_point_at_batches_and_time_index_tracks_max_timestamp(fill
         keys = [ts for ts, _ in segment.time_index.entries()]
         assert keys == sorted(keys)
         for ts, offset in segment.time_index.entries():
-            upto = [r.timestamp for b in harness.batches if segment.base_offset <= b.base_offset <= offset for r in b.records]
+            upto = [
+                r.timestamp
+                for b in harness.batches
+                if segment.base_offset <= b.base_offset <= offset
+                for r in b.records
+            ]
             assert offset in by_base and ts == max(upto)
 
 

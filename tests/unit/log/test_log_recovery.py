@@ -29,7 +29,9 @@ def crashed(request, harness, make_batches, scan_segment_files):
     """
     log = harness.open(segment_bytes=5000, index_interval_bytes=300)
     rng = random.Random(1)
-    batches = make_batches(rng, 30, max_records=2, max_value=40) + make_batches(rng, 30, max_records=8, max_value=600, jitter_ms=50)
+    batches = make_batches(rng, 30, max_records=2, max_value=40) + make_batches(
+        rng, 30, max_records=8, max_value=600, jitter_ms=50
+    )
     rng.shuffle(batches)
     harness.append(batches[:30], epoch=1)
     if request.param == "stale-checkpoint":
@@ -81,7 +83,9 @@ def test_cut_last_segment_keeps_every_whole_batch_before_the_cut(harness, crashe
     size = len(files[last_name])
     rng = random.Random(2)
     ends = [b.position + b.header.size_in_bytes for b in last]
-    cuts = sorted(set(rng.sample(range(size), CRASH_ROUNDS - 4) + [0, ends[0], ends[-2], ends[-2] + 1]))
+    cuts = sorted(
+        set(rng.sample(range(size), CRASH_ROUNDS - 4) + [0, ends[0], ends[-2], ends[-2] + 1])
+    )
     for cut in cuts:
         harness.restore({**files, last_name: files[last_name][:cut]})
         log = harness.open()
@@ -113,7 +117,9 @@ def test_flipped_bytes_cut_the_log_at_the_first_damaged_batch(harness, crashed, 
     recovery_point = OffsetCheckpoint(harness.directory / RECOVERY_POINT_FILE).read()
     bases = sorted({b.segment_base for b in on_disk})
     # Only segments from the one holding the recovery point are verified; earlier ones were fsynced.
-    checked = [base for i, base in enumerate(bases) if i + 1 == len(bases) or bases[i + 1] > recovery_point]
+    checked = [
+        base for i, base in enumerate(bases) if i + 1 == len(bases) or bases[i + 1] > recovery_point
+    ]
     assert (recovery_point == 0) == (checked == bases)
     eligible = [b for b in on_disk if b.segment_base in checked]
     rng = random.Random(3)
@@ -130,8 +136,12 @@ def test_flipped_bytes_cut_the_log_at_the_first_damaged_batch(harness, crashed, 
         harness.restore(damaged)
         log = harness.open()
         leo = first.header.base_offset
-        assert log.recovered_bytes_cut == sum(b.header.size_in_bytes for b in on_disk if b.header.base_offset >= leo)
-        assert harness.segment_files() == [f"{base:020d}.log" for base in bases if base <= first.segment_base]
+        assert log.recovered_bytes_cut == sum(
+            b.header.size_in_bytes for b in on_disk if b.header.base_offset >= leo
+        )
+        assert harness.segment_files() == [
+            f"{base:020d}.log" for base in bases if base <= first.segment_base
+        ]
         _expect_kept_until(harness, full_model, leo)
         _check_recovered(harness, log, leo)
         harness.crash()
@@ -153,7 +163,9 @@ def test_batch_with_an_offset_below_its_predecessor_is_cut(harness, crashed):
 
 
 def _damage_indexes(harness, kind: str, rng: random.Random) -> None:
-    for path in list(harness.directory.glob("*.index")) + list(harness.directory.glob("*.timeindex")):
+    for path in list(harness.directory.glob("*.index")) + list(
+        harness.directory.glob("*.timeindex")
+    ):
         is_time = path.suffix == ".timeindex"
         if kind == "deleted-both" or kind == ("deleted-timeindex" if is_time else "deleted-index"):
             path.unlink()
@@ -169,18 +181,31 @@ def _damage_indexes(harness, kind: str, rng: random.Random) -> None:
             # The open scans the tail from the last entry's position: a low bit makes it point inside a
             # batch, the top bit makes it negative.
             data = bytearray(path.read_bytes())
-            data[-4 if rng.random() < 0.3 else -1] ^= 0x80 if rng.random() < 0.3 else 1 << rng.randrange(8)
+            data[-4 if rng.random() < 0.3 else -1] ^= (
+                0x80 if rng.random() < 0.3 else 1 << rng.randrange(8)
+            )
             path.write_bytes(bytes(data))
         elif kind == "pointing-past-the-end" and not is_time:
             path.write_bytes(path.read_bytes() + struct.pack(">ii", 1 << 30, 1 << 30))
 
 
-INDEX_DAMAGE = ["deleted-index", "deleted-timeindex", "deleted-both", "partial-entry", "garbage", "unsorted", "last-position-flipped", "pointing-past-the-end"]
+INDEX_DAMAGE = [
+    "deleted-index",
+    "deleted-timeindex",
+    "deleted-both",
+    "partial-entry",
+    "garbage",
+    "unsorted",
+    "last-position-flipped",
+    "pointing-past-the-end",
+]
 
 
 @pytest.mark.parametrize("shutdown", ["clean", "crash"])
 @pytest.mark.parametrize("kind", INDEX_DAMAGE)
-def test_damaged_indexes_are_rebuilt_and_reads_stay_correct(harness, make_batches, decode_batches, kind, shutdown):
+def test_damaged_indexes_are_rebuilt_and_reads_stay_correct(
+    harness, make_batches, decode_batches, kind, shutdown
+):
     log = harness.open(segment_bytes=5000, index_interval_bytes=200)
     harness.append(make_batches(random.Random(4), 60, jitter_ms=400))
     harness.crash() if shutdown == "crash" else log.close()
@@ -203,7 +228,9 @@ def test_damaged_indexes_are_rebuilt_and_reads_stay_correct(harness, make_batche
 
 
 @pytest.mark.parametrize("checkpointed", [False, True], ids=["flush-only", "flush-and-checkpoint"])
-def test_flushed_data_survives_losing_everything_written_after_the_flush(harness, make_batches, checkpointed):
+def test_flushed_data_survives_losing_everything_written_after_the_flush(
+    harness, make_batches, checkpointed
+):
     log = harness.open(segment_bytes=1 << 20)
     rng = random.Random(7)
     harness.append(make_batches(rng, 25))
@@ -224,7 +251,9 @@ def test_flushed_data_survives_losing_everything_written_after_the_flush(harness
         log = harness.open()
         assert log.log_end_offset >= flushed_leo
         harness.batches = [b for b in full_model if b.next_offset <= log.log_end_offset]
-        assert harness.records[: flushed_leo] == [r for b in full_model if b.next_offset <= flushed_leo for r in b.records]
+        assert harness.records[:flushed_leo] == [
+            r for b in full_model if b.next_offset <= flushed_leo for r in b.records
+        ]
         assert harness.read_all() == harness.records
         harness.crash()
 
@@ -271,7 +300,9 @@ def test_clean_close_then_reopen_does_no_recovery_work(harness, make_batches, re
 
 
 @pytest.mark.parametrize("checkpointed", [False, True])
-def test_unclean_open_verifies_segments_from_the_recovery_point(harness, make_batches, recover_calls, checkpointed):
+def test_unclean_open_verifies_segments_from_the_recovery_point(
+    harness, make_batches, recover_calls, checkpointed
+):
     log = harness.open(segment_bytes=3000)
     harness.append(make_batches(random.Random(10), 40))
     bases = [s.base_offset for s in log.segments]
@@ -298,7 +329,9 @@ def test_reopened_log_that_crashes_again_is_recovered_again(harness, make_batche
     assert harness.read_all() == harness.records
 
 
-def test_log_start_offset_above_what_survived_the_crash_restarts_the_log_there(harness, make_batches):
+def test_log_start_offset_above_what_survived_the_crash_restarts_the_log_there(
+    harness, make_batches
+):
     # DeleteRecords moved the start (checkpointed at once) past data the crash then lost (never fsynced).
     log = harness.open()
     harness.append(make_batches(random.Random(13), 10))

@@ -31,9 +31,13 @@ def _check_start(harness, log) -> None:
     assert harness.read_all() == harness.expected_from(log.log_start_offset)
 
 
-def test_retention_ms_deletes_whole_expired_segments_and_advances_log_start_offset(harness, aged, clock):
+def test_retention_ms_deletes_whole_expired_segments_and_advances_log_start_offset(
+    harness, aged, clock
+):
     retention = 2 * HOUR
-    expected_left = [s.base_offset for s in aged.segments if clock.now - s.max_timestamp <= retention]
+    expected_left = [
+        s.base_offset for s in aged.segments if clock.now - s.max_timestamp <= retention
+    ]
     log = harness.reconfigure(retention_ms=retention)
     deleted = log.delete_old_segments()
     assert [s.base_offset for s in log.segments] == expected_left
@@ -55,7 +59,12 @@ def test_retention_ms_follows_the_clock(harness, aged, clock):
 def test_retention_ms_deletes_only_a_prefix(harness):
     log = harness.open(retention_ms=HOUR)
     now = harness.clock.now
-    for ts in (now - 3 * HOUR, now, now - 5 * HOUR, now):  # the third segment is old but follows a young one
+    for ts in (
+        now - 3 * HOUR,
+        now,
+        now - 5 * HOUR,
+        now,
+    ):  # the third segment is old but follows a young one
         harness.append([[(b"k", b"v", ts)]])
         log.roll()
     assert log.delete_old_segments() == 1
@@ -168,7 +177,11 @@ def test_retention_truncates_the_epoch_cache_from_the_start(harness, make_batche
     log.delete_old_segments()
     start = log.log_start_offset
     # The last epoch starting at or below the new start now starts there; older epochs are gone.
-    expected = [(e, max(s, start)) for i, (e, s) in enumerate(starts) if i + 1 == len(starts) or starts[i + 1][1] > start]
+    expected = [
+        (e, max(s, start))
+        for i, (e, s) in enumerate(starts)
+        if i + 1 == len(starts) or starts[i + 1][1] > start
+    ]
     assert start > starts[1][1] and len(expected) < len(starts)
     assert [(e.epoch, e.start_offset) for e in log.epoch_cache.entries] == expected
     harness.crash()

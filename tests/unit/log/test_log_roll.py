@@ -112,7 +112,9 @@ def test_segment_files_are_named_by_twenty_digit_base_offset(harness, make_batch
     bases = [s.base_offset for s in log.segments]
     log.close()
     names = sorted(p.name for p in harness.directory.iterdir() if re.match(r"^\d", p.name))
-    expected = sorted(f"{base:020d}{suffix}" for base in bases for suffix in (".log", ".index", ".timeindex"))
+    expected = sorted(
+        f"{base:020d}{suffix}" for base in bases for suffix in (".log", ".index", ".timeindex")
+    )
     assert names == expected
     assert all(len(name.split(".")[0]) == 20 for name in names)
 
@@ -120,13 +122,37 @@ def test_segment_files_are_named_by_twenty_digit_base_offset(harness, make_batch
 def test_reopen_after_close_keeps_segments_records_and_indexes(harness, make_batches):
     log = harness.open(segment_bytes=3000, index_interval_bytes=150)
     harness.append(make_batches(random.Random(4), 60, jitter_ms=200), epoch=2)
-    shape = [(s.base_offset, s.next_offset, s.size, s.max_timestamp, s.offset_index.entries(), s.time_index.entries()) for s in log.segments]
+    shape = [
+        (
+            s.base_offset,
+            s.next_offset,
+            s.size,
+            s.max_timestamp,
+            s.offset_index.entries(),
+            s.time_index.entries(),
+        )
+        for s in log.segments
+    ]
     leo, epochs = log.log_end_offset, log.epoch_cache.entries
     log.close()
     assert (harness.directory / CLEAN_SHUTDOWN_FILE).exists()
     log = harness.open()
-    assert [(s.base_offset, s.next_offset, s.size, s.max_timestamp, s.offset_index.entries(), s.time_index.entries()) for s in log.segments] == shape
-    assert (log.log_end_offset, log.epoch_cache.entries, log.recovered_bytes_cut) == (leo, epochs, 0)
+    assert [
+        (
+            s.base_offset,
+            s.next_offset,
+            s.size,
+            s.max_timestamp,
+            s.offset_index.entries(),
+            s.time_index.entries(),
+        )
+        for s in log.segments
+    ] == shape
+    assert (log.log_end_offset, log.epoch_cache.entries, log.recovered_bytes_cut) == (
+        leo,
+        epochs,
+        0,
+    )
     assert not (harness.directory / CLEAN_SHUTDOWN_FILE).exists(), "the marker is consumed on open"
     assert harness.read_all() == harness.records
     harness.append([[(b"x", b"after-reopen", 99)]], epoch=3)

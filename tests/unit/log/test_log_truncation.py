@@ -42,7 +42,9 @@ def test_truncate_to_a_batch_boundary_then_append_continues_there(harness, multi
     _check_after_truncation(harness, multi, target)
     assert all(s.base_offset < target for s in multi.segments)
     assert len(harness.segment_files()) == len(multi.segments)
-    infos = harness.append([[(b"new", b"after-truncation", 5)], [(b"new", b"again", 6)] * 2], epoch=9)
+    infos = harness.append(
+        [[(b"new", b"after-truncation", 5)], [(b"new", b"again", 6)] * 2], epoch=9
+    )
     assert [i.first_offset for i in infos] == [target, target + 1]
     _check_after_truncation(harness, multi, target + 3)
 
@@ -93,7 +95,11 @@ def test_truncate_fully_and_start_at_a_later_offset(harness, multi):
     size = multi.size_in_bytes
     assert multi.truncate_fully_and_start_at(10_000) == size
     harness.batches = []
-    assert (multi.log_start_offset, multi.log_end_offset, multi.size_in_bytes) == (10_000, 10_000, 0)
+    assert (multi.log_start_offset, multi.log_end_offset, multi.size_in_bytes) == (
+        10_000,
+        10_000,
+        0,
+    )
     assert multi.epoch_cache.entries == []
     harness.append([[(b"k", b"v", 1)]], epoch=5)
     multi.close()
@@ -108,7 +114,10 @@ def test_truncation_truncates_the_epoch_cache_from_the_end(harness, multi):
     assert list(starts) == [1, 2, 3, 4]
     multi.truncate_to(starts[3] + 1)  # inside epoch 3's first batch, so epoch 3 goes too
     harness.forget_from(starts[3] + 1)
-    assert [(e.epoch, e.start_offset) for e in multi.epoch_cache.entries] == [(1, starts[1]), (2, starts[2])]
+    assert [(e.epoch, e.start_offset) for e in multi.epoch_cache.entries] == [
+        (1, starts[1]),
+        (2, starts[2]),
+    ]
     assert multi.end_offset_for_epoch(2) == (2, starts[3])
     assert multi.end_offset_for_epoch(4) == (2, starts[3])
     harness.append([[(b"k", b"v", 1)]], epoch=5)

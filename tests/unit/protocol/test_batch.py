@@ -10,11 +10,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rafka.protocol.errors import CorruptMessageError, Errors, UnsupportedCompressionTypeError
+from rafka.protocol.errors import (
+    CorruptMessageError,
+    Errors,
+    UnsupportedCompressionTypeError,
+)
 from rafka.protocol.records.batch import (
     ATTRIBUTES_OFFSET,
-    CREATE_TIME,
     CRC_OFFSET,
+    CREATE_TIME,
     HEADER,
     HEADER_SIZE,
     LEADER_EPOCH_OFFSET,
@@ -24,8 +28,8 @@ from rafka.protocol.records.batch import (
     MAGIC_OFFSET,
     BatchHeader,
     Record,
-    decode_records,
     RecordColumns,
+    decode_records,
     encode_batch,
     iter_batches,
     make_attributes,
@@ -38,7 +42,10 @@ from rafka.protocol.records.builder import build_batch
 from rafka.protocol.records.compression import Compression
 
 PROPERTY_SETTINGS = settings(
-    max_examples=150, derandomize=True, database=None, deadline=None,
+    max_examples=150,
+    derandomize=True,
+    database=None,
+    deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 
@@ -78,7 +85,9 @@ def _raw_header(batch: bytes, **changes: int) -> bytes:
 
 
 def _sample(compression: Compression = Compression.NONE) -> bytes:
-    return build_batch([(b"k1", b"v1", 1_000), (None, b"v2", 1_005), (b"k3", None, 1_010)], compression)
+    return build_batch(
+        [(b"k1", b"v1", 1_000), (None, b"v2", 1_005), (b"k3", None, 1_010)], compression
+    )
 
 
 # ------------------------------------------------------------------ layout and header fields
@@ -86,22 +95,44 @@ def _sample(compression: Compression = Compression.NONE) -> bytes:
 
 def test_header_size_is_kafkas_v2_61_bytes():
     assert HEADER_SIZE == 61
-    assert (LOG_OVERHEAD, LEADER_EPOCH_OFFSET, MAGIC_OFFSET, CRC_OFFSET, ATTRIBUTES_OFFSET) == (12, 12, 16, 17, 21)
+    assert (LOG_OVERHEAD, LEADER_EPOCH_OFFSET, MAGIC_OFFSET, CRC_OFFSET, ATTRIBUTES_OFFSET) == (
+        12,
+        12,
+        16,
+        17,
+        21,
+    )
 
 
 def test_encode_batch_round_trips_every_header_field():
     rows = [[0, 0, b"a", b"b", []], [4, -3, None, None, []]]
     batch = encode_batch(
-        RecordColumns.from_rows(rows), first_timestamp=1_700_000_000_000, max_timestamp=1_700_000_000_000, last_offset_delta=4,
-        base_offset=123_456_789_012, attributes=make_attributes(Compression.GZIP, LOG_APPEND_TIME, True, False),
-        partition_leader_epoch=17, producer_id=987_654_321, producer_epoch=3, base_sequence=42,
+        RecordColumns.from_rows(rows),
+        first_timestamp=1_700_000_000_000,
+        max_timestamp=1_700_000_000_000,
+        last_offset_delta=4,
+        base_offset=123_456_789_012,
+        attributes=make_attributes(Compression.GZIP, LOG_APPEND_TIME, True, False),
+        partition_leader_epoch=17,
+        producer_id=987_654_321,
+        producer_epoch=3,
+        base_sequence=42,
     )
     header = read_header(batch)
     assert header == BatchHeader(
-        base_offset=123_456_789_012, batch_length=len(batch) - LOG_OVERHEAD, partition_leader_epoch=17,
-        magic=MAGIC, crc=header.crc, attributes=0b11001, last_offset_delta=4,
-        first_timestamp=1_700_000_000_000, max_timestamp=1_700_000_000_000, producer_id=987_654_321,
-        producer_epoch=3, base_sequence=42, record_count=2,
+        base_offset=123_456_789_012,
+        batch_length=len(batch) - LOG_OVERHEAD,
+        partition_leader_epoch=17,
+        magic=MAGIC,
+        crc=header.crc,
+        attributes=0b11001,
+        last_offset_delta=4,
+        first_timestamp=1_700_000_000_000,
+        max_timestamp=1_700_000_000_000,
+        producer_id=987_654_321,
+        producer_epoch=3,
+        base_sequence=42,
+        record_count=2,
     )
     assert header.size_in_bytes == len(batch)
     assert (header.last_offset, header.next_offset) == (123_456_789_016, 123_456_789_017)
@@ -142,7 +173,9 @@ def test_records_round_trip_per_codec(codec):
     verify_crc(batch, 0, header)
     validate_records(batch, 0, header)
     assert decode_records(batch) == [
-        Record(0, 1_000, b"k1", b"v1", ()), Record(1, 1_005, None, b"v2", ()), Record(2, 1_010, b"k3", None, ()),
+        Record(0, 1_000, b"k1", b"v1", ()),
+        Record(1, 1_005, None, b"v2", ()),
+        Record(2, 1_010, b"k3", None, ()),
     ]
 
 
@@ -150,18 +183,22 @@ def test_gzip_shrinks_repetitive_records_and_writes_a_gzip_container():
     records = [(b"key", b"x" * 1_000, 0)] * 20
     plain, gzipped = build_batch(records), build_batch(records, Compression.GZIP)
     assert len(gzipped) < len(plain) // 10
-    assert gzipped[HEADER_SIZE:HEADER_SIZE + 2] == b"\x1f\x8b"  # gzip magic, as Kafka writes
+    assert gzipped[HEADER_SIZE : HEADER_SIZE + 2] == b"\x1f\x8b"  # gzip magic, as Kafka writes
     assert decode_records(gzipped) == decode_records(plain)
 
 
-@pytest.mark.parametrize(("codec", "module"), [(Compression.LZ4, "lz4.frame"), (Compression.ZSTD, "zstandard")])
+@pytest.mark.parametrize(
+    ("codec", "module"), [(Compression.LZ4, "lz4.frame"), (Compression.ZSTD, "zstandard")]
+)
 def test_optional_codecs_round_trip_or_name_their_extra(codec, module):
     records = [(b"k", b"v" * 100, 5), (None, None, 6)]
     extra = f"rafka\\[{codec.name.lower()}\\]"
     if _installed(module):
         batch = build_batch(records, codec)
         assert read_header(batch).compression is codec
-        assert [(r.key, r.value, r.timestamp) for r in decode_records(batch)] == [(k, v, t) for k, v, t in records]
+        assert [(r.key, r.value, r.timestamp) for r in decode_records(batch)] == [
+            (k, v, t) for k, v, t in records
+        ]
         return
     with pytest.raises(UnsupportedCompressionTypeError, match=extra) as raised:
         build_batch(records, codec)
@@ -184,8 +221,15 @@ def test_snappy_is_unsupported_for_encode_and_decode():
 
 
 def test_compression_from_name_parses_kafka_names():
-    assert [Compression.from_name(n) for n in (None, "none", " GZIP ", "lz4", "zstd", "snappy")] == [
-        Compression.NONE, Compression.NONE, Compression.GZIP, Compression.LZ4, Compression.ZSTD, Compression.SNAPPY,
+    assert [
+        Compression.from_name(n) for n in (None, "none", " GZIP ", "lz4", "zstd", "snappy")
+    ] == [
+        Compression.NONE,
+        Compression.NONE,
+        Compression.GZIP,
+        Compression.LZ4,
+        Compression.ZSTD,
+        Compression.SNAPPY,
     ]
     with pytest.raises(UnsupportedCompressionTypeError, match="brotli"):
         Compression.from_name("brotli")
@@ -196,8 +240,15 @@ def test_compression_from_name_parses_kafka_names():
 
 @pytest.mark.parametrize("codec", [Compression.NONE, Compression.GZIP])
 def test_headers_with_none_values_and_unicode_keys_round_trip(codec):
-    headers = [("trace-id", b"abc"), ("empty", b""), ("nothing", None), ("ключ", b"\x00\xff"), ("🔑", b"x"),
-               ("dup", b"1"), ("dup", b"2")]
+    headers = [
+        ("trace-id", b"abc"),
+        ("empty", b""),
+        ("nothing", None),
+        ("ключ", b"\x00\xff"),
+        ("🔑", b"x"),
+        ("dup", b"1"),
+        ("dup", b"2"),
+    ]
     batch = build_batch([(b"k", b"v", 7, headers), (b"k2", b"v2", 8)], codec)
     validate_records(batch, 0, read_header(batch))
     first, second = decode_records(batch)
@@ -208,7 +259,12 @@ def test_headers_with_none_values_and_unicode_keys_round_trip(codec):
 def test_null_key_and_null_value_differ_from_empty_bytes():
     batch = build_batch([(None, None, 0), (b"", b"", 0), (None, b"", 0), (b"", None, 0)])
     validate_records(batch, 0, read_header(batch))
-    assert [(r.key, r.value) for r in decode_records(batch)] == [(None, None), (b"", b""), (None, b""), (b"", None)]
+    assert [(r.key, r.value) for r in decode_records(batch)] == [
+        (None, None),
+        (b"", b""),
+        (None, b""),
+        (b"", None),
+    ]
 
 
 @pytest.mark.parametrize("codec", [Compression.NONE, Compression.GZIP])
@@ -224,7 +280,9 @@ def test_large_values_round_trip(codec):
 
 
 def test_negative_timestamp_deltas_decode_to_earlier_timestamps():
-    batch = build_batch([(b"a", b"1", 10_000), (b"b", b"2", 4_000), (b"c", b"3", 12_000), (b"d", b"4", -50)])
+    batch = build_batch(
+        [(b"a", b"1", 10_000), (b"b", b"2", 4_000), (b"c", b"3", 12_000), (b"d", b"4", -50)]
+    )
     header = read_header(batch)
     assert (header.first_timestamp, header.max_timestamp) == (10_000, 12_000)
     assert [r.timestamp for r in decode_records(batch)] == [10_000, 4_000, 12_000, -50]
@@ -240,7 +298,7 @@ def test_stamp_changes_base_offset_and_epoch_in_place_and_keeps_crc_valid():
     header = read_header(buf, 7)
     assert (header.base_offset, header.partition_leader_epoch) == (1_000_000, 42)
     assert buf[:7] == b"\xaa" * 7
-    assert buf[7 + CRC_OFFSET:] == original[CRC_OFFSET:]
+    assert buf[7 + CRC_OFFSET :] == original[CRC_OFFSET:]
     verify_crc(buf, 7, header)
     assert [r.offset for r in decode_records(buf, 7)] == [1_000_000, 1_000_001, 1_000_002]
 
@@ -393,7 +451,9 @@ def test_validate_records_accepts_builder_output_and_compacted_gaps():
     for codec in (Compression.NONE, Compression.GZIP):
         batch = _sample(codec)
         validate_records(batch, 0, read_header(batch))
-    gapped = _rows_batch([[0, 0, b"a", b"1", []], [3, 1, b"b", None, []], [9, 2, b"c", b"3", [["h", None]]]])
+    gapped = _rows_batch(
+        [[0, 0, b"a", b"1", []], [3, 1, b"b", None, []], [9, 2, b"c", b"3", [["h", None]]]]
+    )
     header = read_header(gapped)
     validate_records(gapped, 0, header)
     assert [r.offset for r in decode_records(gapped, 0, header)] == [0, 3, 9]
@@ -402,8 +462,12 @@ def test_validate_records_accepts_builder_output_and_compacted_gaps():
 def _section_batch(section: object, record_count: int, last_offset_delta: int) -> bytes:
     """A batch whose records section is ``section`` packed as is, under a header with a valid CRC."""
     body = msgpack.packb(section)
-    return _reframe(_sample()[:HEADER_SIZE] + body, batch_length=HEADER_SIZE - LOG_OVERHEAD + len(body),
-                    record_count=record_count, last_offset_delta=last_offset_delta)
+    return _reframe(
+        _sample()[:HEADER_SIZE] + body,
+        batch_length=HEADER_SIZE - LOG_OVERHEAD + len(body),
+        record_count=record_count,
+        last_offset_delta=last_offset_delta,
+    )
 
 
 @pytest.mark.parametrize(
@@ -443,7 +507,11 @@ def test_validate_records_rejects_malformed_columns(section, match):
 
 @pytest.mark.parametrize("offset_deltas", [[0, 2, 1], [0, 0, 2], [1, 1, 2]])
 def test_validate_records_rejects_offset_deltas_that_do_not_increase(offset_deltas):
-    batch = _section_batch([offset_deltas, [0, 0, 0], None, [b"1", b"2", b"3"], None], record_count=3, last_offset_delta=2)
+    batch = _section_batch(
+        [offset_deltas, [0, 0, 0], None, [b"1", b"2", b"3"], None],
+        record_count=3,
+        last_offset_delta=2,
+    )
     with pytest.raises(CorruptMessageError, match="increasing"):
         validate_records(batch, 0, read_header(batch))
 
@@ -465,26 +533,39 @@ def test_validate_records_rejects_last_delta_mismatch(deltas, last):
 
 @pytest.mark.parametrize("record_count", [0, 2, 5])
 def test_decode_rejects_record_count_that_differs_from_the_records(record_count):
-    batch = _reframe(_sample(), record_count=record_count, last_offset_delta=max(record_count - 1, 2))
+    batch = _reframe(
+        _sample(), record_count=record_count, last_offset_delta=max(record_count - 1, 2)
+    )
     verify_crc(batch, 0, read_header(batch))
     for check in (decode_records, validate_records):
         with pytest.raises(CorruptMessageError, match="declares"):
             check(batch, 0, read_header(batch))
 
 
-@pytest.mark.parametrize("body", [b"", b"\xc1", msgpack.packb({"not": "an array"}), msgpack.packb([[0]]) + b"\x00"])
+@pytest.mark.parametrize(
+    "body", [b"", b"\xc1", msgpack.packb({"not": "an array"}), msgpack.packb([[0]]) + b"\x00"]
+)
 def test_decode_rejects_undecodable_record_sections(body):
     length = HEADER_SIZE - LOG_OVERHEAD + len(body)
-    batch = _reframe(_sample()[:HEADER_SIZE] + body, batch_length=length, record_count=1, last_offset_delta=0)
+    batch = _reframe(
+        _sample()[:HEADER_SIZE] + body, batch_length=length, record_count=1, last_offset_delta=0
+    )
     with pytest.raises(CorruptMessageError):
         decode_records(batch)
 
 
 def test_decode_records_gives_absolute_offsets_and_timestamps():
-    batch = bytearray(_rows_batch(
-        [[0, 0, b"a", b"1", []], [2, 250, b"b", b"2", []], [5, -100, None, b"3", [["h", b"x"]]]],
-        first_timestamp=1_700_000_000_000, max_timestamp=1_700_000_000_250,
-    ))
+    batch = bytearray(
+        _rows_batch(
+            [
+                [0, 0, b"a", b"1", []],
+                [2, 250, b"b", b"2", []],
+                [5, -100, None, b"3", [["h", b"x"]]],
+            ],
+            first_timestamp=1_700_000_000_000,
+            max_timestamp=1_700_000_000_250,
+        )
+    )
     stamp(batch, 0, 5_000, 9)
     assert decode_records(batch) == [
         Record(5_000, 1_700_000_000_000, b"a", b"1", ()),
@@ -498,12 +579,18 @@ def test_decode_records_gives_absolute_offsets_and_timestamps():
 TIMESTAMPS = st.integers(min_value=-(2**62), max_value=2**62)
 OPTIONAL_BYTES = st.none() | st.binary(max_size=64)
 HEADERS = st.lists(st.tuples(st.text(max_size=12), OPTIONAL_BYTES), max_size=4)
-RECORDS = st.lists(st.tuples(OPTIONAL_BYTES, OPTIONAL_BYTES, TIMESTAMPS, HEADERS), min_size=1, max_size=30)
+RECORDS = st.lists(
+    st.tuples(OPTIONAL_BYTES, OPTIONAL_BYTES, TIMESTAMPS, HEADERS), min_size=1, max_size=30
+)
 
 
 @PROPERTY_SETTINGS
-@given(records=RECORDS, codec=st.sampled_from([Compression.NONE, Compression.GZIP]),
-       base_offset=st.integers(0, 2**62), epoch=st.integers(0, 2**31 - 1))
+@given(
+    records=RECORDS,
+    codec=st.sampled_from([Compression.NONE, Compression.GZIP]),
+    base_offset=st.integers(0, 2**62),
+    epoch=st.integers(0, 2**31 - 1),
+)
 def test_arbitrary_records_round_trip(records, codec, base_offset, epoch):
     batch = bytearray(build_batch(records, codec))
     stamp(batch, 0, base_offset, epoch)
@@ -516,6 +603,10 @@ def test_arbitrary_records_round_trip(records, codec, base_offset, epoch):
     verify_crc(batch, 0, header)
     validate_records(batch, 0, header)
     assert decode_records(batch, 0, header) == [
-        Record(base_offset + i, ts, key, value, tuple(headers)) for i, (key, value, ts, headers) in enumerate(records)
+        Record(base_offset + i, ts, key, value, tuple(headers))
+        for i, (key, value, ts, headers) in enumerate(records)
     ]
-    assert [(p, h) for p, h in iter_batches(bytes(batch) * 2)] == [(0, header), (len(batch), header)]
+    assert [(p, h) for p, h in iter_batches(bytes(batch) * 2)] == [
+        (0, header),
+        (len(batch), header),
+    ]

@@ -13,7 +13,11 @@ from rafka.protocol.records.batch import (
     validate_records,
     verify_crc,
 )
-from rafka.protocol.records.builder import RECORD_OVERHEAD, RecordBatchBuilder, build_batch
+from rafka.protocol.records.builder import (
+    RECORD_OVERHEAD,
+    RecordBatchBuilder,
+    build_batch,
+)
 from rafka.protocol.records.compression import Compression
 
 
@@ -36,13 +40,19 @@ def test_build_frames_relative_offsets_and_timestamps():
     verify_crc(batch, 0, header)
     validate_records(batch, 0, header)
     assert decode_records(batch) == [
-        Record(0, 500, b"a", b"1", ()), Record(1, 900, None, b"2", (("h", b"x"),)), Record(2, 100, b"c", None, ()),
+        Record(0, 500, b"a", b"1", ()),
+        Record(1, 900, None, b"2", (("h", b"x"),)),
+        Record(2, 100, b"c", None, ()),
     ]
 
 
 def test_build_carries_producer_fields_compression_and_transactional_bit():
     builder = RecordBatchBuilder(
-        compression=Compression.GZIP, producer_id=77, producer_epoch=4, base_sequence=1_000, is_transactional=True,
+        compression=Compression.GZIP,
+        producer_id=77,
+        producer_epoch=4,
+        base_sequence=1_000,
+        is_transactional=True,
     )
     builder.append(1, b"k", b"v")
     header = read_header(builder.build())
@@ -204,7 +214,9 @@ def test_rejected_first_record_does_not_set_the_first_timestamp():
 def test_build_batch_accepts_three_and_four_tuples():
     batch = build_batch([(b"k", b"v", 10), (None, None, 20, [("h", None)]), (b"", b"", 5, ())])
     assert decode_records(batch) == [
-        Record(0, 10, b"k", b"v", ()), Record(1, 20, None, None, (("h", None),)), Record(2, 5, b"", b"", ()),
+        Record(0, 10, b"k", b"v", ()),
+        Record(1, 20, None, None, (("h", None),)),
+        Record(2, 5, b"", b"", ()),
     ]
 
 
@@ -256,8 +268,10 @@ def test_extend_after_append_continues_offsets_and_keeps_headers():
     header = read_header(batch)
     assert (header.first_timestamp, header.max_timestamp, header.record_count) == (1_000, 1_005, 4)
     assert decode_records(batch) == [
-        Record(0, 1_000, b"k", b"first", (("h", b"x"),)), Record(1, 1_005, None, b"second", ()),
-        Record(2, 1_005, None, b"third", ()), Record(3, 990, None, b"fourth", ()),
+        Record(0, 1_000, b"k", b"first", (("h", b"x"),)),
+        Record(1, 1_005, None, b"second", ()),
+        Record(2, 1_005, None, b"third", ()),
+        Record(3, 990, None, b"fourth", ()),
     ]
 
 

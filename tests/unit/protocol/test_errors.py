@@ -69,34 +69,40 @@ def test_codes_are_unique() -> None:
     assert len({member.value for member in Errors}) == len(Errors)
 
 
-@pytest.mark.parametrize("member", [
-    Errors.NOT_LEADER_OR_FOLLOWER,
-    Errors.LEADER_NOT_AVAILABLE,
-    Errors.REQUEST_TIMED_OUT,
-    Errors.NOT_ENOUGH_REPLICAS,
-    Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-    Errors.NOT_COORDINATOR,
-    Errors.UNKNOWN_TOPIC_OR_PARTITION,
-    Errors.CORRUPT_MESSAGE,  # CorruptRecordException is retriable in Kafka
-    Errors.NETWORK_EXCEPTION,
-    Errors.FENCED_LEADER_EPOCH,
-    Errors.NOT_CONTROLLER,
-])
+@pytest.mark.parametrize(
+    "member",
+    [
+        Errors.NOT_LEADER_OR_FOLLOWER,
+        Errors.LEADER_NOT_AVAILABLE,
+        Errors.REQUEST_TIMED_OUT,
+        Errors.NOT_ENOUGH_REPLICAS,
+        Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+        Errors.NOT_COORDINATOR,
+        Errors.UNKNOWN_TOPIC_OR_PARTITION,
+        Errors.CORRUPT_MESSAGE,  # CorruptRecordException is retriable in Kafka
+        Errors.NETWORK_EXCEPTION,
+        Errors.FENCED_LEADER_EPOCH,
+        Errors.NOT_CONTROLLER,
+    ],
+)
 def test_transient_conditions_are_retriable(member: Errors) -> None:
     assert member.retriable is True
     assert issubclass(member.exception_class, RetriableError)
 
 
-@pytest.mark.parametrize("member", [
-    Errors.UNKNOWN_SERVER_ERROR,
-    Errors.OFFSET_OUT_OF_RANGE,
-    Errors.MESSAGE_TOO_LARGE,
-    Errors.INVALID_CONFIG,
-    Errors.INVALID_REPLICATION_FACTOR,
-    Errors.REBALANCE_IN_PROGRESS,
-    Errors.TOPIC_AUTHORIZATION_FAILED,
-    Errors.STALE_CONTROLLER_EPOCH,
-])
+@pytest.mark.parametrize(
+    "member",
+    [
+        Errors.UNKNOWN_SERVER_ERROR,
+        Errors.OFFSET_OUT_OF_RANGE,
+        Errors.MESSAGE_TOO_LARGE,
+        Errors.INVALID_CONFIG,
+        Errors.INVALID_REPLICATION_FACTOR,
+        Errors.REBALANCE_IN_PROGRESS,
+        Errors.TOPIC_AUTHORIZATION_FAILED,
+        Errors.STALE_CONTROLLER_EPOCH,
+    ],
+)
 def test_permanent_failures_are_not_retriable(member: Errors) -> None:
     assert member.retriable is False
     assert not issubclass(member.exception_class, RetriableError)
@@ -125,19 +131,20 @@ def test_known_codes_do_not_warn(caplog: pytest.LogCaptureFixture) -> None:
     assert caplog.records == []
 
 
-@pytest.mark.parametrize(("member", "cls"), [
-    (Errors.UNKNOWN_SERVER_ERROR, UnknownServerError),
-    (Errors.OFFSET_OUT_OF_RANGE, OffsetOutOfRangeError),
-    (Errors.CORRUPT_MESSAGE, CorruptMessageError),
-    (Errors.NOT_LEADER_OR_FOLLOWER, NotLeaderOrFollowerError),
-    (Errors.REQUEST_TIMED_OUT, RequestTimedOutError),
-    (Errors.MESSAGE_TOO_LARGE, MessageTooLargeError),
-    (Errors.INVALID_REPLICATION_FACTOR, InvalidReplicationFactorError),
-    (Errors.INVALID_CONFIG, InvalidConfigError),
-])
-def test_members_map_to_their_named_exception_class(
-    member: Errors, cls: type[RafkaError]
-) -> None:
+@pytest.mark.parametrize(
+    ("member", "cls"),
+    [
+        (Errors.UNKNOWN_SERVER_ERROR, UnknownServerError),
+        (Errors.OFFSET_OUT_OF_RANGE, OffsetOutOfRangeError),
+        (Errors.CORRUPT_MESSAGE, CorruptMessageError),
+        (Errors.NOT_LEADER_OR_FOLLOWER, NotLeaderOrFollowerError),
+        (Errors.REQUEST_TIMED_OUT, RequestTimedOutError),
+        (Errors.MESSAGE_TOO_LARGE, MessageTooLargeError),
+        (Errors.INVALID_REPLICATION_FACTOR, InvalidReplicationFactorError),
+        (Errors.INVALID_CONFIG, InvalidConfigError),
+    ],
+)
+def test_members_map_to_their_named_exception_class(member: Errors, cls: type[RafkaError]) -> None:
     assert member.exception_class is cls
     assert cls.error is member
     assert isinstance(member.exception(), cls)
@@ -180,9 +187,7 @@ def test_none_has_no_exception() -> None:
 
 def test_str_shows_name_code_and_default_message() -> None:
     exc = NotLeaderOrFollowerError()
-    assert str(exc) == (
-        f"NOT_LEADER_OR_FOLLOWER (6): {Errors.NOT_LEADER_OR_FOLLOWER.message}"
-    )
+    assert str(exc) == (f"NOT_LEADER_OR_FOLLOWER (6): {Errors.NOT_LEADER_OR_FOLLOWER.message}")
     assert exc.message == Errors.NOT_LEADER_OR_FOLLOWER.message
 
 

@@ -2,44 +2,60 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from rafka.protocol.errors import InvalidConfigError, OffsetOutOfRangeError
+from rafka.protocol.types import TopicPartition
 from rafka.spark_bridge import offset_ranges as plan
 from rafka.spark_bridge.offset_ranges import OffsetRange
-from rafka.spark_bridge.options import OffsetSpec, TopicPartitionKey
+from rafka.spark_bridge.options import OffsetSpec
 
 
 class FakeLookup:
     """Log start offsets, high watermarks and record timestamps of an imaginary cluster."""
 
-    def __init__(self, earliest: dict[TopicPartitionKey, int], latest: dict[TopicPartitionKey, int], stamps: dict[TopicPartitionKey, list[int]]) -> None:
+    def __init__(
+        self,
+        earliest: dict[TopicPartition, int],
+        latest: dict[TopicPartition, int],
+        stamps: dict[TopicPartition, list[int]],
+    ) -> None:
         self._earliest, self._latest, self._stamps = earliest, latest, stamps
         self.calls: list[str] = []
 
-    def earliest(self, partitions: list[TopicPartitionKey]) -> dict[TopicPartitionKey, int]:
+    def earliest(self, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
         self.calls.append("earliest")
         return {tp: self._earliest[tp] for tp in partitions}
 
-    def latest(self, partitions: list[TopicPartitionKey]) -> dict[TopicPartitionKey, int]:
+    def latest(self, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
         self.calls.append("latest")
         return {tp: self._latest[tp] for tp in partitions}
 
-    def for_times(self, timestamps: Mapping[TopicPartitionKey, int]) -> dict[TopicPartitionKey, int | None]:
+    def for_times(
+        self, timestamps: Mapping[TopicPartition, int]
+    ) -> dict[TopicPartition, int | None]:
         self.calls.append("for_times")
-        return {tp: next((offset for offset, ts in enumerate(self._stamps[tp]) if ts >= wanted), None) for tp, wanted in timestamps.items()}
+        return {
+            tp: next((offset for offset, ts in enumerate(self._stamps[tp]) if ts >= wanted), None)
+            for tp, wanted in timestamps.items()
+        }
 
 
 A0, A1 = ("a", 0), ("a", 1)
-LOOKUP = FakeLookup({A0: 3, A1: 0}, {A0: 10, A1: 4}, {A0: [100, 200, 300, 400], A1: [150, 250, 350, 450]})
+LOOKUP = FakeLookup(
+    {A0: 3, A1: 0}, {A0: 10, A1: 4}, {A0: [100, 200, 300, 400], A1: [150, 250, 350, 450]}
+)
 
 
 def test_earliest_and_latest() -> None:
-    assert plan.resolve(OffsetSpec("earliest", "startingOffsets"), [A1, A0], LOOKUP) == {A0: 3, A1: 0}
+    assert plan.resolve(OffsetSpec("earliest", "startingOffsets"), [A1, A0], LOOKUP) == {
+        A0: 3,
+        A1: 0,
+    }
     assert plan.resolve(OffsetSpec("latest", "endingOffsets"), [A0, A1], LOOKUP) == {A0: 10, A1: 4}
 
 
@@ -52,7 +68,9 @@ def test_json_offsets_resolve_sentinels_and_keep_the_rest() -> None:
 
 def test_json_offsets_must_name_exactly_the_partitions_read() -> None:
     with pytest.raises(InvalidConfigError, match=r"'startingOffsets'.*missing: a-1; not read: b-0"):
-        plan.resolve(OffsetSpec("offsets", "startingOffsets", {A0: 1, ("b", 0): 2}), [A0, A1], LOOKUP)
+        plan.resolve(
+            OffsetSpec("offsets", "startingOffsets", {A0: 1, ("b", 0): 2}), [A0, A1], LOOKUP
+        )
 
 
 def test_timestamps_find_the_first_record_at_or_after() -> None:
@@ -68,7 +86,9 @@ def test_unmatched_starting_timestamp_fails_by_default_and_naming_the_option() -
 
 
 def test_unmatched_ending_timestamp_means_latest() -> None:
-    assert plan.resolve(OffsetSpec("timestamp", "endingTimestamp", timestamp=999), [A0, A1], LOOKUP) == {A0: 10, A1: 4}
+    assert plan.resolve(
+        OffsetSpec("timestamp", "endingTimestamp", timestamp=999), [A0, A1], LOOKUP
+    ) == {A0: 10, A1: 4}
 
 
 def test_json_round_trip_uses_string_partition_keys() -> None:
@@ -93,8 +113,13 @@ def test_rate_limit_with_nothing_new_returns_latest() -> None:
     assert plan.rate_limit(10, {A0: 5}, {A0: 5}) == {A0: 5}
 
 
-@given(st.integers(1, 10_000), st.lists(st.tuples(st.integers(0, 1000), st.integers(0, 5000)), min_size=1, max_size=8))
-def test_rate_limit_stays_within_the_backlog_and_near_the_limit(limit: int, spans: list[tuple[int, int]]) -> None:
+@given(
+    st.integers(1, 10_000),
+    st.lists(st.tuples(st.integers(0, 1000), st.integers(0, 5000)), min_size=1, max_size=8),
+)
+def test_rate_limit_stays_within_the_backlog_and_near_the_limit(
+    limit: int, spans: list[tuple[int, int]]
+) -> None:
     start = {("t", i): s for i, (s, _) in enumerate(spans)}
     latest = {("t", i): s + n for i, (s, n) in enumerate(spans)}
     capped = plan.rate_limit(limit, start, latest)
@@ -133,12 +158,17 @@ def test_split_ranges_splits_large_ranges_in_proportion() -> None:
     # Spark's KafkaOffsetRangeCalculatorSuite, "N skewed TopicPartitions to M offset ranges".
     ranges = [OffsetRange("t", 1, 1, 501), OffsetRange("t", 2, 1, 10001), OffsetRange("t", 3, 1, 1)]
     assert plan.split_ranges(ranges, 4) == [
-        OffsetRange("t", 1, 1, 501), OffsetRange("t", 2, 1, 3334), OffsetRange("t", 2, 3334, 6667), OffsetRange("t", 2, 6667, 10001),
+        OffsetRange("t", 1, 1, 501),
+        OffsetRange("t", 2, 1, 3334),
+        OffsetRange("t", 2, 3334, 6667),
+        OffsetRange("t", 2, 6667, 10001),
     ]
 
 
 @given(st.lists(st.integers(1, 100_000), min_size=1, max_size=6), st.integers(1, 40))
-def test_split_ranges_covers_every_offset_exactly_once(sizes: list[int], min_partitions: int) -> None:
+def test_split_ranges_covers_every_offset_exactly_once(
+    sizes: list[int], min_partitions: int
+) -> None:
     ranges = [OffsetRange("t", i, 7, 7 + size) for i, size in enumerate(sizes)]
     pieces = plan.split_ranges(ranges, min_partitions)
     for r in ranges:

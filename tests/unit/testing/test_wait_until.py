@@ -29,5 +29,7 @@ def test_timeout_names_what_never_happened_and_the_last_error() -> None:
     def failing() -> None:
         raise ValueError("no leader for events-0")
 
-    with pytest.raises(AssertionError, match=r"timed out after 0.3s waiting for a leader .*no leader for events-0"):
+    with pytest.raises(
+        AssertionError, match=r"timed out after 0.3s waiting for a leader .*no leader for events-0"
+    ):
         wait_until(failing, 0.3, "a leader")

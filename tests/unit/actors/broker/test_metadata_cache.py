@@ -10,14 +10,26 @@ from rafka.protocol.messages.metadata import BrokerMetadata, PartitionMetadata
 BROKERS = {b: BrokerMetadata(b, f"10.0.0.{b}", f"node-{b}", rack=f"r{b % 2}") for b in range(3)}
 
 
-def part(p: int, leader: int, replicas: tuple[int, ...] = (0, 1, 2), isr: tuple[int, ...] | None = None,
-         epoch: int = 0) -> PartitionMetadata:
+def part(
+    p: int,
+    leader: int,
+    replicas: tuple[int, ...] = (0, 1, 2),
+    isr: tuple[int, ...] | None = None,
+    epoch: int = 0,
+) -> PartitionMetadata:
     return PartitionMetadata(p, leader, epoch, replicas, replicas if isr is None else isr)
 
 
-def update(*topics: TopicPartitions, live: tuple[int, ...] = (0, 1, 2), full: bool = False,
-           deleted: tuple[str, ...] = (), controller: int = 0) -> UpdateMetadataRequest:
-    return UpdateMetadataRequest(controller, 1, tuple(BROKERS[b] for b in live), topics, deleted, full)
+def update(
+    *topics: TopicPartitions,
+    live: tuple[int, ...] = (0, 1, 2),
+    full: bool = False,
+    deleted: tuple[str, ...] = (),
+    controller: int = 0,
+) -> UpdateMetadataRequest:
+    return UpdateMetadataRequest(
+        controller, 1, tuple(BROKERS[b] for b in live), topics, deleted, full
+    )
 
 
 def partitions_of(cache: MetadataCache, topic: str) -> dict[int, PartitionMetadata]:
@@ -42,7 +54,9 @@ def test_update_sets_live_brokers_and_controller() -> None:
 def test_partition_with_live_leader_has_no_error_and_no_offline_replicas() -> None:
     cache = MetadataCache()
     cache.update(update(TopicPartitions("events", (part(0, 1, isr=(1, 2), epoch=4),))))
-    assert partitions_of(cache, "events")[0] == PartitionMetadata(0, 1, 4, (0, 1, 2), (1, 2), (), Errors.NONE)
+    assert partitions_of(cache, "events")[0] == PartitionMetadata(
+        0, 1, 4, (0, 1, 2), (1, 2), (), Errors.NONE
+    )
 
 
 def test_partition_whose_leader_is_not_live_is_leader_not_available_with_no_leader() -> None:
@@ -68,7 +82,12 @@ def test_replicas_on_dead_brokers_are_offline_in_assignment_order() -> None:
 
 def test_partial_update_changes_named_partitions_and_keeps_the_rest() -> None:
     cache = MetadataCache()
-    cache.update(update(TopicPartitions("events", (part(0, 0), part(1, 1))), TopicPartitions("audit", (part(0, 2),))))
+    cache.update(
+        update(
+            TopicPartitions("events", (part(0, 0), part(1, 1))),
+            TopicPartitions("audit", (part(0, 2),)),
+        )
+    )
     cache.update(update(TopicPartitions("events", (part(1, 2, epoch=1),))))
     events = partitions_of(cache, "events")
     assert (events[0].leader, events[1].leader, events[1].leader_epoch) == (0, 2, 1)
@@ -77,8 +96,12 @@ def test_partial_update_changes_named_partitions_and_keeps_the_rest() -> None:
 
 def test_full_update_replaces_every_topic() -> None:
     cache = MetadataCache()
-    cache.update(update(TopicPartitions("events", (part(0, 0),), (("retention.ms", "1000"),)),
-                        TopicPartitions("audit", (part(0, 2),))))
+    cache.update(
+        update(
+            TopicPartitions("events", (part(0, 0),), (("retention.ms", "1000"),)),
+            TopicPartitions("audit", (part(0, 2),)),
+        )
+    )
     cache.update(update(TopicPartitions("audit", (part(0, 1),)), full=True))
     assert [t.name for t in cache.topic_metadata(None)] == ["audit"]
     assert partitions_of(cache, "audit")[0].leader == 1
@@ -87,8 +110,12 @@ def test_full_update_replaces_every_topic() -> None:
 
 def test_deleted_topics_are_forgotten_with_their_configs() -> None:
     cache = MetadataCache()
-    cache.update(update(TopicPartitions("events", (part(0, 0),), (("cleanup.policy", "compact"),)),
-                        TopicPartitions("audit", (part(0, 1),))))
+    cache.update(
+        update(
+            TopicPartitions("events", (part(0, 0),), (("cleanup.policy", "compact"),)),
+            TopicPartitions("audit", (part(0, 1),)),
+        )
+    )
     assert cache.configs == {"events": {"cleanup.policy": "compact"}}
     cache.update(update(deleted=("events", "never-existed")))
     assert [t.name for t in cache.topic_metadata(None)] == ["audit"]
@@ -100,13 +127,22 @@ def test_unknown_topic_is_reported_with_no_partitions() -> None:
     cache = MetadataCache()
     cache.update(update(TopicPartitions("events", (part(0, 0),))))
     unknown, known = cache.topic_metadata(("missing", "events"))
-    assert (unknown.name, unknown.partitions, unknown.error) == ("missing", (), Errors.UNKNOWN_TOPIC_OR_PARTITION)
+    assert (unknown.name, unknown.partitions, unknown.error) == (
+        "missing",
+        (),
+        Errors.UNKNOWN_TOPIC_OR_PARTITION,
+    )
     assert (known.name, known.error) == ("events", Errors.NONE)
 
 
 def test_all_topics_are_sorted_by_name_with_partitions_in_order() -> None:
     cache = MetadataCache()
-    cache.update(update(TopicPartitions("zeta", (part(2, 0), part(0, 1), part(1, 2))), TopicPartitions("alpha", (part(0, 0),))))
+    cache.update(
+        update(
+            TopicPartitions("zeta", (part(2, 0), part(0, 1), part(1, 2))),
+            TopicPartitions("alpha", (part(0, 0),)),
+        )
+    )
     topics = cache.topic_metadata(None)
     assert [t.name for t in topics] == ["alpha", "zeta"]
     assert [p.partition for p in topics[1].partitions] == [0, 1, 2]
@@ -114,7 +150,12 @@ def test_all_topics_are_sorted_by_name_with_partitions_in_order() -> None:
 
 def test_internal_topics_are_flagged() -> None:
     cache = MetadataCache()
-    cache.update(update(TopicPartitions("__consumer_offsets", (part(0, 0),)), TopicPartitions("events", (part(0, 0),))))
+    cache.update(
+        update(
+            TopicPartitions("__consumer_offsets", (part(0, 0),)),
+            TopicPartitions("events", (part(0, 0),)),
+        )
+    )
     flags = {t.name: t.is_internal for t in cache.topic_metadata(None)}
     assert flags == {"__consumer_offsets": True, "events": False}
 

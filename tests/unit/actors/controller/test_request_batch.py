@@ -20,7 +20,9 @@ def ctx() -> ControllerContext:
     """Brokers 0-2 registered, 3 dead; events has 2 partitions (one with a replica on 3), audit has 1."""
     return ControllerContext(
         epoch=4,
-        live_brokers={b: BrokerRegistration(b, f"10.0.0.{b}", f"node-{b}", rack=None) for b in (2, 0, 1)},
+        live_brokers={
+            b: BrokerRegistration(b, f"10.0.0.{b}", f"node-{b}", rack=None) for b in (2, 0, 1)
+        },
         assignments={"events": {0: (0, 1, 3), 1: (1, 2, 0)}, "audit": {0: (2, 0, 1)}},
         topic_configs={"events": {"retention.ms": "60000", "cleanup.policy": "delete"}},
         leadership={
@@ -49,12 +51,16 @@ def test_leader_and_isr_goes_only_to_live_brokers(ctx: ControllerContext) -> Non
     assert sorted(leader_and_isr) == [0, 1]
 
 
-def test_leader_and_isr_carries_the_controllers_view_of_the_partition(ctx: ControllerContext) -> None:
+def test_leader_and_isr_carries_the_controllers_view_of_the_partition(
+    ctx: ControllerContext,
+) -> None:
     batch = RequestBatch()
     batch.add_leader_and_isr(ctx, [1], E0, is_new=True)
     request = batch.build(ctx, CONTROLLER_ID)[0][1]
     assert (request.controller_id, request.controller_epoch) == (CONTROLLER_ID, 4)
-    assert request.partitions == (LeaderAndIsrPartitionState("events", 0, 4, 0, 6, (0, 1), 9, (0, 1, 3), True),)
+    assert request.partitions == (
+        LeaderAndIsrPartitionState("events", 0, 4, 0, 6, (0, 1), 9, (0, 1, 3), True),
+    )
 
 
 def test_partitions_for_one_broker_are_gathered_into_one_request(ctx: ControllerContext) -> None:
@@ -62,12 +68,18 @@ def test_partitions_for_one_broker_are_gathered_into_one_request(ctx: Controller
     for tp in (E0, E1, A0):
         batch.add_leader_and_isr(ctx, list(ctx.replicas(tp)), tp)
     leader_and_isr, _ = batch.build(ctx, CONTROLLER_ID)
-    assert {b: sorted((s.topic, s.partition) for s in r.partitions) for b, r in leader_and_isr.items()} == {
-        0: [A0, E0, E1], 1: [A0, E0, E1], 2: [A0, E1],
+    assert {
+        b: sorted((s.topic, s.partition) for s in r.partitions) for b, r in leader_and_isr.items()
+    } == {
+        0: [A0, E0, E1],
+        1: [A0, E0, E1],
+        2: [A0, E1],
     }
 
 
-def test_later_leadership_of_the_same_partition_replaces_the_earlier(ctx: ControllerContext) -> None:
+def test_later_leadership_of_the_same_partition_replaces_the_earlier(
+    ctx: ControllerContext,
+) -> None:
     batch = RequestBatch()
     batch.add_leader_and_isr(ctx, [0], E0)
     ctx.leadership[E0] = LeaderIsrAndEpoch(1, 7, (1,), 4, zk_version=10)
@@ -76,7 +88,9 @@ def test_later_leadership_of_the_same_partition_replaces_the_earlier(ctx: Contro
     assert (state.leader, state.leader_epoch, state.isr, state.zk_version) == (1, 7, (1,), 10)
 
 
-def test_leader_and_isr_only_to_dead_brokers_still_updates_everyones_metadata(ctx: ControllerContext) -> None:
+def test_leader_and_isr_only_to_dead_brokers_still_updates_everyones_metadata(
+    ctx: ControllerContext,
+) -> None:
     batch = RequestBatch()
     batch.add_leader_and_isr(ctx, [3], E0)
     leader_and_isr, update = batch.build(ctx, CONTROLLER_ID)
@@ -85,7 +99,9 @@ def test_leader_and_isr_only_to_dead_brokers_still_updates_everyones_metadata(ct
     assert list(metadata_partitions(update[0])) == [E0]
 
 
-def test_update_metadata_goes_to_every_live_broker_with_the_live_broker_list(ctx: ControllerContext) -> None:
+def test_update_metadata_goes_to_every_live_broker_with_the_live_broker_list(
+    ctx: ControllerContext,
+) -> None:
     batch = RequestBatch()
     batch.add_update_metadata([E1])
     _, update = batch.build(ctx, CONTROLLER_ID)
@@ -94,7 +110,9 @@ def test_update_metadata_goes_to_every_live_broker_with_the_live_broker_list(ctx
     for request in update.values():
         assert request.live_brokers == expected_brokers
         assert not request.full
-        assert metadata_partitions(request) == {E1: PartitionMetadata(1, 1, 2, (1, 2, 0), (1, 2, 0))}
+        assert metadata_partitions(request) == {
+            E1: PartitionMetadata(1, 1, 2, (1, 2, 0), (1, 2, 0))
+        }
 
 
 def test_update_metadata_carries_topic_configs_sorted(ctx: ControllerContext) -> None:
@@ -102,10 +120,15 @@ def test_update_metadata_carries_topic_configs_sorted(ctx: ControllerContext) ->
     batch.add_update_metadata([E0, A0])
     request = batch.build(ctx, CONTROLLER_ID)[1][0]
     configs = {t.topic: t.configs for t in request.topics}
-    assert configs == {"audit": (), "events": (("cleanup.policy", "delete"), ("retention.ms", "60000"))}
+    assert configs == {
+        "audit": (),
+        "events": (("cleanup.policy", "delete"), ("retention.ms", "60000")),
+    }
 
 
-def test_full_metadata_goes_to_named_brokers_and_partial_to_the_rest(ctx: ControllerContext) -> None:
+def test_full_metadata_goes_to_named_brokers_and_partial_to_the_rest(
+    ctx: ControllerContext,
+) -> None:
     batch = RequestBatch()
     batch.add_update_metadata([E1])
     batch.add_full_metadata([2])
@@ -131,10 +154,14 @@ def test_broker_change_forces_update_metadata_without_partitions(ctx: Controller
     leader_and_isr, update = batch.build(ctx, CONTROLLER_ID)
     assert leader_and_isr == {}
     assert sorted(update) == [0, 1, 2]
-    assert all(request.topics == () and len(request.live_brokers) == 3 for request in update.values())
+    assert all(
+        request.topics == () and len(request.live_brokers) == 3 for request in update.values()
+    )
 
 
-def test_partitions_of_deleted_topics_or_without_leadership_are_left_out(ctx: ControllerContext) -> None:
+def test_partitions_of_deleted_topics_or_without_leadership_are_left_out(
+    ctx: ControllerContext,
+) -> None:
     batch = RequestBatch()
     batch.add_update_metadata([E0, A0, ("audit", 7)])
     ctx.remove_topic("events")
@@ -160,15 +187,24 @@ def test_context_liveness_follows_registrations(ctx: ControllerContext) -> None:
 
 
 def test_context_partitions_in_a_state(ctx: ControllerContext) -> None:
-    ctx.partition_states = {E0: PartitionState.ONLINE_PARTITION, E1: PartitionState.OFFLINE_PARTITION,
-                            A0: PartitionState.ONLINE_PARTITION}
+    ctx.partition_states = {
+        E0: PartitionState.ONLINE_PARTITION,
+        E1: PartitionState.OFFLINE_PARTITION,
+        A0: PartitionState.ONLINE_PARTITION,
+    }
     assert sorted(ctx.partitions_in(PartitionState.ONLINE_PARTITION)) == [A0, E0]
     assert ctx.partitions_in(PartitionState.NEW_PARTITION) == []
 
 
 def test_remove_topic_forgets_everything_about_it(ctx: ControllerContext) -> None:
-    ctx.partition_states = {E0: PartitionState.ONLINE_PARTITION, A0: PartitionState.ONLINE_PARTITION}
-    ctx.replica_states = {("events", 0, 1): ReplicaState.ONLINE_REPLICA, ("audit", 0, 2): ReplicaState.ONLINE_REPLICA}
+    ctx.partition_states = {
+        E0: PartitionState.ONLINE_PARTITION,
+        A0: PartitionState.ONLINE_PARTITION,
+    }
+    ctx.replica_states = {
+        ("events", 0, 1): ReplicaState.ONLINE_REPLICA,
+        ("audit", 0, 2): ReplicaState.ONLINE_REPLICA,
+    }
     ctx.remove_topic("events")
     assert list(ctx.assignments) == ["audit"]
     assert ctx.topic_configs == {}

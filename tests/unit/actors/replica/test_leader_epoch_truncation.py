@@ -16,7 +16,12 @@ from rafka.protocol.records.batch import decode_records, iter_batches
 from rafka.protocol.records.builder import build_batch
 
 A, B = 0, 1
-POLICIES = [pytest.param("hw", marks=pytest.mark.xfail(strict=True, reason="HW truncation is what KIP-101 fixes")), "epoch"]
+POLICIES = [
+    pytest.param(
+        "hw", marks=pytest.mark.xfail(strict=True, reason="HW truncation is what KIP-101 fixes")
+    ),
+    "epoch",
+]
 
 
 def open_replica(root: Path, broker: int) -> Partition:
@@ -35,7 +40,9 @@ def state(leader: int, epoch: int, isr: tuple[int, ...]) -> LeaderAndIsrPartitio
 
 
 def produce(leader: Partition, value: bytes) -> int:
-    return leader.append_as_leader(build_batch([(None, value, 1)]), acks=1, min_insync_replicas=1).first_offset
+    return leader.append_as_leader(
+        build_batch([(None, value, 1)]), acks=1, min_insync_replicas=1
+    ).first_offset
 
 
 def fetch(leader: Partition, follower: Partition, apply: bool = True) -> None:
@@ -60,7 +67,9 @@ def values(replica: Partition) -> list[bytes]:
 
 
 @pytest.mark.parametrize("policy", POLICIES)
-def test_acknowledged_record_survives_follower_restart_then_leader_failure(tmp_path: Path, policy: str) -> None:
+def test_acknowledged_record_survives_follower_restart_then_leader_failure(
+    tmp_path: Path, policy: str
+) -> None:
     a, b = open_replica(tmp_path, A), open_replica(tmp_path, B)
     a.make_leader(state(A, 0, (A, B)))
     b.make_follower(state(A, 0, (A, B)))

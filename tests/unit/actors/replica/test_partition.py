@@ -9,7 +9,11 @@ import pytest
 
 from rafka.actors.replica.partition import Partition, Role
 from rafka.log.log import Log
-from rafka.protocol.errors import Errors, NotEnoughReplicasError, NotLeaderOrFollowerError
+from rafka.protocol.errors import (
+    Errors,
+    NotEnoughReplicasError,
+    NotLeaderOrFollowerError,
+)
 from rafka.protocol.messages.control import LeaderAndIsrPartitionState
 from rafka.protocol.messages.fetch import FetchRequest, FetchResponse
 from rafka.protocol.messages.offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
@@ -35,8 +39,13 @@ class FakeClock:
         self.now += ms
 
 
-def state(epoch: int = 5, isr: tuple[int, ...] = (0, 1, 2), replicas: tuple[int, ...] = (0, 1, 2),
-          leader: int = 0, zk_version: int = 0) -> LeaderAndIsrPartitionState:
+def state(
+    epoch: int = 5,
+    isr: tuple[int, ...] = (0, 1, 2),
+    replicas: tuple[int, ...] = (0, 1, 2),
+    leader: int = 0,
+    zk_version: int = 0,
+) -> LeaderAndIsrPartitionState:
     return LeaderAndIsrPartitionState(TOPIC, 0, 1, leader, epoch, isr, zk_version, replicas)
 
 
@@ -45,10 +54,16 @@ def batch(count: int, first_ts: int = START_MS, step_ms: int = 10) -> bytes:
 
 
 def offsets_in(data: bytes) -> list[int]:
-    return [r.offset for position, header in iter_batches(data) for r in decode_records(data, position, header)]
+    return [
+        r.offset
+        for position, header in iter_batches(data)
+        for r in decode_records(data, position, header)
+    ]
 
 
-def follower_fetch(partition: Partition, replica: int, offset: int, epoch: int = -1) -> FetchResponse:
+def follower_fetch(
+    partition: Partition, replica: int, offset: int, epoch: int = -1
+) -> FetchResponse:
     return partition.read(FetchRequest(offset, replica_id=replica, current_leader_epoch=epoch))
 
 
@@ -81,9 +96,13 @@ def leader(open_log, clock: FakeClock) -> Partition:
 
 def test_leader_ignores_a_resent_state_older_than_its_own_isr_change(leader: Partition) -> None:
     assert leader.apply_isr((0, 1), zk_version=3) is False
-    resent = state(isr=(0, 1, 2), zk_version=2)  # a new controller's failover resend, read before the shrink
+    resent = state(
+        isr=(0, 1, 2), zk_version=2
+    )  # a new controller's failover resend, read before the shrink
     assert leader.already_leads(resent)
-    assert not leader.already_leads(state(isr=(0, 1), zk_version=4))  # newer znode, same epoch: take it
+    assert not leader.already_leads(
+        state(isr=(0, 1), zk_version=4)
+    )  # newer znode, same epoch: take it
     assert not leader.already_leads(state(epoch=6, zk_version=0))  # newer epoch: take it
 
 
@@ -126,14 +145,18 @@ def test_leader_high_watermark_never_decreases(leader: Partition) -> None:
 
 
 @pytest.mark.parametrize("seed", [3, 17, 2024])
-def test_high_watermark_is_monotonic_min_isr_leo_under_random_traffic(leader: Partition, seed: int) -> None:
+def test_high_watermark_is_monotonic_min_isr_leo_under_random_traffic(
+    leader: Partition, seed: int
+) -> None:
     rng = random.Random(seed)
     boundaries = [0]  # followers hold whole batches, so they fetch at batch boundaries
     follower_leo = {1: 0, 2: 0}
     expected_hw = 0
     for _ in range(60):
         if rng.random() < 0.4:
-            boundaries.append(leader.append_as_leader(batch(rng.randint(1, 4)), ACKS_LEADER, 1).last_offset + 1)
+            boundaries.append(
+                leader.append_as_leader(batch(rng.randint(1, 4)), ACKS_LEADER, 1).last_offset + 1
+            )
         else:
             replica = rng.choice((1, 2))
             follower_leo[replica] = rng.choice(boundaries)
@@ -161,14 +184,20 @@ def test_consumer_fetch_never_returns_records_above_high_watermark(leader: Parti
 def test_fetch_response_carries_watermarks_and_epoch(leader: Partition) -> None:
     leader.append_as_leader(batch(2), ACKS_LEADER, 1)
     response = leader.read(FetchRequest(0))
-    assert (response.high_watermark, response.log_start_offset, response.log_end_offset) == (0, 0, 2)
+    assert (response.high_watermark, response.log_start_offset, response.log_end_offset) == (
+        0,
+        0,
+        2,
+    )
     assert response.leader_epoch == 5
 
 
 # ------------------------------------------------------------------ follower side
 
 
-def test_follower_append_takes_min_of_own_leo_and_leader_high_watermark(leader: Partition, open_log, clock) -> None:
+def test_follower_append_takes_min_of_own_leo_and_leader_high_watermark(
+    leader: Partition, open_log, clock
+) -> None:
     leader.append_as_leader(batch(3), ACKS_ALL, 2)
     fetched = follower_fetch(leader, 1, 0)
     follower = Partition(TOPIC, 0, 1, open_log("follower-1"), clock)
@@ -183,12 +212,12 @@ def test_follower_append_takes_min_of_own_leo_and_leader_high_watermark(leader: 
     assert follower.high_watermark == 3  # never above our own LEO
 
 
-
-
 # ------------------------------------------------------------------ produce
 
 
-def test_acks_all_is_refused_when_isr_below_min_insync_and_nothing_is_written(open_log, clock) -> None:
+def test_acks_all_is_refused_when_isr_below_min_insync_and_nothing_is_written(
+    open_log, clock
+) -> None:
     partition = Partition(TOPIC, 0, 0, open_log(), clock)
     partition.make_leader(state(isr=(0,)))
     with pytest.raises(NotEnoughReplicasError):
@@ -227,7 +256,9 @@ def test_produce_outcome_reports_isr_shrunk_after_append(leader: Partition) -> N
     info = leader.append_as_leader(batch(3), ACKS_ALL, 2)
     follower_fetch(leader, 1, 3)
     assert leader.apply_isr((0,), 1) is True  # both followers dropped; HW = leader LEO
-    assert leader.produce_outcome(info.last_offset + 1, 2) is Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+    assert (
+        leader.produce_outcome(info.last_offset + 1, 2) is Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+    )
 
 
 def test_produce_outcome_after_becoming_follower_is_not_leader(leader: Partition) -> None:
@@ -240,13 +271,18 @@ def test_produce_outcome_after_becoming_follower_is_not_leader(leader: Partition
 # ------------------------------------------------------------------ epochs and fencing
 
 
-@pytest.mark.parametrize(("request_epoch", "expected"), [
-    (4, Errors.FENCED_LEADER_EPOCH),
-    (6, Errors.UNKNOWN_LEADER_EPOCH),
-    (5, None),
-    (-1, None),
-])
-def test_epoch_error_fences_older_and_rejects_newer_epochs(leader: Partition, request_epoch: int, expected) -> None:
+@pytest.mark.parametrize(
+    ("request_epoch", "expected"),
+    [
+        (4, Errors.FENCED_LEADER_EPOCH),
+        (6, Errors.UNKNOWN_LEADER_EPOCH),
+        (5, None),
+        (-1, None),
+    ],
+)
+def test_epoch_error_fences_older_and_rejects_newer_epochs(
+    leader: Partition, request_epoch: int, expected
+) -> None:
     assert leader.epoch_error(request_epoch) is expected
 
 
@@ -278,7 +314,9 @@ def test_make_leader_assigns_epoch_at_log_end_offset(open_log, clock) -> None:
 # ------------------------------------------------------------------ ISR shrink and expand
 
 
-def test_isr_follower_that_never_fetches_lags_after_max_lag(leader: Partition, clock: FakeClock) -> None:
+def test_isr_follower_that_never_fetches_lags_after_max_lag(
+    leader: Partition, clock: FakeClock
+) -> None:
     clock.advance(MAX_LAG_MS)
     assert leader.lagging_isr_followers(MAX_LAG_MS) == []
     clock.advance(1)
@@ -293,7 +331,9 @@ def test_follower_fetching_at_leader_leo_is_caught_up(leader: Partition, clock: 
     assert leader.lagging_isr_followers(MAX_LAG_MS) == [2]
 
 
-def test_follower_keeping_pace_with_a_moving_leo_stays_in_sync(leader: Partition, clock: FakeClock) -> None:
+def test_follower_keeping_pace_with_a_moving_leo_stays_in_sync(
+    leader: Partition, clock: FakeClock
+) -> None:
     # Each fetch reaches the LEO the leader had at the previous fetch, though never the current one.
     for _ in range(20):
         clock.advance(40)
@@ -304,7 +344,9 @@ def test_follower_keeping_pace_with_a_moving_leo_stays_in_sync(leader: Partition
         assert leader.lagging_isr_followers(MAX_LAG_MS) == []
 
 
-def test_follower_falling_behind_a_moving_leo_lags_after_max_lag(leader: Partition, clock: FakeClock) -> None:
+def test_follower_falling_behind_a_moving_leo_lags_after_max_lag(
+    leader: Partition, clock: FakeClock
+) -> None:
     # The leader gains 2 records per 30 ms and the follower 1: after its 2nd fetch it never catches up.
     lagging_at = []
     for step in range(1, 8):
@@ -352,8 +394,6 @@ def test_isr_shrink_lets_high_watermark_advance(leader: Partition) -> None:
     assert (leader.isr, leader.zk_version, leader.high_watermark) == ((0, 1), 7, 3)
 
 
-
-
 # ------------------------------------------------------------------ list offsets
 
 
@@ -383,7 +423,9 @@ def test_list_offsets_by_timestamp_finds_first_record_at_or_after_it(committed: 
 
 
 @pytest.mark.parametrize("delta", [30, 35, 40, 10_000])
-def test_list_offsets_by_timestamp_hides_records_at_or_above_high_watermark(committed: Partition, delta: int) -> None:
+def test_list_offsets_by_timestamp_hides_records_at_or_above_high_watermark(
+    committed: Partition, delta: int
+) -> None:
     response = committed.list_offsets(START_MS + delta, -1)
     assert (response.error, response.offset, response.timestamp) == (Errors.NONE, -1, -1)
 
@@ -412,7 +454,9 @@ def test_fetch_from_a_follower_replica_is_not_leader_or_follower(open_log, clock
 
 
 @pytest.mark.parametrize("offset", [4, 100])
-def test_consumer_fetch_beyond_log_end_is_offset_out_of_range(leader: Partition, offset: int) -> None:
+def test_consumer_fetch_beyond_log_end_is_offset_out_of_range(
+    leader: Partition, offset: int
+) -> None:
     leader.append_as_leader(batch(3), ACKS_LEADER, 1)
     response = leader.read(FetchRequest(offset))
     assert response.error is Errors.OFFSET_OUT_OF_RANGE
@@ -435,7 +479,9 @@ def test_out_of_range_follower_fetch_does_not_count_as_replicated(leader: Partit
 # ------------------------------------------------------------------ high watermark checkpoint
 
 
-def test_high_watermark_checkpoint_is_read_back_by_a_new_partition(leader: Partition, open_log, clock) -> None:
+def test_high_watermark_checkpoint_is_read_back_by_a_new_partition(
+    leader: Partition, open_log, clock
+) -> None:
     leader.append_as_leader(batch(4), ACKS_ALL, 2)
     follower_fetch(leader, 1, 3)
     follower_fetch(leader, 2, 3)
@@ -446,7 +492,9 @@ def test_high_watermark_checkpoint_is_read_back_by_a_new_partition(leader: Parti
     assert reopened.log.log_end_offset == 4
 
 
-def test_high_watermark_checkpoint_is_clamped_to_log_end_offset(leader: Partition, open_log, clock) -> None:
+def test_high_watermark_checkpoint_is_clamped_to_log_end_offset(
+    leader: Partition, open_log, clock
+) -> None:
     leader.apply_isr((0,), 1)
     leader.append_as_leader(batch(2), ACKS_LEADER, 1)
     leader.append_as_leader(batch(3), ACKS_LEADER, 1)

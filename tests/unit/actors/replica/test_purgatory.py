@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from rafka.actors.replica.purgatory import Purgatory
 from rafka.protocol.errors import Errors
@@ -32,8 +32,14 @@ class Expiry:
 class Parked:
     """A handler thread that takes the lock and waits in the purgatory."""
 
-    def __init__(self, purgatory: Purgatory, lock: threading.RLock, try_complete: Callable[[], object],
-                 timeout_s: float, on_expire: Callable[[], object]) -> None:
+    def __init__(
+        self,
+        purgatory: Purgatory,
+        lock: threading.RLock,
+        try_complete: Callable[[], object],
+        timeout_s: float,
+        on_expire: Callable[[], object],
+    ) -> None:
         self.result: object = None
         self.elapsed = 0.0
 
@@ -99,8 +105,12 @@ def test_falsy_result_counts_as_completion() -> None:
     purgatory, lock = new_purgatory("produce")
     state = {"done": False}
     expiry = Expiry(Errors.REQUEST_TIMED_OUT)
-    assert Parked(purgatory, lock, lambda: Errors.NONE, LONG_TIMEOUT_S, expiry).join() is Errors.NONE
-    waiter = Parked(purgatory, lock, lambda: Errors.NONE if state["done"] else None, LONG_TIMEOUT_S, expiry)
+    assert (
+        Parked(purgatory, lock, lambda: Errors.NONE, LONG_TIMEOUT_S, expiry).join() is Errors.NONE
+    )
+    waiter = Parked(
+        purgatory, lock, lambda: Errors.NONE if state["done"] else None, LONG_TIMEOUT_S, expiry
+    )
     parked(purgatory, lock, 1)
     with lock:
         state["done"] = True
@@ -128,7 +138,9 @@ def test_completes_on_check_and_complete_after_state_change() -> None:
 def test_check_and_complete_completes_only_satisfied_waiters() -> None:
     purgatory, lock = new_purgatory("produce")
     state = {"hw": 0}
-    waiters = [Parked(purgatory, lock, at_least(n, state), LONG_TIMEOUT_S, Expiry()) for n in (1, 2, 5)]
+    waiters = [
+        Parked(purgatory, lock, at_least(n, state), LONG_TIMEOUT_S, Expiry()) for n in (1, 2, 5)
+    ]
     parked(purgatory, lock, 3)
     with lock:
         state["hw"] = 2

@@ -27,7 +27,11 @@ def test_paths_follow_kafkas_layout() -> None:
     assert zk_data.partition_state_path("events", 7) == "/brokers/topics/events/partitions/7/state"
     assert zk_data.topic_config_path("events") == "/config/topics/events"
     assert zk_data.delete_topic_path("events") == "/admin/delete_topics/events"
-    assert (zk_data.CONTROLLER, zk_data.CONTROLLER_EPOCH, zk_data.CLUSTER_ID) == ("/controller", "/controller_epoch", "/cluster/id")
+    assert (zk_data.CONTROLLER, zk_data.CONTROLLER_EPOCH, zk_data.CLUSTER_ID) == (
+        "/controller",
+        "/controller_epoch",
+        "/cluster/id",
+    )
     assert zk_data.ISR_CHANGE_NOTIFICATION == "/isr_change_notification"
 
 
@@ -36,7 +40,13 @@ def test_partition_state_path_sits_under_partitions_path() -> None:
 
 
 def test_persistent_paths_cover_every_parent_the_cluster_writes_under() -> None:
-    parents = {zk_data.BROKER_IDS, zk_data.TOPICS, zk_data.CONFIG_TOPICS, zk_data.ISR_CHANGE_NOTIFICATION, zk_data.DELETE_TOPICS}
+    parents = {
+        zk_data.BROKER_IDS,
+        zk_data.TOPICS,
+        zk_data.CONFIG_TOPICS,
+        zk_data.ISR_CHANGE_NOTIFICATION,
+        zk_data.DELETE_TOPICS,
+    }
     assert parents <= set(zk_data.PERSISTENT_PATHS)
     assert all(p.startswith("/") and not p.endswith("/") for p in zk_data.PERSISTENT_PATHS)
 
@@ -46,7 +56,13 @@ def test_persistent_paths_cover_every_parent_the_cluster_writes_under() -> None:
 
 def test_partition_state_uses_kafkas_field_names() -> None:
     value = as_json(LeaderIsrAndEpoch(2, 5, (2, 0, 1), 3, zk_version=11).encode())
-    assert value == {"version": 1, "leader": 2, "leader_epoch": 5, "isr": [2, 0, 1], "controller_epoch": 3}
+    assert value == {
+        "version": 1,
+        "leader": 2,
+        "leader_epoch": 5,
+        "isr": [2, 0, 1],
+        "controller_epoch": 3,
+    }
 
 
 def test_partition_state_round_trips_with_the_znode_version() -> None:
@@ -63,7 +79,9 @@ def test_partition_state_written_by_kafka_decodes() -> None:
 
 
 def test_broker_registration_uses_kafkas_field_names() -> None:
-    value = as_json(BrokerRegistration(1, "10.0.0.1", "node-a", "rack-1", 1_700_000_000_000).encode())
+    value = as_json(
+        BrokerRegistration(1, "10.0.0.1", "node-a", "rack-1", 1_700_000_000_000).encode()
+    )
     assert value["version"] == 5
     assert value["host"] == "10.0.0.1"
     assert value["rack"] == "rack-1"
@@ -77,15 +95,27 @@ def test_broker_registration_round_trips(rack: str | None) -> None:
     assert BrokerRegistration.decode(4, registration.encode()) == registration
 
 
-def test_broker_registration_without_timestamp_is_stamped_now(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_broker_registration_without_timestamp_is_stamped_now(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(zk_data, "now_ms", lambda: 1_234)
     decoded = BrokerRegistration.decode(0, BrokerRegistration(0, "h", "n").encode())
     assert decoded.timestamp == 1_234
 
 
 def test_broker_registration_tolerates_kafkas_extra_fields() -> None:
-    kafka = json.dumps({"version": 5, "host": "h", "port": 9092, "jmx_port": -1, "timestamp": "42",
-                        "endpoints": ["PLAINTEXT://h:9092"], "node_id": "n", "rack": None}).encode()
+    kafka = json.dumps(
+        {
+            "version": 5,
+            "host": "h",
+            "port": 9092,
+            "jmx_port": -1,
+            "timestamp": "42",
+            "endpoints": ["PLAINTEXT://h:9092"],
+            "node_id": "n",
+            "rack": None,
+        }
+    ).encode()
     assert BrokerRegistration.decode(7, kafka) == BrokerRegistration(7, "h", "n", None, 42)
 
 
@@ -100,7 +130,9 @@ def test_assignment_uses_string_partition_keys_and_version_2() -> None:
 @pytest.mark.parametrize("seed", [1, 7, 42])
 def test_assignment_round_trips_keeping_replica_order(seed: int) -> None:
     rng = random.Random(seed)
-    assignment = {p: tuple(rng.sample(range(10), rng.randint(1, 5))) for p in range(rng.randint(1, 30))}
+    assignment = {
+        p: tuple(rng.sample(range(10), rng.randint(1, 5))) for p in range(rng.randint(1, 30))
+    }
     assert zk_data.decode_assignment(zk_data.encode_assignment(assignment)) == assignment
 
 
@@ -110,7 +142,9 @@ def test_assignment_written_by_kafka_decodes() -> None:
 
 
 def test_topic_config_is_stringified_under_config() -> None:
-    value = as_json(zk_data.encode_topic_config({"retention.ms": 60000, "cleanup.policy": "compact"}))
+    value = as_json(
+        zk_data.encode_topic_config({"retention.ms": 60000, "cleanup.policy": "compact"})
+    )
     assert value == {"version": 1, "config": {"retention.ms": "60000", "cleanup.policy": "compact"}}
     assert zk_data.decode_topic_config(zk_data.encode_topic_config({"a.b": "1"})) == {"a.b": "1"}
 
@@ -128,8 +162,14 @@ def test_controller_uses_brokerid_and_round_trips(monkeypatch: pytest.MonkeyPatc
 def test_isr_change_notification_round_trips_in_order() -> None:
     partitions = [("events", 3), ("audit", 0), ("events", 1)]
     data = zk_data.encode_isr_change(partitions)
-    assert as_json(data) == {"version": 1, "partitions": [
-        {"topic": "events", "partition": 3}, {"topic": "audit", "partition": 0}, {"topic": "events", "partition": 1}]}
+    assert as_json(data) == {
+        "version": 1,
+        "partitions": [
+            {"topic": "events", "partition": 3},
+            {"topic": "audit", "partition": 0},
+            {"topic": "events", "partition": 1},
+        ],
+    }
     assert zk_data.decode_isr_change(data) == partitions
 
 
