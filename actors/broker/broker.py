@@ -148,6 +148,19 @@ class Broker:
                     )
                     self.replicas.pop((state.topic, state.partition), None)
                     error = Errors.KAFKA_STORAGE_ERROR
+                except ray.exceptions.RayTaskError as exc:
+                    # The replica raised applying the state: the controller hears it per partition.
+                    logger.error(
+                        "replica %s-%d failed to apply LeaderAndIsr: %s",
+                        state.topic,
+                        state.partition,
+                        exc,
+                    )
+                    error = (
+                        Errors.KAFKA_STORAGE_ERROR
+                        if isinstance(exc.cause, OSError)
+                        else Errors.UNKNOWN_SERVER_ERROR
+                    )
                 errors.append(PartitionError(state.topic, state.partition, error))
                 if state.topic == OFFSETS_TOPIC and error is Errors.NONE:
                     self._tell_coordinator(

@@ -1,14 +1,24 @@
 """The controller's events: plain data, one class per kind, as Kafka's ControllerEvent ADT.
 
-Events that need an answer carry an asyncio future, which the controller resolves after processing.
+Two families share the mailbox. *Triggers* (``Startup``, ``Reelect``, ``BrokerChange``, ...) say that
+something in ZooKeeper may have changed; the shell answers them by reading ZooKeeper. *Core events*
+carry what the shell read, an admin request, a ZooKeeper write's outcome or a broker's answer, and
+are handed to ``ControllerCore.handle``. None of them holds a future or a handle: a request that needs
+a reply carries an id the shell maps back to its caller.
 """
 
 from __future__ import annotations
 
-import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from rafka.protocol.types import NewTopic
+from rafka.actors.controller.effects import ZkWrite
+from rafka.actors.zk.data import BrokerRegistration, LeaderIsrAndEpoch
+from rafka.protocol.errors import Errors
+from rafka.protocol.messages.control import PartitionError
+from rafka.protocol.types import NewTopic, TopicPartition
+
+# ---------------------------------------------------------------------- triggers (shell only)
 
 
 @dataclass(frozen=True)
@@ -19,6 +29,16 @@ class Startup:
 @dataclass(frozen=True)
 class Reelect:
     """``/controller`` changed or vanished: resign if another broker holds it, run for it if free."""
+
+
+@dataclass(frozen=True)
+class SessionExpired:
+    """The controller's ZooKeeper session expired: drop controllership and run again."""
+
+
+@dataclass(frozen=True)
+class Resign:
+    """The hosting broker is shutting down: stop acting as controller for good."""
 
 
 @dataclass(frozen=True)
@@ -36,14 +56,43 @@ class IsrChangeNotification:
     """A leader changed an ISR and left a notification: propagate the new ISRs to the brokers."""
 
 
-@dataclass(frozen=True)
-class SessionExpired:
-    """The controller's ZooKeeper session expired: drop controllership and run again."""
+Trigger = (
+    Startup | Reelect | SessionExpired | Resign | BrokerChange | TopicChange | IsrChangeNotification
+)
+
+# ---------------------------------------------------------------------- core events
 
 
 @dataclass(frozen=True)
-class Resign:
-    """The hosting broker is shutting down: stop acting as controller."""
+class TopicSnapshot:
+    """One topic as read from ZooKeeper: assignment, config overrides and existing partition states."""
+
+    name: str
+    assignment: Mapping[int, tuple[int, ...]]
+    config: Mapping[str, str]
+    states: Mapping[int, LeaderIsrAndEpoch]
+
+
+@dataclass(frozen=True)
+class ControllerElected:
+    """This broker created ``/controller`` and bumped the epoch; the cluster as read right after."""
+
+    epoch: int
+    epoch_zk_version: int
+    brokers: Mapping[int, BrokerRegistration]
+    topics: tuple[TopicSnapshot, ...]
+
+
+@dataclass(frozen=True)
+class Resigned:
+    """Another broker holds ``/controller``, the session expired or the broker stops: go inactive."""
+
+
+@dataclass(frozen=True)
+class BrokersChanged:
+    """The registrations under ``/brokers/ids`` as read after a change."""
+
+    brokers: Mapping[int, BrokerRegistration]
 
 
 @dataclass(frozen=True)
@@ -54,32 +103,83 @@ class BrokerDied:
     registered_at: int
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True)
+class TopicsChanged:
+    """The topic names under ``/brokers/topics``, with a snapshot of each topic the core did not know."""
+
+    names: frozenset[str]
+    new_topics: tuple[TopicSnapshot, ...]
+
+
+@dataclass(frozen=True)
+class IsrChanged:
+    """Partitions named by ISR change notifications, with their state znodes as read (None: gone)."""
+
+    states: Mapping[TopicPartition, LeaderIsrAndEpoch | None]
+
+
+@dataclass(frozen=True)
+class CreateTopics:
+    """Admin request: validate and write new topics; answered by a ``CreateTopicsReply``."""
+
+    request_id: int
+    topics: tuple[NewTopic, ...]
+
+
+@dataclass(frozen=True)
 class ControlledShutdown:
-    """A broker is stopping: move leadership off it and drop it from ISRs; the future gets
-    (error, partitions it still leads, refs of the LeaderAndIsr requests sent)."""
+    """A broker is stopping: move leadership off it; answered by a ``ControlledShutdownReply``."""
+
+    request_id: int
+    broker_id: int
+
+
+@dataclass(frozen=True)
+class ZkWriteSucceeded:
+    """A write the core asked for was applied; ``zk_version`` is the written znode's new version."""
+
+    write: ZkWrite
+    zk_version: int
+
+
+@dataclass(frozen=True)
+class ZkWriteConflict:
+    """A conditional write failed (BadVersion, NodeExists, NoNode); ``current`` is the znode's fresh
+    partition state as read after the failure (None for a topic write, or if the znode is gone)."""
+
+    write: ZkWrite
+    current: LeaderIsrAndEpoch | None
+
+
+@dataclass(frozen=True)
+class ControllerMoved:
+    """A write failed the ``/controller_epoch`` check: another controller took over (Kafka's
+    ControllerMovedException); resign and give up ``/controller``."""
+
+
+@dataclass(frozen=True)
+class ControlResponseError:
+    """A broker answered a control request with an error, for the request or for some partitions."""
 
     broker_id: int
-    result: asyncio.Future
+    api: str
+    error: Errors
+    partition_errors: tuple[PartitionError, ...] = ()
 
 
-@dataclass(frozen=True, eq=False)
-class CreateTopics:
-    """Admin request: validate and write new topics; the future gets (name, error, message) per topic."""
-
-    topics: tuple[NewTopic, ...]
-    result: asyncio.Future
-
-
-ControllerEvent = (
-    Startup
-    | Reelect
-    | BrokerChange
-    | TopicChange
-    | IsrChangeNotification
-    | SessionExpired
-    | Resign
-    | CreateTopics
+CoreEvent = (
+    ControllerElected
+    | Resigned
+    | BrokersChanged
     | BrokerDied
+    | TopicsChanged
+    | IsrChanged
+    | CreateTopics
     | ControlledShutdown
+    | ZkWriteSucceeded
+    | ZkWriteConflict
+    | ControllerMoved
+    | ControlResponseError
 )
+
+ControllerEvent = Trigger | CoreEvent

@@ -129,18 +129,22 @@ class ZkClient:
     # ------------------------------------------------------------------ topics
 
     def create_topic(
-        self, topic: str, assignment: dict[int, tuple[int, ...]], config: dict[str, str]
+        self,
+        topic: str,
+        assignment: dict[int, tuple[int, ...]],
+        config: dict[str, str],
+        epoch_version: int,
     ) -> None:
-        """Write a topic's config and assignment (the controller picks the topic up from its watch)."""
+        """Write a topic's config and assignment, fenced by the controller epoch (the controller picks
+        the topic up from its watch). Raises TopicAlreadyExistsError if either znode exists."""
         transaction = self.zk.transaction()
+        transaction.check(zd.CONTROLLER_EPOCH, epoch_version)
         transaction.create(zd.topic_config_path(topic), zd.encode_topic_config(config))
         transaction.create(zd.topic_path(topic), zd.encode_assignment(assignment))
-        results = transaction.commit()
-        failures = [r for r in results if isinstance(r, Exception)]
-        if any(isinstance(r, NodeExistsError) for r in failures):
-            raise TopicAlreadyExistsError(f"topic {topic!r} already exists")
-        if failures:
-            raise failures[0]
+        try:
+            self._commit(transaction, zd.topic_path(topic))
+        except NodeExistsError:
+            raise TopicAlreadyExistsError(f"topic {topic!r} already exists") from None
 
     def topics(self, watch: Callable | None = None) -> list[str]:
         """Every topic with an assignment."""
@@ -161,15 +165,29 @@ class ZkClient:
             return {}
 
     def delete_topic_znodes(self, topic: str, epoch_version: int) -> None:
-        """Remove a deleted topic's assignment, states, config and admin request (controller only)."""
-        self._check_epoch(epoch_version)
+        """Remove a deleted topic's assignment, states, config and admin request in one transaction
+        fenced by the controller epoch (controller only)."""
+        transaction = self.zk.transaction()
+        transaction.check(zd.CONTROLLER_EPOCH, epoch_version)
         for path in (
             zd.topic_path(topic),
             zd.topic_config_path(topic),
             zd.delete_topic_path(topic),
         ):
-            if self.zk.exists(path):
-                self.zk.delete(path, recursive=True)
+            for node in self._subtree(path):
+                transaction.delete(node)
+        self._commit(transaction, zd.topic_path(topic))
+
+    def _subtree(self, path: str) -> list[str]:
+        """``path`` and its descendants, children before parents (the order deletes must take)."""
+        try:
+            children = self.zk.get_children(path)
+        except NoNodeError:
+            return []
+        nodes: list[str] = []
+        for child in sorted(children):
+            nodes += self._subtree(f"{path}/{child}")
+        return [*nodes, path]
 
     # ------------------------------------------------------------------ partition state
 
@@ -291,13 +309,6 @@ class ZkClient:
         return changed
 
     # ------------------------------------------------------------------ helpers
-
-    def _check_epoch(self, epoch_version: int) -> None:
-        stat = self.zk.exists(zd.CONTROLLER_EPOCH)
-        if stat is None or stat.version != epoch_version:
-            raise ControllerMovedError(
-                f"controller epoch znode is at version {stat and stat.version}, this controller holds {epoch_version}"
-            )
 
     def _commit(self, transaction: TransactionRequest, path: str, fenced: bool = True) -> list:
         """Commit; map a failed epoch check to ControllerMovedError and re-raise any other failure.

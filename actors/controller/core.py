@@ -1,0 +1,681 @@
+"""The controller's decisions, with no Ray, no ZooKeeper client and no event loop (Kafka's
+KafkaController logic over its ControllerContext).
+
+``ControllerCore.handle`` takes one event and returns ``Effects``: conditional ZooKeeper writes,
+control requests per broker, state-change log lines and replies. Writes are decided from the
+partition states (with their znode versions) in the context, as Kafka's zkVersion compare-and-set.
+An operation that writes is suspended until the shell has fed back every write's outcome
+(``ZkWriteSucceeded`` or ``ZkWriteConflict`` carrying the fresh znode); it then goes on with the
+context updated: a conflict is decided again, up to ``ELECTION_ATTEMPTS`` times, and the requests
+of the whole operation are built once it is finished, so the brokers never hear of a write that
+failed. The shell must feed every outcome of a step before any other event.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Generator, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import assert_never
+
+from rafka.actors.controller.context import ControllerContext
+from rafka.actors.controller.effects import (
+    BrokerRequest,
+    ControlledShutdownReply,
+    CreatePartitionState,
+    CreateTopic,
+    CreateTopicsReply,
+    Effects,
+    Reply,
+    TopicResult,
+    UpdatePartitionState,
+    ZkWrite,
+)
+from rafka.actors.controller.election import (
+    NO_LEADER,
+    controlled_shutdown_leader,
+    offline_leader,
+)
+from rafka.actors.controller.events import (
+    BrokerDied,
+    BrokersChanged,
+    ControlledShutdown,
+    ControllerElected,
+    ControllerMoved,
+    ControlResponseError,
+    CoreEvent,
+    CreateTopics,
+    IsrChanged,
+    Resigned,
+    TopicsChanged,
+    TopicSnapshot,
+    ZkWriteConflict,
+    ZkWriteSucceeded,
+)
+from rafka.actors.controller.replica_assignment import (
+    assign_replicas,
+    topic_names_collide,
+    validate_topic_name,
+)
+from rafka.actors.controller.request_batch import RequestBatch
+from rafka.actors.controller.state_machines import (
+    PARTITION_VALID_PREVIOUS,
+    PartitionState,
+    ReplicaState,
+    split_valid,
+)
+from rafka.actors.zk.data import BrokerRegistration, LeaderIsrAndEpoch
+from rafka.log.config import LogConfig
+from rafka.protocol.errors import Errors, RafkaError, TopicAlreadyExistsError
+from rafka.protocol.types import NewTopic, TopicPartition
+
+ELECTION_ATTEMPTS = 5
+"""Decisions per partition and event before giving up on compare-and-set conflicts."""
+RECENT_RESPONSE_ERRORS = 20
+
+Outcome = ZkWriteSucceeded | ZkWriteConflict
+Outcomes = Mapping[ZkWrite, Outcome]
+Step = Generator[tuple[ZkWrite, ...], Outcomes, None]
+PartitionWrite = CreatePartitionState | UpdatePartitionState
+
+
+@dataclass
+class _Collector:
+    """The effects gathered while one event is handled."""
+
+    writes: list[ZkWrite] = field(default_factory=list)
+    requests: list[BrokerRequest] = field(default_factory=list)
+    state_changes: list[str] = field(default_factory=list)
+    replies: list[Reply] = field(default_factory=list)
+    brokers_removed: list[int] = field(default_factory=list)
+    release_controller: bool = False
+
+    def build(self) -> Effects:
+        return Effects(
+            tuple(self.writes),
+            tuple(self.requests),
+            tuple(self.state_changes),
+            tuple(self.replies),
+            tuple(self.brokers_removed),
+            self.release_controller,
+        )
+
+
+class ControllerCore:
+    """The controller's state machine: the context, and what each event makes it do."""
+
+    def __init__(self, broker_id: int, log_config: LogConfig) -> None:
+        self.broker_id = broker_id
+        self.log_config = log_config
+        self.ctx = ControllerContext()
+        self.active = False
+        self.unclean_elections = 0
+        self.response_errors = 0
+        self.recent_response_errors: deque[str] = deque(maxlen=RECENT_RESPONSE_ERRORS)
+        self._operation: Step | None = None
+        self._outstanding: dict[ZkWrite, Outcome | None] = {}
+        self._abort_reply: Callable[[], Reply] | None = None
+        self._batch = RequestBatch()
+        self._out = _Collector()
+
+    @property
+    def awaiting_writes(self) -> bool:
+        """Whether an operation waits for the outcomes of writes it asked for."""
+        return self._operation is not None
+
+    def handle(self, event: CoreEvent) -> Effects:
+        """Process one event; return what the shell must do."""
+        self._out = _Collector()
+        outcome_events = (ZkWriteSucceeded, ZkWriteConflict, ControllerMoved)
+        if self._operation is not None and not isinstance(event, outcome_events):
+            raise RuntimeError(f"{type(event).__name__} arrived while writes are outstanding")
+        match event:
+            case ZkWriteSucceeded() | ZkWriteConflict():
+                self._record(event)
+            case ControllerMoved():
+                self._resign(release=True)
+            case Resigned():
+                self._resign(release=False)
+            case ControllerElected():
+                self._run(self._failover(event))
+            case BrokersChanged():
+                if self.active:
+                    self._run(self._broker_change(event.brokers))
+            case BrokerDied():
+                if self.active:
+                    self._run(self._broker_died(event))
+            case TopicsChanged():
+                if self.active:
+                    self._run(self._topic_change(event))
+            case IsrChanged():
+                if self.active:
+                    self._isr_change(event)
+            case CreateTopics():
+                self._run(self._create_topics(event))
+            case ControlledShutdown():
+                self._run(self._controlled_shutdown(event))
+            case ControlResponseError():
+                self._response_error(event)
+            case _:
+                assert_never(event)
+        return self._out.build()
+
+    # ------------------------------------------------------------------ running operations
+
+    def _run(self, operation: Step) -> None:
+        self._operation = operation
+        self._batch = RequestBatch()
+        self._advance(None)
+
+    def _advance(self, outcomes: Outcomes | None) -> None:
+        operation = self._operation
+        assert operation is not None
+        try:
+            writes = next(operation) if outcomes is None else operation.send(outcomes)
+        except StopIteration:
+            self._operation = None
+            self._abort_reply = None
+            self._flush()
+            return
+        self._outstanding = dict.fromkeys(writes)
+        self._out.writes.extend(writes)
+
+    def _record(self, event: Outcome) -> None:
+        """Apply one write's outcome to the context; resume the operation once all are in."""
+        write = event.write
+        if write not in self._outstanding or self._outstanding[write] is not None:
+            return
+        self._outstanding[write] = event
+        if isinstance(write, CreatePartitionState | UpdatePartitionState):
+            if isinstance(event, ZkWriteSucceeded):
+                self.ctx.leadership[write.tp] = replace(write.state, zk_version=event.zk_version)
+            elif event.current is not None:
+                self.ctx.leadership[write.tp] = event.current
+            else:
+                self.ctx.leadership.pop(write.tp, None)
+        if all(outcome is not None for outcome in self._outstanding.values()):
+            outcomes = {w: o for w, o in self._outstanding.items() if o is not None}
+            self._outstanding = {}
+            self._advance(outcomes)
+
+    @staticmethod
+    def _perform(writes: tuple[ZkWrite, ...]) -> Generator[tuple[ZkWrite, ...], Outcomes, Outcomes]:
+        """Suspend until the shell reports the outcome of every write."""
+        if not writes:
+            return {}
+        return (yield writes)
+
+    def _retrying(
+        self,
+        partitions: Iterable[TopicPartition],
+        decide: Callable[[TopicPartition], PartitionWrite | None],
+        written: Callable[[TopicPartition, PartitionWrite], None],
+    ) -> Step:
+        """Write each partition's decision; decide again for those whose znode had changed."""
+        pending = list(partitions)
+        for _ in range(ELECTION_ATTEMPTS):
+            writes: dict[PartitionWrite, TopicPartition] = {}
+            for tp in pending:
+                decided = decide(tp)
+                if decided is not None:
+                    writes[decided] = tp
+            outcomes = yield from self._perform(tuple(writes))
+            pending = []
+            for write, tp in writes.items():
+                if isinstance(outcomes[write], ZkWriteSucceeded):
+                    written(tp, write)
+                else:
+                    pending.append(tp)
+            if not pending:
+                return
+
+    def _flush(self) -> None:
+        """Build the operation's requests: LeaderAndIsr, then UpdateMetadata, per broker."""
+        leader_and_isr, update_metadata = self._batch.build(self.ctx, self.broker_id)
+        self._batch = RequestBatch()
+        self._out.requests.extend(BrokerRequest(b, r) for b, r in leader_and_isr.items())
+        self._out.requests.extend(BrokerRequest(b, r) for b, r in update_metadata.items())
+
+    def _reply(self, reply: Reply) -> None:
+        self._abort_reply = None
+        self._out.replies.append(reply)
+
+    def _log(self, message: str) -> None:
+        self._out.state_changes.append(
+            f"[Controller id={self.broker_id} epoch={self.ctx.epoch}] {message}"
+        )
+
+    # ------------------------------------------------------------------ election and failover
+
+    def _resign(self, release: bool) -> None:
+        if self._operation is not None:
+            self._operation.close()
+            self._operation = None
+            self._outstanding = {}
+        if self._abort_reply is not None:
+            self._reply(self._abort_reply())
+        if self.active:
+            self._log("resigning")
+        self._out.brokers_removed.extend(sorted(self.ctx.live_brokers))
+        self._out.release_controller = release
+        self.active = False
+        self.ctx = ControllerContext()
+        self._batch = RequestBatch()
+
+    def _failover(self, event: ControllerElected) -> Step:
+        """Kafka's onControllerFailover: rebuild the context, resend leadership, elect offline ones."""
+        ctx = self.ctx = ControllerContext(
+            epoch=event.epoch, epoch_zk_version=event.epoch_zk_version
+        )
+        self.active = True
+        self._log(f"broker {self.broker_id} is controller")
+        ctx.live_brokers = dict(event.brokers)
+        for topic in event.topics:
+            self._load_topic(topic)
+        for tp in ctx.partitions():
+            state = ctx.leadership.get(tp)
+            if state is None:
+                ctx.partition_states[tp] = PartitionState.NEW_PARTITION
+            elif ctx.is_live(state.leader):
+                ctx.partition_states[tp] = PartitionState.ONLINE_PARTITION
+            else:
+                ctx.partition_states[tp] = PartitionState.OFFLINE_PARTITION
+            for replica in ctx.replicas(tp):
+                ctx.replica_states[(tp[0], tp[1], replica)] = (
+                    ReplicaState.ONLINE_REPLICA
+                    if ctx.is_live(replica)
+                    else ReplicaState.OFFLINE_REPLICA
+                )
+        self._batch.add_full_metadata(list(ctx.live_brokers))
+        for tp in ctx.partitions():
+            if tp in ctx.leadership:
+                self._batch.add_leader_and_isr(ctx, list(ctx.replicas(tp)), tp)
+        yield from self._online_partitions(
+            ctx.partitions_in(PartitionState.NEW_PARTITION)
+            + ctx.partitions_in(PartitionState.OFFLINE_PARTITION)
+        )
+
+    def _load_topic(self, topic: TopicSnapshot) -> list[TopicPartition]:
+        ctx = self.ctx
+        ctx.assignments[topic.name] = dict(topic.assignment)
+        ctx.topic_configs[topic.name] = dict(topic.config)
+        for partition, state in topic.states.items():
+            if partition in topic.assignment:
+                ctx.leadership[TopicPartition(topic.name, partition)] = state
+        return [TopicPartition(topic.name, p) for p in sorted(topic.assignment)]
+
+    # ------------------------------------------------------------------ partition state machine
+
+    def _online_partitions(self, partitions: list[TopicPartition]) -> Step:
+        """Move partitions to Online: initialise new ones, elect a leader for offline ones."""
+        ctx = self.ctx
+        current = {
+            tp: ctx.partition_states.get(tp, PartitionState.NON_EXISTENT_PARTITION)
+            for tp in partitions
+        }
+        valid, invalid = split_valid(
+            current, PartitionState.ONLINE_PARTITION, PARTITION_VALID_PREVIOUS
+        )
+        for tp in invalid:
+            self._log(
+                f"invalid transition of {tp[0]}-{tp[1]} from {current[tp].value} to OnlinePartition"
+            )
+        unclean: set[ZkWrite] = set()
+
+        def decide(tp: TopicPartition) -> PartitionWrite | None:
+            known = ctx.leadership.get(tp)
+            if known is not None and known.leader in ctx.electable():
+                self._became_online(tp, current[tp], is_new=False)
+                return None
+            write, was_unclean = self._leader_write(tp)
+            if write is not None and was_unclean:
+                unclean.add(write)
+            return write
+
+        def written(tp: TopicPartition, write: PartitionWrite) -> None:
+            if write in unclean:
+                self.unclean_elections += 1
+                self._log(
+                    f"unclean election of {tp[0]}-{tp[1]}: replica {write.state.leader} was not "
+                    "in the ISR; data may be lost"
+                )
+            self._became_online(tp, current[tp], is_new=isinstance(write, CreatePartitionState))
+
+        yield from self._retrying(valid, decide, written)
+
+    def _leader_write(self, tp: TopicPartition) -> tuple[PartitionWrite | None, bool]:
+        """The write that gives ``tp`` (whose known leader is not live) a leader, and whether that
+        election is unclean; None when no replica may lead."""
+        ctx = self.ctx
+        electable = ctx.electable()
+        known = ctx.leadership.get(tp)
+        if known is None:
+            live = tuple(r for r in ctx.replicas(tp) if r in electable)
+            if not live:
+                self._log(
+                    f"{tp[0]}-{tp[1]} has no live replica among {list(ctx.replicas(tp))}; "
+                    "stays NewPartition"
+                )
+                return None, False
+            state = LeaderIsrAndEpoch(live[0], 0, live, ctx.epoch)
+            return CreatePartitionState(tp, state, ctx.epoch_zk_version), False
+        unclean_allowed = LogConfig.from_dict(
+            ctx.topic_configs.get(tp[0], {}), base=self.log_config
+        ).unclean_leader_election_enable
+        decision, unclean = offline_leader(ctx.replicas(tp), known.isr, electable, unclean_allowed)
+        if decision.leader == NO_LEADER:
+            self._log(
+                f"{tp[0]}-{tp[1]}: no live in-sync replica in ISR {list(known.isr)}; stays offline"
+            )
+            return None, False
+        new = LeaderIsrAndEpoch(
+            decision.leader, known.leader_epoch + 1, decision.isr, ctx.epoch, known.zk_version
+        )
+        return UpdatePartitionState(tp, new, ctx.epoch_zk_version), unclean
+
+    def _became_online(self, tp: TopicPartition, previous: PartitionState, is_new: bool) -> None:
+        ctx = self.ctx
+        ctx.partition_states[tp] = PartitionState.ONLINE_PARTITION
+        self._batch.add_leader_and_isr(ctx, list(ctx.replicas(tp)), tp, is_new=is_new)
+        state = ctx.leadership[tp]
+        self._log(
+            f"{tp[0]}-{tp[1]} {previous.value} -> OnlinePartition, leader {state.leader} "
+            f"epoch {state.leader_epoch} ISR {list(state.isr)}"
+        )
+
+    def _remove_from_isr(self, partitions: list[TopicPartition], brokers: set[int]) -> Step:
+        """OfflineReplica: drop ``brokers`` from the ISRs (keeping the last member, as Kafka does)."""
+        ctx = self.ctx
+        before: dict[TopicPartition, LeaderIsrAndEpoch] = {}
+
+        def decide(tp: TopicPartition) -> PartitionWrite | None:
+            current = ctx.leadership.get(tp)
+            if current is None or not brokers.intersection(current.isr + (current.leader,)):
+                return None
+            before[tp] = current
+            isr = tuple(r for r in current.isr if r not in brokers) or current.isr[:1]
+            leader = NO_LEADER if current.leader in brokers else current.leader
+            new = LeaderIsrAndEpoch(
+                leader, current.leader_epoch + 1, isr, ctx.epoch, current.zk_version
+            )
+            return UpdatePartitionState(tp, new, ctx.epoch_zk_version)
+
+        def written(tp: TopicPartition, write: PartitionWrite) -> None:
+            old, new = before[tp], write.state
+            self._log(
+                f"{tp[0]}-{tp[1]}: brokers {sorted(brokers)} offline; leader {new.leader} epoch "
+                f"{new.leader_epoch} ISR {list(new.isr)} "
+                f"(was leader {old.leader} ISR {list(old.isr)})"
+            )
+            self._batch.add_leader_and_isr(ctx, list(ctx.replicas(tp)), tp)
+
+        yield from self._retrying(partitions, decide, written)
+
+    # ------------------------------------------------------------------ broker changes
+
+    def _broker_change(self, brokers: Mapping[int, BrokerRegistration]) -> Step:
+        ctx = self.ctx
+        current = dict(brokers)
+        # A broker Ray reported dead keeps its ephemeral znode until its session expires: that
+        # znode is the dead incarnation, not a restart.
+        for broker, registered_at in list(ctx.dead_incarnations.items()):
+            if broker in current and current[broker].timestamp == registered_at:
+                del current[broker]
+            else:
+                del ctx.dead_incarnations[broker]
+        started = set(current) - set(ctx.live_brokers)
+        failed = set(ctx.live_brokers) - set(current)
+        # A broker that restarted between two reads registers with a new session: it fails (while
+        # not live, as in Kafka, so it is not re-elected) and then starts.
+        bounced = {
+            b
+            for b in set(current) & set(ctx.live_brokers)
+            if current[b].timestamp != ctx.live_brokers[b].timestamp
+        }
+        self._out.brokers_removed.extend(sorted(failed | bounced))
+        ctx.shutting_down -= failed | bounced
+        if failed | bounced:
+            ctx.live_brokers = {b: r for b, r in current.items() if b not in bounced}
+            yield from self._on_broker_failure(failed | bounced)
+        ctx.live_brokers = current
+        if started | bounced:
+            yield from self._on_broker_startup(started | bounced)
+        self._batch.add_broker_change()
+
+    def _broker_died(self, event: BrokerDied) -> Step:
+        ctx = self.ctx
+        registration = ctx.live_brokers.get(event.broker_id)
+        if registration is None or registration.timestamp != event.registered_at:
+            return
+        self._log(f"Ray reports broker {event.broker_id}'s process gone; failing it over now")
+        del ctx.live_brokers[event.broker_id]
+        ctx.dead_incarnations[event.broker_id] = event.registered_at
+        ctx.shutting_down.discard(event.broker_id)
+        self._out.brokers_removed.append(event.broker_id)
+        yield from self._on_broker_failure({event.broker_id})
+        self._batch.add_broker_change()
+
+    def _on_broker_failure(self, failed: set[int]) -> Step:
+        """Partitions led by dead brokers go offline and get a new leader; dead followers leave ISRs."""
+        ctx = self.ctx
+        self._log(f"brokers {sorted(failed)} failed")
+        led = ctx.partitions_led_by(failed)
+        for tp in led:
+            ctx.partition_states[tp] = PartitionState.OFFLINE_PARTITION
+        for tp in ctx.partitions_on(failed):
+            for replica in set(ctx.replicas(tp)) & failed:
+                ctx.replica_states[(tp[0], tp[1], replica)] = ReplicaState.OFFLINE_REPLICA
+        yield from self._online_partitions(led)
+        yield from self._remove_from_isr(
+            [
+                tp
+                for tp in ctx.partitions_on(failed)
+                if ctx.partition_states.get(tp) is PartitionState.ONLINE_PARTITION or tp in led
+            ],
+            failed,
+        )
+        self._batch.add_update_metadata(ctx.partitions_on(failed))
+
+    def _on_broker_startup(self, started: set[int]) -> Step:
+        """Full metadata to the new brokers, their replicas go online, offline partitions elect."""
+        ctx = self.ctx
+        self._log(f"brokers {sorted(started)} started")
+        self._batch.add_full_metadata(list(started))
+        for tp in ctx.partitions_on(started):
+            for replica in set(ctx.replicas(tp)) & started:
+                ctx.replica_states[(tp[0], tp[1], replica)] = ReplicaState.ONLINE_REPLICA
+            if tp in ctx.leadership:
+                self._batch.add_leader_and_isr(ctx, sorted(set(ctx.replicas(tp)) & started), tp)
+        yield from self._online_partitions(
+            ctx.partitions_in(PartitionState.OFFLINE_PARTITION)
+            + ctx.partitions_in(PartitionState.NEW_PARTITION)
+        )
+
+    def _controlled_shutdown(self, event: ControlledShutdown) -> Step:
+        """Move leadership off a stopping broker, then drop it from the ISRs it follows, so stopping
+        it makes nothing unavailable."""
+        ctx = self.ctx
+        broker = event.broker_id
+        if not self.active:
+            self._reply(ControlledShutdownReply(event.request_id, Errors.NOT_CONTROLLER, -1))
+            return
+        if not ctx.is_live(broker):
+            self._reply(ControlledShutdownReply(event.request_id, Errors.NONE, 0))
+            return
+        self._abort_reply = lambda: ControlledShutdownReply(
+            event.request_id, Errors.NOT_CONTROLLER, -1
+        )
+        ctx.shutting_down.add(broker)
+
+        def decide(tp: TopicPartition) -> PartitionWrite | None:
+            current = ctx.leadership.get(tp)
+            if current is None or current.leader != broker:
+                return None
+            decision = controlled_shutdown_leader(
+                ctx.replicas(tp), current.isr, set(ctx.live_brokers), ctx.shutting_down
+            )
+            if decision is None:
+                return None
+            new = LeaderIsrAndEpoch(
+                decision.leader,
+                current.leader_epoch + 1,
+                decision.isr,
+                ctx.epoch,
+                current.zk_version,
+            )
+            return UpdatePartitionState(tp, new, ctx.epoch_zk_version)
+
+        def written(tp: TopicPartition, write: PartitionWrite) -> None:
+            self._log(
+                f"{tp[0]}-{tp[1]}: leadership moved off shutting-down broker {broker} "
+                f"to {write.state.leader}"
+            )
+            self._batch.add_leader_and_isr(ctx, list(ctx.replicas(tp)), tp)
+
+        yield from self._retrying(ctx.partitions_led_by({broker}), decide, written)
+        yield from self._remove_from_isr(
+            [
+                tp
+                for tp in ctx.partitions_on({broker})
+                if tp in ctx.leadership and ctx.leadership[tp].leader != broker
+            ],
+            {broker},
+        )
+        # Count only what could have moved: a partition with no other live in-sync replica stays put.
+        remaining = [
+            tp
+            for tp in ctx.partitions_led_by({broker})
+            if set(ctx.leadership[tp].isr) & ctx.electable() - {broker}
+        ]
+        self._reply(ControlledShutdownReply(event.request_id, Errors.NONE, len(remaining)))
+
+    # ------------------------------------------------------------------ topics and ISR changes
+
+    def _topic_change(self, event: TopicsChanged) -> Step:
+        ctx = self.ctx
+        for topic in sorted(set(ctx.assignments) - event.names):
+            ctx.remove_topic(topic)
+        yield from self._add_topics(
+            [t for t in event.new_topics if t.name in event.names and t.name not in ctx.assignments]
+        )
+
+    def _add_topics(self, topics: list[TopicSnapshot]) -> Step:
+        """Load new topics; their partitions without a state znode go New, then Online."""
+        ctx = self.ctx
+        new_partitions: list[TopicPartition] = []
+        for topic in sorted(topics, key=lambda t: t.name):
+            for tp in self._load_topic(topic):
+                if tp not in ctx.leadership:
+                    ctx.partition_states[tp] = PartitionState.NEW_PARTITION
+                    for replica in ctx.replicas(tp):
+                        ctx.replica_states[(tp[0], tp[1], replica)] = ReplicaState.NEW_REPLICA
+                    new_partitions.append(tp)
+        yield from self._online_partitions(new_partitions)
+        for tp in new_partitions:
+            for replica in ctx.replicas(tp):
+                if ctx.is_live(replica):
+                    ctx.replica_states[(tp[0], tp[1], replica)] = ReplicaState.ONLINE_REPLICA
+
+    def _isr_change(self, event: IsrChanged) -> None:
+        ctx = self.ctx
+        known = sorted(tp for tp in event.states if tp[0] in ctx.assignments)
+        for tp in known:
+            state = event.states[tp]
+            if state is not None:
+                ctx.leadership[tp] = state
+        self._batch = RequestBatch()
+        self._batch.add_update_metadata(known)
+        self._flush()
+
+    def _create_topics(self, event: CreateTopics) -> Step:
+        """Validate and write new topics, answer, then elect their leaders."""
+        if not self.active:
+            message = f"broker {self.broker_id} is not the controller"
+            self._reply(
+                CreateTopicsReply(
+                    event.request_id,
+                    tuple(
+                        TopicResult(t.name, Errors.NOT_CONTROLLER, message) for t in event.topics
+                    ),
+                )
+            )
+            return
+        results: dict[int, TopicResult] = {}
+
+        def reply() -> CreateTopicsReply:
+            moved = f"broker {self.broker_id} stopped being the controller"
+            return CreateTopicsReply(
+                event.request_id,
+                tuple(
+                    results.get(i, TopicResult(t.name, Errors.NOT_CONTROLLER, moved))
+                    for i, t in enumerate(event.topics)
+                ),
+            )
+
+        self._abort_reply = reply
+        writes: dict[CreateTopic, int] = {}
+        for i, topic in enumerate(event.topics):
+            try:
+                write = self._topic_write(topic)
+            except RafkaError as exc:
+                results[i] = TopicResult(topic.name, exc.error, exc.message)
+                continue
+            if write in writes:
+                results[i] = _already_exists(topic.name)
+            else:
+                writes[write] = i
+        outcomes = yield from self._perform(tuple(writes))
+        created: list[TopicSnapshot] = []
+        for write, i in writes.items():
+            if isinstance(outcomes[write], ZkWriteSucceeded):
+                results[i] = TopicResult(write.name, Errors.NONE)
+                created.append(
+                    TopicSnapshot(write.name, dict(write.assignment), dict(write.config), {})
+                )
+            else:
+                results[i] = _already_exists(write.name)
+        self._reply(reply())
+        yield from self._add_topics(created)
+
+    def _topic_write(self, topic: NewTopic) -> CreateTopic:
+        validate_topic_name(topic.name)
+        for existing in self.ctx.assignments:
+            if existing == topic.name:
+                raise TopicAlreadyExistsError(f"topic {topic.name!r} already exists")
+            if topic_names_collide(existing, topic.name):
+                raise TopicAlreadyExistsError(
+                    f"topic {topic.name!r} collides with {existing!r} ('.' and '_' collide)"
+                )
+        config = dict(topic.config)
+        LogConfig.from_dict(config, base=self.log_config)
+        assignment = assign_replicas(
+            self.ctx.live_brokers, topic.num_partitions, topic.replication_factor
+        )
+        return CreateTopic(
+            topic.name,
+            tuple(sorted(assignment.items())),
+            tuple(sorted(config.items())),
+            self.ctx.epoch_zk_version,
+        )
+
+    # ------------------------------------------------------------------ broker answers
+
+    def _response_error(self, event: ControlResponseError) -> None:
+        """A broker failed to apply a control request, wholly or for some partitions: log and count it."""
+        lines = []
+        if event.error is not Errors.NONE:
+            lines.append(f"broker {event.broker_id} answered {event.api} with {event.error.name}")
+        lines += [
+            f"broker {event.broker_id} failed {event.api} for {e.topic}-{e.partition}: {e.error.name}"
+            for e in event.partition_errors
+            if e.error is not Errors.NONE
+        ]
+        self.response_errors += len(lines)
+        for line in lines:
+            self.recent_response_errors.append(line)
+            self._log(line)
+
+
+def _already_exists(name: str) -> TopicResult:
+    error = TopicAlreadyExistsError(f"topic {name!r} already exists")
+    return TopicResult(name, error.error, error.message)

@@ -1,0 +1,111 @@
+"""What the controller core asks its shell to do, as data: ZooKeeper writes, control requests per
+broker, state-change log lines and replies to admin requests.
+
+Every ZooKeeper write is conditional, like Kafka's zkVersion compare-and-set: it names the
+``/controller_epoch`` version the controller was elected with, and partition state updates also the
+state znode version the core last saw. The shell reports each write's outcome back to the core as an
+event before it takes the next event from the mailbox.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rafka.actors.zk.data import LeaderIsrAndEpoch
+from rafka.protocol.errors import Errors
+from rafka.protocol.messages.control import (
+    LeaderAndIsrRequest,
+    StopReplicaRequest,
+    UpdateMetadataRequest,
+)
+from rafka.protocol.types import TopicPartition
+
+# ---------------------------------------------------------------------- ZooKeeper writes
+
+
+@dataclass(frozen=True)
+class CreatePartitionState:
+    """Create a new partition's state znode (fails if it exists)."""
+
+    tp: TopicPartition
+    state: LeaderIsrAndEpoch
+    epoch_zk_version: int
+
+
+@dataclass(frozen=True)
+class UpdatePartitionState:
+    """Compare-and-set a partition's state znode at ``state.zk_version``."""
+
+    tp: TopicPartition
+    state: LeaderIsrAndEpoch
+    epoch_zk_version: int
+
+
+@dataclass(frozen=True)
+class CreateTopic:
+    """Create a topic's assignment and config znodes (fails if the topic exists)."""
+
+    name: str
+    assignment: tuple[tuple[int, tuple[int, ...]], ...]
+    config: tuple[tuple[str, str], ...]
+    epoch_zk_version: int
+
+
+ZkWrite = CreatePartitionState | UpdatePartitionState | CreateTopic
+
+# ---------------------------------------------------------------------- requests and replies
+
+ControlRequest = LeaderAndIsrRequest | UpdateMetadataRequest | StopReplicaRequest
+
+
+@dataclass(frozen=True)
+class BrokerRequest:
+    """One control request for one broker's channel."""
+
+    broker_id: int
+    request: ControlRequest
+
+
+@dataclass(frozen=True)
+class TopicResult:
+    """The outcome of creating one topic (``message`` explains an error)."""
+
+    name: str
+    error: Errors
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class CreateTopicsReply:
+    """Answer to ``CreateTopics``: one result per requested topic, in request order."""
+
+    request_id: int
+    results: tuple[TopicResult, ...]
+
+
+@dataclass(frozen=True)
+class ControlledShutdownReply:
+    """Answer to ``ControlledShutdown``: the error and how many partitions the broker still leads
+    that another replica could have taken. The shell answers once the requests sent with this reply
+    are answered too, so clients find the new leaders at once."""
+
+    request_id: int
+    error: Errors
+    remaining: int
+
+
+Reply = CreateTopicsReply | ControlledShutdownReply
+
+
+@dataclass(frozen=True)
+class Effects:
+    """What one event made the core decide, in the order the shell carries it out: forget the channels
+    of removed brokers, log, send the requests, answer the replies, then perform the writes and feed
+    each outcome back. ``release_controller`` asks to delete ``/controller`` (a moved controller)."""
+
+    writes: tuple[ZkWrite, ...] = ()
+    requests: tuple[BrokerRequest, ...] = ()
+    state_changes: tuple[str, ...] = ()
+    replies: tuple[Reply, ...] = ()
+    brokers_removed: tuple[int, ...] = ()
+    release_controller: bool = False

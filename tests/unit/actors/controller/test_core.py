@@ -1,0 +1,478 @@
+"""Tests for rafka.actors.controller.core: the controller's decisions with no Ray and no ZooKeeper.
+
+``FakeZk`` stands in for ZooKeeper at the shell's boundary: it applies the core's conditional writes
+to an in-memory copy of the partition state znodes (versions included) and answers with the outcome
+events the shell would feed back, so each test drives the core through whole operations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import pytest
+
+from rafka.actors.controller.core import ControllerCore
+from rafka.actors.controller.effects import (
+    ControlledShutdownReply,
+    CreatePartitionState,
+    CreateTopic,
+    CreateTopicsReply,
+    Effects,
+    TopicResult,
+    UpdatePartitionState,
+    ZkWrite,
+)
+from rafka.actors.controller.events import (
+    BrokerDied,
+    BrokersChanged,
+    ControlledShutdown,
+    ControllerElected,
+    ControllerMoved,
+    ControlResponseError,
+    CoreEvent,
+    CreateTopics,
+    IsrChanged,
+    Resigned,
+    TopicsChanged,
+    TopicSnapshot,
+    ZkWriteConflict,
+    ZkWriteSucceeded,
+)
+from rafka.actors.controller.state_machines import PartitionState
+from rafka.actors.zk.data import BrokerRegistration, LeaderIsrAndEpoch
+from rafka.log.config import LogConfig
+from rafka.protocol.errors import Errors
+from rafka.protocol.messages.control import (
+    LeaderAndIsrRequest,
+    PartitionError,
+    UpdateMetadataRequest,
+)
+from rafka.protocol.types import NewTopic, TopicPartition
+
+EPOCH, EPOCH_VERSION = 3, 7
+T0, T1 = TopicPartition("events", 0), TopicPartition("events", 1)
+
+
+def registration(broker: int, timestamp: int = 1000) -> BrokerRegistration:
+    return BrokerRegistration(broker, f"10.0.0.{broker}", f"node-{broker}", timestamp=timestamp)
+
+
+@dataclass
+class FakeZk:
+    """Partition state znodes and topics, written only through the core's conditional writes."""
+
+    states: dict[TopicPartition, LeaderIsrAndEpoch] = field(default_factory=dict)
+    topics: dict[str, CreateTopic] = field(default_factory=dict)
+    epoch_version: int = EPOCH_VERSION
+    writes: list[ZkWrite] = field(default_factory=list)
+
+    def apply(self, write: ZkWrite) -> CoreEvent:
+        """Perform one write as ZooKeeper would; the outcome event the shell feeds back."""
+        self.writes.append(write)
+        if write.epoch_zk_version != self.epoch_version:
+            return ControllerMoved()
+        if isinstance(write, CreateTopic):
+            if write.name in self.topics:
+                return ZkWriteConflict(write, None)
+            self.topics[write.name] = write
+            return ZkWriteSucceeded(write, 0)
+        current = self.states.get(write.tp)
+        if isinstance(write, CreatePartitionState):
+            if current is not None:
+                return ZkWriteConflict(write, current)
+            self.states[write.tp] = replace(write.state, zk_version=0)
+            return ZkWriteSucceeded(write, 0)
+        if current is None or current.zk_version != write.state.zk_version:
+            return ZkWriteConflict(write, current)
+        self.states[write.tp] = replace(write.state, zk_version=current.zk_version + 1)
+        return ZkWriteSucceeded(write, current.zk_version + 1)
+
+
+@dataclass
+class Run:
+    """Everything one event led to, over all its steps."""
+
+    steps: list[Effects]
+
+    @property
+    def writes(self) -> list[ZkWrite]:
+        return [w for e in self.steps for w in e.writes]
+
+    @property
+    def leader_and_isr(self) -> dict[int, LeaderAndIsrRequest]:
+        return {
+            r.broker_id: r.request
+            for e in self.steps
+            for r in e.requests
+            if isinstance(r.request, LeaderAndIsrRequest)
+        }
+
+    @property
+    def update_metadata(self) -> dict[int, UpdateMetadataRequest]:
+        return {
+            r.broker_id: r.request
+            for e in self.steps
+            for r in e.requests
+            if isinstance(r.request, UpdateMetadataRequest)
+        }
+
+    @property
+    def replies(self) -> list[object]:
+        return [r for e in self.steps for r in e.replies]
+
+    @property
+    def log(self) -> str:
+        return "\n".join(line for e in self.steps for line in e.state_changes)
+
+
+def drive(core: ControllerCore, zk: FakeZk, event: CoreEvent) -> Run:
+    """Feed an event, then every write's outcome, as the shell does."""
+    steps = [core.handle(event)]
+    pending = list(steps[0].writes)
+    while pending:
+        steps.append(core.handle(zk.apply(pending.pop(0))))
+        pending += steps[-1].writes
+        if not core.awaiting_writes:
+            pending.clear()
+    return Run(steps)
+
+
+def partition_states(
+    request: LeaderAndIsrRequest,
+) -> dict[TopicPartition, tuple[int, tuple[int, ...]]]:
+    return {TopicPartition(s.topic, s.partition): (s.leader, s.isr) for s in request.partitions}
+
+
+@pytest.fixture
+def zk() -> FakeZk:
+    """events-0 led by 0, events-1 led by 1; every replica in sync."""
+    return FakeZk(
+        states={
+            T0: LeaderIsrAndEpoch(0, 5, (0, 1, 2), 2, zk_version=4),
+            T1: LeaderIsrAndEpoch(1, 2, (1, 2, 0), 2, zk_version=1),
+        }
+    )
+
+
+def snapshot(zk: FakeZk, config: dict[str, str] | None = None) -> TopicSnapshot:
+    return TopicSnapshot(
+        "events",
+        {0: (0, 1, 2), 1: (1, 2, 0)},
+        config or {},
+        {tp.partition: state for tp, state in zk.states.items()},
+    )
+
+
+def elected(zk: FakeZk, brokers: tuple[int, ...] = (0, 1, 2), **config: str) -> ControllerElected:
+    return ControllerElected(
+        EPOCH,
+        EPOCH_VERSION,
+        {b: registration(b) for b in brokers},
+        (snapshot(zk, config),),
+    )
+
+
+@pytest.fixture
+def core(zk: FakeZk) -> ControllerCore:
+    """An active controller (broker 0) that knows brokers 0-2 and the topic ``events``."""
+    core = ControllerCore(0, LogConfig())
+    drive(core, zk, elected(zk))
+    zk.writes.clear()
+    return core
+
+
+# ------------------------------------------------------------------ failover
+
+
+def test_failover_resends_leadership_and_full_metadata_to_every_live_broker(zk: FakeZk) -> None:
+    core = ControllerCore(0, LogConfig())
+    run = drive(core, zk, elected(zk))
+    assert core.active and core.ctx.epoch == EPOCH
+    assert run.writes == []
+    assert sorted(run.leader_and_isr) == [0, 1, 2]
+    assert partition_states(run.leader_and_isr[2]) == {T0: (0, (0, 1, 2)), T1: (1, (1, 2, 0))}
+    assert all(r.full for r in run.update_metadata.values())
+    assert sorted(run.update_metadata) == [0, 1, 2]
+
+
+def test_failover_elects_a_live_leader_for_a_partition_whose_leader_is_dead(zk: FakeZk) -> None:
+    core = ControllerCore(0, LogConfig())
+    run = drive(core, zk, elected(zk, brokers=(0, 2)))
+    assert zk.states[T1].leader == 2
+    assert zk.states[T1].leader_epoch == 3
+    assert run.writes == [
+        UpdatePartitionState(
+            T1, LeaderIsrAndEpoch(2, 3, (2, 0), EPOCH, zk_version=1), EPOCH_VERSION
+        )
+    ]
+    assert core.ctx.partition_states[T1] is PartitionState.ONLINE_PARTITION
+    assert partition_states(run.leader_and_isr[2])[T1] == (2, (2, 0))
+
+
+def test_failover_initialises_partitions_without_a_state_znode() -> None:
+    zk = FakeZk()
+    run = drive(ControllerCore(0, LogConfig()), zk, elected(zk))
+    assert [type(w) for w in run.writes] == [CreatePartitionState, CreatePartitionState]
+    assert zk.states[T0] == LeaderIsrAndEpoch(0, 0, (0, 1, 2), EPOCH, zk_version=0)
+    assert zk.states[T1].leader == 1
+    assert all(s.is_new for s in run.leader_and_isr[0].partitions)
+
+
+# ------------------------------------------------------------------ broker failure and startup
+
+
+def test_broker_failure_moves_leadership_and_shrinks_the_isrs_it_was_in(
+    core: ControllerCore, zk: FakeZk
+) -> None:
+    run = drive(core, zk, BrokersChanged({0: registration(0), 2: registration(2)}))
+    assert run.steps[0].brokers_removed == (1,)
+    assert (zk.states[T1].leader, zk.states[T1].isr) == (2, (2, 0))
+    assert (zk.states[T0].leader, zk.states[T0].isr) == (0, (0, 2))
+    assert sorted(run.leader_and_isr) == [0, 2]
+    assert partition_states(run.leader_and_isr[0]) == {T0: (0, (0, 2)), T1: (2, (2, 0))}
+    assert sorted(run.update_metadata) == [0, 2]
+    assert [b.broker_id for b in run.update_metadata[0].live_brokers] == [0, 2]
+    assert "brokers [1] failed" in run.log
+
+
+def test_a_failed_compare_and_set_is_decided_again_from_the_fresh_znode(
+    core: ControllerCore, zk: FakeZk
+) -> None:
+    # Leader 1 shrank the ISR of events-1 to (1, 2) but the controller has not heard of it yet.
+    zk.states[T1] = LeaderIsrAndEpoch(1, 2, (1, 2), 2, zk_version=2)
+    run = drive(core, zk, BrokersChanged({0: registration(0), 2: registration(2)}))
+    first, retry = [w for w in run.writes if isinstance(w, UpdatePartitionState) and w.tp == T1][:2]
+    assert first.state.zk_version == 1 and first.state.isr == (2, 0)
+    assert retry.state.zk_version == 2 and retry.state.isr == (2,)
+    assert zk.states[T1] == LeaderIsrAndEpoch(2, 3, (2,), EPOCH, zk_version=3)
+    assert partition_states(run.leader_and_isr[2])[T1] == (2, (2,))
+
+
+def test_no_live_in_sync_replica_keeps_the_partition_offline_without_unclean_election(
+    core: ControllerCore, zk: FakeZk
+) -> None:
+    zk.states[T1] = LeaderIsrAndEpoch(1, 2, (1,), 2, zk_version=2)
+    core.ctx.leadership[T1] = zk.states[T1]
+    run = drive(core, zk, BrokersChanged({0: registration(0), 2: registration(2)}))
+    assert core.ctx.partition_states[T1] is PartitionState.OFFLINE_PARTITION
+    assert (zk.states[T1].leader, zk.states[T1].isr) == (-1, (1,))
+    assert core.unclean_elections == 0
+    assert "no live in-sync replica" in run.log
+
+
+def test_unclean_election_is_counted_when_the_topic_allows_it(zk: FakeZk) -> None:
+    zk.states[T1] = LeaderIsrAndEpoch(1, 2, (1,), 2, zk_version=2)
+    core = ControllerCore(0, LogConfig())
+    drive(core, zk, elected(zk, **{"unclean.leader.election.enable": "true"}))
+    run = drive(core, zk, BrokersChanged({0: registration(0), 2: registration(2)}))
+    assert (zk.states[T1].leader, zk.states[T1].isr) == (2, (2,))
+    assert core.unclean_elections == 1
+    assert "unclean election of events-1" in run.log
+
+
+def test_a_bounced_leader_is_replaced_then_briefed_as_a_started_broker(
+    core: ControllerCore, zk: FakeZk
+) -> None:
+    brokers = {0: registration(0), 1: registration(1, timestamp=2000), 2: registration(2)}
+    run = drive(core, zk, BrokersChanged(brokers))
+    assert run.steps[0].brokers_removed == (1,)
+    assert (zk.states[T1].leader, zk.states[T1].isr) == (2, (2, 0))
+    assert partition_states(run.leader_and_isr[1])[T1] == (2, (2, 0))
+    assert run.update_metadata[1].full
+
+
+def test_a_broker_reported_dead_by_ray_fails_over_and_its_stale_znode_is_ignored(
+    core: ControllerCore, zk: FakeZk
+) -> None:
+    run = drive(core, zk, BrokerDied(1, 1000))
+    assert zk.states[T1].leader == 2
+    assert run.steps[0].brokers_removed == (1,)
+    stale = drive(core, zk, BrokersChanged({b: registration(b) for b in (0, 1, 2)}))
+    assert 1 not in core.ctx.live_brokers and stale.writes == []
+    restarted = drive(core, zk, BrokersChanged({**core.ctx.live_brokers, 1: registration(1, 3000)}))
+    assert 1 in core.ctx.live_brokers
+    assert restarted.update_metadata[1].full
+
+
+def test_a_death_report_for_an_older_incarnation_is_ignored(
+    core: ControllerCore, zk: FakeZk
+) -> None:
+    run = drive(core, zk, BrokerDied(1, 999))
+    assert run.writes == [] and 1 in core.ctx.live_brokers
+
+
+# ------------------------------------------------------------------ ISR changes and shutdown
+
+
+def test_isr_change_notification_propagates_the_new_isr_to_every_broker(
+    core: ControllerCore, zk: FakeZk
+) -> None:
+    zk.states[T0] = LeaderIsrAndEpoch(0, 5, (0, 1), 2, zk_version=5)
+    run = drive(core, zk, IsrChanged({T0: zk.states[T0], TopicPartition("gone", 0): None}))
+    assert run.writes == [] and run.leader_and_isr == {}
+    assert sorted(run.update_metadata) == [0, 1, 2]
+    [topic] = run.update_metadata[2].topics
+    assert [(p.partition, p.isr) for p in topic.partitions] == [(0, (0, 1))]
+    assert core.ctx.leadership[T0].zk_version == 5
+
+
+def test_controlled_shutdown_moves_leadership_off_and_answers_with_the_requests(
+    core: ControllerCore, zk: FakeZk
+) -> None:
+    run = drive(core, zk, ControlledShutdown(41, 1))
+    assert (zk.states[T1].leader, zk.states[T1].isr) == (2, (2, 0))
+    assert zk.states[T0].isr == (0, 2)
+    last = run.steps[-1]
+    assert last.replies == (ControlledShutdownReply(41, Errors.NONE, 0),)
+    assert {r.broker_id for r in last.requests} == {0, 1, 2}
+    assert 1 in core.ctx.shutting_down
+
+
+def test_controlled_shutdown_counts_partitions_no_other_replica_can_take(
+    core: ControllerCore, zk: FakeZk
+) -> None:
+    zk.states[T1] = LeaderIsrAndEpoch(1, 2, (1,), 2, zk_version=2)
+    core.ctx.leadership[T1] = zk.states[T1]
+    assert drive(core, zk, ControlledShutdown(1, 1)).replies == [
+        ControlledShutdownReply(1, Errors.NONE, 0)
+    ]
+    zk.states[T0] = LeaderIsrAndEpoch(0, 5, (0, 2), 2, zk_version=6)
+    core.ctx.leadership[T0] = zk.states[T0]
+    core.ctx.shutting_down.clear()
+    core.ctx.live_brokers.pop(2)
+    assert drive(core, zk, ControlledShutdown(2, 0)).replies == [
+        ControlledShutdownReply(2, Errors.NONE, 0)
+    ]
+
+
+def test_controlled_shutdown_of_an_unknown_broker_or_by_an_inactive_controller(
+    core: ControllerCore, zk: FakeZk
+) -> None:
+    assert drive(core, zk, ControlledShutdown(1, 9)).replies == [
+        ControlledShutdownReply(1, Errors.NONE, 0)
+    ]
+    inactive = ControllerCore(1, LogConfig())
+    assert drive(inactive, zk, ControlledShutdown(2, 0)).replies == [
+        ControlledShutdownReply(2, Errors.NOT_CONTROLLER, -1)
+    ]
+
+
+# ------------------------------------------------------------------ controller failover
+
+
+def test_resigning_forgets_the_cluster_and_closes_every_channel(
+    core: ControllerCore, zk: FakeZk
+) -> None:
+    run = drive(core, zk, Resigned())
+    assert not core.active and core.ctx.assignments == {}
+    assert run.steps[0].brokers_removed == (0, 1, 2)
+    assert not run.steps[0].release_controller
+
+
+def test_a_moved_controller_aborts_its_operation_resigns_and_releases_controller(
+    core: ControllerCore, zk: FakeZk
+) -> None:
+    zk.epoch_version += 1
+    run = drive(core, zk, ControlledShutdown(5, 1))
+    assert run.replies == [ControlledShutdownReply(5, Errors.NOT_CONTROLLER, -1)]
+    assert not core.active and not core.awaiting_writes
+    assert any(e.release_controller for e in run.steps)
+    assert zk.states[T1].leader == 1
+
+
+def test_a_new_event_while_writes_are_outstanding_is_refused(core: ControllerCore) -> None:
+    effects = core.handle(ControlledShutdown(1, 1))
+    assert effects.writes and core.awaiting_writes
+    with pytest.raises(RuntimeError):
+        core.handle(IsrChanged({}))
+
+
+def test_events_about_the_cluster_are_ignored_while_inactive(zk: FakeZk) -> None:
+    core = ControllerCore(0, LogConfig())
+    run = drive(core, zk, BrokersChanged({0: registration(0)}))
+    assert run.steps == [Effects()]
+
+
+# ------------------------------------------------------------------ topic creation
+
+
+def test_create_topics_writes_fenced_znodes_answers_and_elects_new_leaders(
+    core: ControllerCore, zk: FakeZk
+) -> None:
+    run = drive(core, zk, CreateTopics(9, (NewTopic("audit", 2, 2, (("retention.ms", "5"),)),)))
+    assert zk.topics["audit"] == CreateTopic(
+        "audit", ((0, (0, 1)), (1, (1, 2))), (("retention.ms", "5"),), EPOCH_VERSION
+    )
+    assert run.replies == [CreateTopicsReply(9, (TopicResult("audit", Errors.NONE),))]
+    assert zk.states[TopicPartition("audit", 1)] == LeaderIsrAndEpoch(1, 0, (1, 2), EPOCH, 0)
+    assert partition_states(run.leader_and_isr[1])[TopicPartition("audit", 0)] == (0, (0, 1))
+    assert "audit" in core.ctx.assignments
+
+
+@pytest.mark.parametrize(
+    ("topic", "error"),
+    [
+        (NewTopic("events", 1, 1), Errors.TOPIC_ALREADY_EXISTS),
+        (NewTopic("ev.ents", 1, 1), Errors.NONE),
+        (NewTopic("bad name", 1, 1), Errors.INVALID_TOPIC_EXCEPTION),
+        (NewTopic("wide", 1, 4), Errors.INVALID_REPLICATION_FACTOR),
+        (NewTopic("conf", 1, 1, (("cleanup.policy", "nonsense"),)), Errors.INVALID_CONFIG),
+    ],
+)
+def test_create_topics_validates_each_topic(
+    core: ControllerCore, zk: FakeZk, topic: NewTopic, error: Errors
+) -> None:
+    [reply] = drive(core, zk, CreateTopics(1, (topic,))).replies
+    assert isinstance(reply, CreateTopicsReply)
+    assert reply.results[0].error is error
+
+
+def test_a_topic_created_meanwhile_by_another_writer_already_exists(
+    core: ControllerCore, zk: FakeZk
+) -> None:
+    zk.topics["audit"] = CreateTopic("audit", ((0, (0,)),), (), EPOCH_VERSION)
+    [reply] = drive(core, zk, CreateTopics(1, (NewTopic("audit", 1, 1),))).replies
+    assert isinstance(reply, CreateTopicsReply)
+    assert reply.results[0].error is Errors.TOPIC_ALREADY_EXISTS
+
+
+def test_an_inactive_controller_refuses_topic_creation(zk: FakeZk) -> None:
+    [reply] = drive(
+        ControllerCore(2, LogConfig()), zk, CreateTopics(1, (NewTopic("a", 1, 1),))
+    ).replies
+    assert isinstance(reply, CreateTopicsReply)
+    assert reply.results[0].error is Errors.NOT_CONTROLLER
+    assert zk.writes == []
+
+
+def test_topic_change_loads_new_topics_and_forgets_deleted_ones(
+    core: ControllerCore, zk: FakeZk
+) -> None:
+    audit = TopicSnapshot("audit", {0: (2, 0)}, {}, {})
+    run = drive(core, zk, TopicsChanged(frozenset({"audit"}), (audit,)))
+    assert sorted(core.ctx.assignments) == ["audit"]
+    assert zk.states[TopicPartition("audit", 0)].leader == 2
+    assert partition_states(run.leader_and_isr[2]) == {TopicPartition("audit", 0): (2, (2, 0))}
+
+
+# ------------------------------------------------------------------ broker answers
+
+
+def test_an_error_in_a_leader_and_isr_answer_is_logged_and_counted(core: ControllerCore) -> None:
+    effects = core.handle(
+        ControlResponseError(
+            2,
+            "leader_and_isr",
+            Errors.NONE,
+            (PartitionError("events", 1, Errors.KAFKA_STORAGE_ERROR),),
+        )
+    )
+    assert core.response_errors == 1
+    assert list(core.recent_response_errors) == [
+        "broker 2 failed leader_and_isr for events-1: KAFKA_STORAGE_ERROR"
+    ]
+    assert effects.state_changes == (
+        "[Controller id=0 epoch=3] broker 2 failed leader_and_isr for events-1: KAFKA_STORAGE_ERROR",
+    )
+    core.handle(ControlResponseError(1, "update_metadata", Errors.STALE_CONTROLLER_EPOCH))
+    assert core.response_errors == 2
