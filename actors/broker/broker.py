@@ -112,7 +112,8 @@ class Broker:
     # ------------------------------------------------------------------ control requests
 
     async def leader_and_isr(self, request: LeaderAndIsrRequest) -> LeaderAndIsrResponse:
-        """Become leader or follower for the listed partitions, creating replica actors as needed."""
+        """Become leader or follower for the listed partitions, creating replica actors as needed;
+        the answer carries each partition's outcome."""
         async with self._mailbox:
             if request.controller_epoch < self.controller_epoch:
                 return LeaderAndIsrResponse(Errors.STALE_CONTROLLER_EPOCH)
@@ -122,7 +123,8 @@ class Broker:
                 if self.broker_id not in state.replicas:
                     continue
                 known = self.partition_states.get((state.topic, state.partition))
-                # Keep the newest state for restarts: a failover resend may be older than an ISR change.
+                # Keep the newest state for restarts: a failover resend may be older than an ISR
+                # change.
                 if known is None or (state.leader_epoch, state.zk_version) >= (
                     known.leader_epoch,
                     known.zk_version,

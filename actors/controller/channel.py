@@ -1,10 +1,11 @@
-"""One queue of control requests per broker, and when to send its head again: the policy half of
-Kafka's ControllerChannelManager, with no Ray and no event loop.
+"""One queue of control requests per broker, and when to send its head again: the policy half
+of Kafka's ControllerChannelManager, with no Ray and no event loop.
 
-Requests to one broker are delivered in order, one at a time: the head of the queue is sent until the
-broker answers it (then the next one goes) or the broker leaves ``/brokers/ids`` (then the channel is
-closed and whatever it still holds is dropped: a broker that comes back is briefed afresh by the
-controller's startup steps). A failed send waits an exponential backoff before it is tried again.
+Requests to one broker are delivered in order, one at a time: the head of the queue is sent until
+the broker answers it (then the next one goes) or the broker leaves ``/brokers/ids`` (then the
+channel is closed and whatever it still holds is dropped: a broker that comes back is briefed
+afresh by the controller's startup steps). A failed send waits an exponential backoff before it is
+tried again.
 """
 
 from __future__ import annotations

@@ -74,7 +74,7 @@ class ControllerChannelManager:
         return queued.answer
 
     def remove_broker(self, broker_id: int) -> None:
-        """The broker left ``/brokers/ids``: stop sending to it and drop what it has not answered."""
+        """The broker left ``/brokers/ids``: stop sending to it, drop what it has not answered."""
         channel = self._channels.pop(broker_id, None)
         if channel is None:
             return
@@ -112,7 +112,7 @@ class ControllerChannelManager:
                 continue
             try:
                 answer = await self._send_once(broker_id, queued.request)
-            except (ValueError, asyncio.TimeoutError, ray.exceptions.RayActorError) as exc:
+            except (ValueError, asyncio.TimeoutError, ray.exceptions.RayError) as exc:
                 self._handles.pop(broker_id, None)
                 delay = channel.failed()
                 logger.warning(

@@ -1,11 +1,12 @@
-"""The controller actor: the shell around ``ControllerCore`` that owns the mailbox, ZooKeeper and Ray.
+"""The controller actor: the shell around ``ControllerCore``, owning the mailbox, ZooKeeper and
+Ray.
 
 Every broker hosts a controller actor; the one whose ZooKeeper session creates the ephemeral
 ``/controller`` znode is active, bumps ``/controller_epoch`` and hands the cluster it reads to its
 core (Kafka's onControllerFailover). All work goes through one mailbox (``mailbox.py``) handled one
 event at a time: watch triggers are answered by reading ZooKeeper and feeding what was read to the
-core; the core's effects are carried out here: conditional writes (whose outcomes go straight back to
-the core), control requests through one acknowledged channel per broker (``channel_manager.py``),
+core; the core's effects are carried out here: conditional writes (whose outcomes go straight back
+to the core), control requests through one acknowledged channel per broker (``channel_manager.py``),
 state-change log lines and replies to remote calls.
 """
 
@@ -110,8 +111,9 @@ class Controller:
     async def controlled_shutdown(
         self, broker_id: int, timeout_s: float = 30.0
     ) -> tuple[Errors, int]:
-        """Move leadership off a stopping broker; return (error, partitions it still leads) once the
-        brokers have answered the requests that moved it, so clients find the new leaders at once."""
+        """Move leadership off a stopping broker; return (error, partitions it still leads) once
+        the brokers have answered the requests that moved it, so clients find the new leaders at
+        once."""
         reply, answers = await self._ask(
             lambda request_id: ControlledShutdown(request_id, broker_id)
         )
@@ -182,7 +184,8 @@ class Controller:
     # ------------------------------------------------------------------ dispatch
 
     def process(self, event: ControllerEvent) -> None:
-        """Handle one mailbox event: answer a trigger by reading ZooKeeper, or pass it to the core."""
+        """Handle one mailbox event: answer a trigger by reading ZooKeeper, or pass it to the
+        core."""
         match event:
             case Startup() | SessionExpired():
                 self._resign()
@@ -219,7 +222,15 @@ class Controller:
         self._carry_out(effects)
         writes = deque(effects.writes)
         while writes:
-            effects = self.core.handle(self._write(writes.popleft()))
+            try:
+                outcome = self._write(writes.popleft())
+            except Exception:
+                # A write that neither applied nor conflicted (the session is gone, say) leaves the
+                # controller unsure of ZooKeeper: give controllership up, as Kafka's
+                # triggerControllerMove does, so an election rebuilds the state from ZooKeeper.
+                logger.exception("controller %d: a ZooKeeper write failed", self.broker_id)
+                outcome = ControllerMoved()
+            effects = self.core.handle(outcome)
             self._carry_out(effects)
             writes.extend(effects.writes)
             if not self.core.awaiting_writes:

@@ -8,7 +8,9 @@ An operation that writes is suspended until the shell has fed back every write's
 (``ZkWriteSucceeded`` or ``ZkWriteConflict`` carrying the fresh znode); it then goes on with the
 context updated: a conflict is decided again, up to ``ELECTION_ATTEMPTS`` times, and the requests
 of the whole operation are built once it is finished, so the brokers never hear of a write that
-failed. The shell must feed every outcome of a step before any other event.
+failed. The shell must feed every outcome of a step before any other event; only ``Resigned`` and
+``ControllerMoved`` may interrupt an operation, which is then abandoned (its caller is told
+NOT_CONTROLLER).
 """
 
 from __future__ import annotations
@@ -126,8 +128,8 @@ class ControllerCore:
     def handle(self, event: CoreEvent) -> Effects:
         """Process one event; return what the shell must do."""
         self._out = _Collector()
-        outcome_events = (ZkWriteSucceeded, ZkWriteConflict, ControllerMoved)
-        if self._operation is not None and not isinstance(event, outcome_events):
+        interrupting = (ZkWriteSucceeded, ZkWriteConflict, ControllerMoved, Resigned)
+        if self._operation is not None and not isinstance(event, interrupting):
             raise RuntimeError(f"{type(event).__name__} arrived while writes are outstanding")
         match event:
             case ZkWriteSucceeded() | ZkWriteConflict():
@@ -263,7 +265,8 @@ class ControllerCore:
         self._batch = RequestBatch()
 
     def _failover(self, event: ControllerElected) -> Step:
-        """Kafka's onControllerFailover: rebuild the context, resend leadership, elect offline ones."""
+        """Kafka's onControllerFailover: rebuild the context, resend leadership, elect offline
+        partitions."""
         ctx = self.ctx = ControllerContext(
             epoch=event.epoch, epoch_zk_version=event.epoch_zk_version
         )
@@ -384,13 +387,14 @@ class ControllerCore:
         )
 
     def _remove_from_isr(self, partitions: list[TopicPartition], brokers: set[int]) -> Step:
-        """OfflineReplica: drop ``brokers`` from the ISRs (keeping the last member, as Kafka does)."""
+        """OfflineReplica: drop ``brokers`` from the ISRs (keeping the last member, as Kafka
+        does)."""
         ctx = self.ctx
         before: dict[TopicPartition, LeaderIsrAndEpoch] = {}
 
         def decide(tp: TopicPartition) -> PartitionWrite | None:
             current = ctx.leadership.get(tp)
-            if current is None or not brokers.intersection(current.isr + (current.leader,)):
+            if current is None or not brokers.intersection((*current.isr, current.leader)):
                 return None
             before[tp] = current
             isr = tuple(r for r in current.isr if r not in brokers) or current.isr[:1]
@@ -456,7 +460,8 @@ class ControllerCore:
         self._batch.add_broker_change()
 
     def _on_broker_failure(self, failed: set[int]) -> Step:
-        """Partitions led by dead brokers go offline and get a new leader; dead followers leave ISRs."""
+        """Partitions led by dead brokers go offline and get a new leader; dead followers leave
+        the ISRs."""
         ctx = self.ctx
         self._log(f"brokers {sorted(failed)} failed")
         led = ctx.partitions_led_by(failed)
@@ -541,7 +546,7 @@ class ControllerCore:
             ],
             {broker},
         )
-        # Count only what could have moved: a partition with no other live in-sync replica stays put.
+        # Count only what could have moved: with no other live in-sync replica a partition stays.
         remaining = [
             tp
             for tp in ctx.partitions_led_by({broker})
@@ -661,12 +666,14 @@ class ControllerCore:
     # ------------------------------------------------------------------ broker answers
 
     def _response_error(self, event: ControlResponseError) -> None:
-        """A broker failed to apply a control request, wholly or for some partitions: log and count it."""
+        """A broker failed to apply a control request, wholly or for some partitions: log and
+        count it."""
         lines = []
         if event.error is not Errors.NONE:
             lines.append(f"broker {event.broker_id} answered {event.api} with {event.error.name}")
         lines += [
-            f"broker {event.broker_id} failed {event.api} for {e.topic}-{e.partition}: {e.error.name}"
+            f"broker {event.broker_id} failed {event.api} for {e.topic}-{e.partition}: "
+            f"{e.error.name}"
             for e in event.partition_errors
             if e.error is not Errors.NONE
         ]

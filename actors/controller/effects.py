@@ -99,9 +99,10 @@ Reply = CreateTopicsReply | ControlledShutdownReply
 
 @dataclass(frozen=True)
 class Effects:
-    """What one event made the core decide, in the order the shell carries it out: forget the channels
-    of removed brokers, log, send the requests, answer the replies, then perform the writes and feed
-    each outcome back. ``release_controller`` asks to delete ``/controller`` (a moved controller)."""
+    """What one event made the core decide, in the order the shell carries it out: forget the
+    channels of removed brokers, log, send the requests, answer the replies, then perform the writes
+    and feed each outcome back. ``release_controller`` asks to delete ``/controller`` (a controller
+    that moved)."""
 
     writes: tuple[ZkWrite, ...] = ()
     requests: tuple[BrokerRequest, ...] = ()

@@ -1,10 +1,10 @@
 """The controller's events: plain data, one class per kind, as Kafka's ControllerEvent ADT.
 
-Two families share the mailbox. *Triggers* (``Startup``, ``Reelect``, ``BrokerChange``, ...) say that
-something in ZooKeeper may have changed; the shell answers them by reading ZooKeeper. *Core events*
-carry what the shell read, an admin request, a ZooKeeper write's outcome or a broker's answer, and
-are handed to ``ControllerCore.handle``. None of them holds a future or a handle: a request that needs
-a reply carries an id the shell maps back to its caller.
+Two families share the mailbox. *Triggers* (``Startup``, ``Reelect``, ``BrokerChange``, ...) say
+that something in ZooKeeper may have changed; the shell answers them by reading ZooKeeper. *Core
+events* carry what the shell read, an admin request, a ZooKeeper write's outcome or a broker's
+answer, and are handed to ``ControllerCore.handle``. None of them holds a future or a handle: a
+request that needs a reply carries an id the shell maps back to its caller.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ class Startup:
 
 @dataclass(frozen=True)
 class Reelect:
-    """``/controller`` changed or vanished: resign if another broker holds it, run for it if free."""
+    """``/controller`` changed or vanished: resign if another broker holds it, run if it is
+    free."""
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,8 @@ Trigger = (
 
 @dataclass(frozen=True)
 class TopicSnapshot:
-    """One topic as read from ZooKeeper: assignment, config overrides and existing partition states."""
+    """One topic as read from ZooKeeper: assignment, config overrides and existing partition
+    states."""
 
     name: str
     assignment: Mapping[int, tuple[int, ...]]
@@ -85,7 +87,8 @@ class ControllerElected:
 
 @dataclass(frozen=True)
 class Resigned:
-    """Another broker holds ``/controller``, the session expired or the broker stops: go inactive."""
+    """Another broker holds ``/controller``, the session expired or the broker stops: go
+    inactive."""
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,8 @@ class BrokersChanged:
 
 @dataclass(frozen=True)
 class BrokerDied:
-    """Ray reported the process of this broker incarnation gone: fail it over before its session ends."""
+    """Ray reported the process of this broker incarnation gone: fail it over before its session
+    ends."""
 
     broker_id: int
     registered_at: int
@@ -105,7 +109,8 @@ class BrokerDied:
 
 @dataclass(frozen=True)
 class TopicsChanged:
-    """The topic names under ``/brokers/topics``, with a snapshot of each topic the core did not know."""
+    """The topic names under ``/brokers/topics``, with a snapshot of each topic the core did not
+    know."""
 
     names: frozenset[str]
     new_topics: tuple[TopicSnapshot, ...]
@@ -113,7 +118,8 @@ class TopicsChanged:
 
 @dataclass(frozen=True)
 class IsrChanged:
-    """Partitions named by ISR change notifications, with their state znodes as read (None: gone)."""
+    """Partitions named by ISR change notifications, with their state znodes as read (None:
+    gone)."""
 
     states: Mapping[TopicPartition, LeaderIsrAndEpoch | None]
 

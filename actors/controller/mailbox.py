@@ -1,8 +1,9 @@
-"""The controller's mailbox: one queue of typed events handled one at a time (ControllerEventThread).
+"""The controller's mailbox: one queue of typed events handled one at a time (Kafka's
+ControllerEventThread).
 
 Remote calls and ZooKeeper watch callbacks only ``put`` events; a single task takes them in arrival
-order and runs the processor's synchronous ``process``, so controller state is touched by one flow of
-control and needs no locks. Kazoo calls watches on its own thread, hence ``put_threadsafe``.
+order and runs the processor's synchronous ``process``, so controller state is touched by one flow
+of control and needs no locks. Kazoo calls watches on its own thread, hence ``put_threadsafe``.
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ class Mailbox(Generic[E]):
             try:
                 self._process(event)
             except Exception:
-                # One bad event must not stop the controller: log it and keep draining, as Kafka does.
+                # One bad event must not stop the controller: log it and keep draining, as Kafka
+                # does.
                 self.stats.failed += 1
                 logger.exception("%s: processing %s failed", self._name, kind)
             self.stats.processed += 1

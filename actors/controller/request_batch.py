@@ -33,7 +33,8 @@ class RequestBatch:
     def add_leader_and_isr(
         self, ctx: ControllerContext, brokers: list[int], tp: TopicPartition, is_new: bool = False
     ) -> None:
-        """Send ``tp``'s current leadership to ``brokers`` (live ones only) and to everyone's metadata."""
+        """Send ``tp``'s current leadership to ``brokers`` (live ones only) and to everyone's
+        metadata."""
         state = ctx.leadership[tp]
         request_state = LeaderAndIsrPartitionState(
             tp[0],
@@ -56,7 +57,8 @@ class RequestBatch:
         self.metadata_partitions.update(partitions)
 
     def add_broker_change(self) -> None:
-        """The set of live brokers changed: every live broker must learn it, even with no partition moved."""
+        """The set of live brokers changed: every live broker must learn it, even with no
+        partition moved."""
         self.brokers_changed = True
 
     def add_full_metadata(self, brokers: list[int]) -> None:

@@ -36,7 +36,8 @@ class ControllerMovedError(Exception):
 
 
 def split_connect(connect: str, cluster_name: str) -> tuple[str, str]:
-    """Split ``host:port[,host:port][/chroot]`` into hosts and chroot (default ``/rafka/<cluster>``)."""
+    """Split ``host:port[,host:port][/chroot]`` into hosts and chroot (default
+    ``/rafka/<cluster>``)."""
     hosts, slash, chroot = connect.partition("/")
     return hosts, ("/" + chroot.rstrip("/")) if slash and chroot.strip(
         "/"
@@ -97,7 +98,8 @@ class ZkClient:
         return zd.decode_cluster_id(self.zk.get(zd.CLUSTER_ID)[0])
 
     def register_broker(self, registration: zd.BrokerRegistration, timeout_s: float) -> None:
-        """Create the broker's ephemeral znode, waiting out one left by its previous (dead) session."""
+        """Create the broker's ephemeral znode, waiting out one left by its previous (dead)
+        session."""
         path = zd.broker_path(registration.broker_id)
         deadline = time.monotonic() + timeout_s
         while True:
@@ -110,7 +112,8 @@ class ZkClient:
                     return
                 if time.monotonic() > deadline:
                     raise KafkaTimeoutError(
-                        f"broker id {registration.broker_id} is still registered by another live session at {path}"
+                        f"broker id {registration.broker_id} is still registered by another "
+                        f"live session at {path}"
                     ) from None
                 time.sleep(0.1)
 
@@ -135,8 +138,8 @@ class ZkClient:
         config: dict[str, str],
         epoch_version: int,
     ) -> None:
-        """Write a topic's config and assignment, fenced by the controller epoch (the controller picks
-        the topic up from its watch). Raises TopicAlreadyExistsError if either znode exists."""
+        """Write a topic's config and assignment, fenced by the controller epoch (the controller
+        picks the topic up from its watch). Raises TopicAlreadyExistsError if either exists."""
         transaction = self.zk.transaction()
         transaction.check(zd.CONTROLLER_EPOCH, epoch_version)
         transaction.create(zd.topic_config_path(topic), zd.encode_topic_config(config))
@@ -192,7 +195,8 @@ class ZkClient:
     # ------------------------------------------------------------------ partition state
 
     def partition_state(self, topic: str, partition: int) -> zd.LeaderIsrAndEpoch | None:
-        """The partition's leader, epoch and ISR with the znode version, or None if not created yet."""
+        """The partition's leader, epoch and ISR with the znode version, or None if not created
+        yet."""
         try:
             data, stat = self.zk.get(zd.partition_state_path(topic, partition))
         except NoNodeError:
@@ -218,8 +222,8 @@ class ZkClient:
         """Compare-and-set the state znode at ``state.zk_version``; return it with the new version.
 
         Raises BadVersionError if the znode changed since it was read (re-read and retry), and
-        ControllerMovedError if ``epoch_version`` (the controller's fence) is stale. Leaders updating
-        their ISR pass ``epoch_version=None``: they are fenced by the state version alone.
+        ControllerMovedError if ``epoch_version`` (the controller's fence) is stale. Leaders
+        updating their ISR pass ``epoch_version=None``: they are fenced by the state version alone.
         """
         path = zd.partition_state_path(topic, partition)
         transaction = self.zk.transaction()
@@ -243,8 +247,9 @@ class ZkClient:
             return stat is not None and stat.ephemeralOwner == self.session_id
 
     def release_controller(self) -> None:
-        """Delete ``/controller`` if this session holds it, so a fresh election runs (a controller whose
-        epoch was overtaken must not keep the znode that stops everyone else from taking over)."""
+        """Delete ``/controller`` if this session holds it, so a fresh election runs (a controller
+        whose epoch was overtaken must not keep the znode that stops everyone else from taking
+        over)."""
         stat = self.zk.exists(zd.CONTROLLER)
         if stat is not None and stat.ephemeralOwner == self.session_id:
             try:
@@ -262,7 +267,8 @@ class ZkClient:
             return -1
 
     def increment_controller_epoch(self) -> tuple[int, int]:
-        """Bump ``/controller_epoch`` with compare-and-set; return (new epoch, its znode version)."""
+        """Bump ``/controller_epoch`` with compare-and-set; return (new epoch, its znode
+        version)."""
         while True:
             try:
                 data, stat = self.zk.get(zd.CONTROLLER_EPOCH)
@@ -289,7 +295,8 @@ class ZkClient:
     # ------------------------------------------------------------------ ISR change notifications
 
     def notify_isr_change(self, partitions: list[tuple[str, int]]) -> None:
-        """Tell the controller that these partitions' ISRs changed (it re-reads and propagates them)."""
+        """Tell the controller that these partitions' ISRs changed (it re-reads and propagates
+        them)."""
         self.zk.create(
             f"{zd.ISR_CHANGE_NOTIFICATION}/{zd.ISR_CHANGE_PREFIX}",
             zd.encode_isr_change(partitions),
@@ -313,8 +320,8 @@ class ZkClient:
     def _commit(self, transaction: TransactionRequest, path: str, fenced: bool = True) -> list:
         """Commit; map a failed epoch check to ControllerMovedError and re-raise any other failure.
 
-        ZooKeeper answers a failed multi-op with an error per op: the one that failed carries its own
-        error, the others RolledBackError or RuntimeInconsistency.
+        ZooKeeper answers a failed multi-op with an error per op: the one that failed carries its
+        own error, the others RolledBackError or RuntimeInconsistency.
         """
         results = transaction.commit()
         if not any(isinstance(r, Exception) for r in results):

@@ -387,6 +387,18 @@ def test_a_new_event_while_writes_are_outstanding_is_refused(core: ControllerCor
         core.handle(IsrChanged({}))
 
 
+def test_resigning_while_writes_are_outstanding_abandons_the_operation(
+    core: ControllerCore,
+) -> None:
+    assert core.handle(CreateTopics(4, (NewTopic("audit", 1, 1),))).writes
+    effects = core.handle(Resigned())
+    moved = "broker 0 stopped being the controller"
+    assert effects.replies == (
+        CreateTopicsReply(4, (TopicResult("audit", Errors.NOT_CONTROLLER, moved),)),
+    )
+    assert not core.awaiting_writes and not core.active
+
+
 def test_events_about_the_cluster_are_ignored_while_inactive(zk: FakeZk) -> None:
     core = ControllerCore(0, LogConfig())
     run = drive(core, zk, BrokersChanged({0: registration(0)}))
@@ -472,7 +484,8 @@ def test_an_error_in_a_leader_and_isr_answer_is_logged_and_counted(core: Control
         "broker 2 failed leader_and_isr for events-1: KAFKA_STORAGE_ERROR"
     ]
     assert effects.state_changes == (
-        "[Controller id=0 epoch=3] broker 2 failed leader_and_isr for events-1: KAFKA_STORAGE_ERROR",
+        "[Controller id=0 epoch=3] "
+        "broker 2 failed leader_and_isr for events-1: KAFKA_STORAGE_ERROR",
     )
     core.handle(ControlResponseError(1, "update_metadata", Errors.STALE_CONTROLLER_EPOCH))
     assert core.response_errors == 2

@@ -139,7 +139,7 @@ def test_seed003_scenario3_either_returning_replica_leads_cleanly(returning: int
 def test_offline_leader_is_live_and_clean_leaders_come_from_isr(
     assignment: list[int], isr_mask: list[bool], live: set[int], unclean_allowed: bool
 ) -> None:
-    isr = tuple(replica for replica, keep in zip(assignment, isr_mask) if keep)
+    isr = tuple(replica for replica, keep in zip(assignment, isr_mask, strict=False) if keep)
     decision, unclean = offline_leader(assignment, isr, live, unclean_allowed)
     if decision.leader == NO_LEADER:
         assert decision.isr == isr

@@ -1,4 +1,5 @@
-"""Tests for rafka.actors.controller.replica_assignment: the seeds' placement rule and topic names."""
+"""Tests for rafka.actors.controller.replica_assignment: the seeds' placement rule and topic
+names."""
 
 from __future__ import annotations
 
@@ -90,7 +91,7 @@ def test_replicas_of_a_partition_never_share_a_broker(
 
 
 def test_replication_factor_above_broker_count_names_both_numbers() -> None:
-    with pytest.raises(InvalidReplicationFactorError, match="replication factor 3 .* 2 available"):
+    with pytest.raises(InvalidReplicationFactorError, match=r"replication factor 3 .* 2 available"):
         assign_replicas([0, 1], partitions=1, replication_factor=3)
 
 

@@ -1,4 +1,5 @@
-"""Tests for rafka.actors.controller.request_batch and controller_context: one LeaderAndIsr and UpdateMetadata per broker."""
+"""Tests for rafka.actors.controller.request_batch and controller_context: one LeaderAndIsr and
+UpdateMetadata per broker."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ E0, E1, A0 = ("events", 0), ("events", 1), ("audit", 0)
 
 @pytest.fixture
 def ctx() -> ControllerContext:
-    """Brokers 0-2 registered, 3 dead; events has 2 partitions (one with a replica on 3), audit has 1."""
+    """Brokers 0-2 registered, 3 dead; events has 2 partitions (one with a replica on 3), audit
+    has 1."""
     return ControllerContext(
         epoch=4,
         live_brokers={

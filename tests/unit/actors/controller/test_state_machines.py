@@ -1,4 +1,5 @@
-"""Tests for rafka.actors.controller.state_machines: Kafka 2.8's partition and replica transition tables."""
+"""Tests for rafka.actors.controller.state_machines: Kafka 2.8's partition and replica transition
+tables."""
 
 from __future__ import annotations
 
