@@ -3,32 +3,26 @@ KafkaController logic over its ControllerContext).
 
 ``ControllerCore.handle`` takes one event and returns ``Effects``: conditional ZooKeeper writes,
 control requests per broker, state-change log lines and replies. Writes are decided from the
-partition states (with their znode versions) in the context, as Kafka's zkVersion compare-and-set.
-An operation that writes is suspended until the shell has fed back every write's outcome
-(``ZkWriteSucceeded`` or ``ZkWriteConflict`` carrying the fresh znode); it then goes on with the
-context updated: a conflict is decided again, up to ``ELECTION_ATTEMPTS`` times, and the requests
-of the whole operation are built once it is finished, so the brokers never hear of a write that
-failed. The shell must feed every outcome of a step before any other event; only ``Resigned`` and
-``ControllerMoved`` may interrupt an operation, which is then abandoned (its caller is told
-NOT_CONTROLLER).
+partition states (with their znode versions) in the context, as Kafka's zkVersion compare-and-set,
+and run as ``operation.py`` describes: a conflict is decided again from the fresh znode, and the
+requests are built once the whole operation has finished. The shell must feed every outcome of a
+step before any other event; only ``Resigned`` and ``ControllerMoved`` may interrupt an operation,
+which is then abandoned (its caller is told NOT_CONTROLLER).
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Generator, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
 from typing import assert_never
 
 from rafka.actors.controller.context import ControllerContext
 from rafka.actors.controller.effects import (
-    BrokerRequest,
     ControlledShutdownReply,
     CreatePartitionState,
     CreateTopic,
     CreateTopicsReply,
     Effects,
-    Reply,
     TopicResult,
     UpdatePartitionState,
     ZkWrite,
@@ -54,6 +48,11 @@ from rafka.actors.controller.events import (
     ZkWriteConflict,
     ZkWriteSucceeded,
 )
+from rafka.actors.controller.operation import (
+    OperationRunner,
+    PartitionWrite,
+    Step,
+)
 from rafka.actors.controller.replica_assignment import (
     assign_replicas,
     topic_names_collide,
@@ -71,63 +70,23 @@ from rafka.log.config import LogConfig
 from rafka.protocol.errors import Errors, RafkaError, TopicAlreadyExistsError
 from rafka.protocol.types import NewTopic, TopicPartition
 
-ELECTION_ATTEMPTS = 5
-"""Decisions per partition and event before giving up on compare-and-set conflicts."""
 RECENT_RESPONSE_ERRORS = 20
 
-Outcome = ZkWriteSucceeded | ZkWriteConflict
-Outcomes = Mapping[ZkWrite, Outcome]
-Step = Generator[tuple[ZkWrite, ...], Outcomes, None]
-PartitionWrite = CreatePartitionState | UpdatePartitionState
 
-
-@dataclass
-class _Collector:
-    """The effects gathered while one event is handled."""
-
-    writes: list[ZkWrite] = field(default_factory=list)
-    requests: list[BrokerRequest] = field(default_factory=list)
-    state_changes: list[str] = field(default_factory=list)
-    replies: list[Reply] = field(default_factory=list)
-    brokers_removed: list[int] = field(default_factory=list)
-    release_controller: bool = False
-
-    def build(self) -> Effects:
-        return Effects(
-            tuple(self.writes),
-            tuple(self.requests),
-            tuple(self.state_changes),
-            tuple(self.replies),
-            tuple(self.brokers_removed),
-            self.release_controller,
-        )
-
-
-class ControllerCore:
+class ControllerCore(OperationRunner):
     """The controller's state machine: the context, and what each event makes it do."""
 
     def __init__(self, broker_id: int, log_config: LogConfig) -> None:
-        self.broker_id = broker_id
+        super().__init__(broker_id)
         self.log_config = log_config
-        self.ctx = ControllerContext()
         self.active = False
         self.unclean_elections = 0
         self.response_errors = 0
         self.recent_response_errors: deque[str] = deque(maxlen=RECENT_RESPONSE_ERRORS)
-        self._operation: Step | None = None
-        self._outstanding: dict[ZkWrite, Outcome | None] = {}
-        self._abort_reply: Callable[[], Reply] | None = None
-        self._batch = RequestBatch()
-        self._out = _Collector()
-
-    @property
-    def awaiting_writes(self) -> bool:
-        """Whether an operation waits for the outcomes of writes it asked for."""
-        return self._operation is not None
 
     def handle(self, event: CoreEvent) -> Effects:
         """Process one event; return what the shell must do."""
-        self._out = _Collector()
+        self._begin()
         interrupting = (ZkWriteSucceeded, ZkWriteConflict, ControllerMoved, Resigned)
         if self._operation is not None and not isinstance(event, interrupting):
             raise RuntimeError(f"{type(event).__name__} arrived while writes are outstanding")
@@ -160,109 +119,18 @@ class ControllerCore:
                 self._response_error(event)
             case _:
                 assert_never(event)
-        return self._out.build()
-
-    # ------------------------------------------------------------------ running operations
-
-    def _run(self, operation: Step) -> None:
-        self._operation = operation
-        self._batch = RequestBatch()
-        self._advance(None)
-
-    def _advance(self, outcomes: Outcomes | None) -> None:
-        operation = self._operation
-        assert operation is not None
-        try:
-            writes = next(operation) if outcomes is None else operation.send(outcomes)
-        except StopIteration:
-            self._operation = None
-            self._abort_reply = None
-            self._flush()
-            return
-        self._outstanding = dict.fromkeys(writes)
-        self._out.writes.extend(writes)
-
-    def _record(self, event: Outcome) -> None:
-        """Apply one write's outcome to the context; resume the operation once all are in."""
-        write = event.write
-        if write not in self._outstanding or self._outstanding[write] is not None:
-            return
-        self._outstanding[write] = event
-        if isinstance(write, CreatePartitionState | UpdatePartitionState):
-            if isinstance(event, ZkWriteSucceeded):
-                self.ctx.leadership[write.tp] = replace(write.state, zk_version=event.zk_version)
-            elif event.current is not None:
-                self.ctx.leadership[write.tp] = event.current
-            else:
-                self.ctx.leadership.pop(write.tp, None)
-        if all(outcome is not None for outcome in self._outstanding.values()):
-            outcomes = {w: o for w, o in self._outstanding.items() if o is not None}
-            self._outstanding = {}
-            self._advance(outcomes)
-
-    @staticmethod
-    def _perform(writes: tuple[ZkWrite, ...]) -> Generator[tuple[ZkWrite, ...], Outcomes, Outcomes]:
-        """Suspend until the shell reports the outcome of every write."""
-        if not writes:
-            return {}
-        return (yield writes)
-
-    def _retrying(
-        self,
-        partitions: Iterable[TopicPartition],
-        decide: Callable[[TopicPartition], PartitionWrite | None],
-        written: Callable[[TopicPartition, PartitionWrite], None],
-    ) -> Step:
-        """Write each partition's decision; decide again for those whose znode had changed."""
-        pending = list(partitions)
-        for _ in range(ELECTION_ATTEMPTS):
-            writes: dict[PartitionWrite, TopicPartition] = {}
-            for tp in pending:
-                decided = decide(tp)
-                if decided is not None:
-                    writes[decided] = tp
-            outcomes = yield from self._perform(tuple(writes))
-            pending = []
-            for write, tp in writes.items():
-                if isinstance(outcomes[write], ZkWriteSucceeded):
-                    written(tp, write)
-                else:
-                    pending.append(tp)
-            if not pending:
-                return
-
-    def _flush(self) -> None:
-        """Build the operation's requests: LeaderAndIsr, then UpdateMetadata, per broker."""
-        leader_and_isr, update_metadata = self._batch.build(self.ctx, self.broker_id)
-        self._batch = RequestBatch()
-        self._out.requests.extend(BrokerRequest(b, r) for b, r in leader_and_isr.items())
-        self._out.requests.extend(BrokerRequest(b, r) for b, r in update_metadata.items())
-
-    def _reply(self, reply: Reply) -> None:
-        self._abort_reply = None
-        self._out.replies.append(reply)
-
-    def _log(self, message: str) -> None:
-        self._out.state_changes.append(
-            f"[Controller id={self.broker_id} epoch={self.ctx.epoch}] {message}"
-        )
+        return self._effects()
 
     # ------------------------------------------------------------------ election and failover
 
     def _resign(self, release: bool) -> None:
-        if self._operation is not None:
-            self._operation.close()
-            self._operation = None
-            self._outstanding = {}
-        if self._abort_reply is not None:
-            self._reply(self._abort_reply())
+        self._abandon()
         if self.active:
             self._log("resigning")
         self._out.brokers_removed.extend(sorted(self.ctx.live_brokers))
         self._out.release_controller = release
         self.active = False
         self.ctx = ControllerContext()
-        self._batch = RequestBatch()
 
     def _failover(self, event: ControllerElected) -> Step:
         """Kafka's onControllerFailover: rebuild the context, resend leadership, elect offline
