@@ -70,7 +70,7 @@ APPEND_ERRORS = {
     Errors.INVALID_FETCH_SIZE: Errors.INVALID_COMMIT_OFFSET_SIZE,
 }
 
-Record = tuple[bytes, bytes | None]
+OffsetsRecord = tuple[bytes, bytes | None]
 """A ``__consumer_offsets`` record as appended: encoded key and value (None for a tombstone)."""
 
 GroupOffsets = dict[TopicPartition, OffsetValue]
@@ -295,7 +295,7 @@ class GroupMetadataManager:
 
     async def delete_group(self, group_id: str) -> Errors:
         """Tombstone the group's metadata and offsets; on success its cached offsets go too."""
-        tombstones: list[Record] = [(encode_key(GroupKey(group_id)), None)]
+        tombstones: list[OffsetsRecord] = [(encode_key(GroupKey(group_id)), None)]
         tombstones += [
             (encode_key(OffsetKey(group_id, t, p)), None) for t, p in self.offsets.get(group_id, {})
         ]
@@ -340,7 +340,7 @@ class GroupMetadataManager:
                 TopicPartition(e.topic, e.partition): OffsetValue(e.offset, e.metadata, timestamp)
                 for e in valid
             }
-            records: list[Record] = [
+            records: list[OffsetsRecord] = [
                 (encode_key(OffsetKey(group_id, t, p)), encode_offset(v))
                 for (t, p), v in values.items()
             ]
@@ -395,7 +395,7 @@ class GroupMetadataManager:
 
     # ------------------------------------------------------------------ the log
 
-    async def _append(self, partition: int, records: Sequence[Record]) -> Errors:
+    async def _append(self, partition: int, records: Sequence[OffsetsRecord]) -> Errors:
         """Append ``records`` as one batch to the partition's log; the error a client should see."""
         timestamp = self.clock()
         batch = build_batch([(key, value, timestamp) for key, value in records])

@@ -16,12 +16,12 @@ from rafka.groups.assignors import (
     RoundRobinAssignor,
     StickyAssignor,
     Subscription,
-    TopicPartition,
     choose_protocol,
     get_assignor,
     revoked_partitions,
 )
 from rafka.protocol.errors import Errors
+from rafka.protocol.types import TopicPartition
 
 # Built from the Errors table at import time, so named here rather than imported.
 InconsistentGroupProtocolError = Errors.INCONSISTENT_GROUP_PROTOCOL.exception_class

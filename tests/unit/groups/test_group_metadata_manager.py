@@ -81,6 +81,20 @@ def offset_batch(group_id: str, partition: int, offset: int) -> bytes:
     return build_batch([(key, encode_offset(OffsetValue(offset, "", NOW_MS)), NOW_MS)])
 
 
+async def held_load(
+    m: GroupMetadataManager, log: Any, epoch: int, loaded: Loaded | None = None
+) -> asyncio.Task[bool]:
+    """Start loading GROUP's partition in ``epoch``; the load runs until its read, held."""
+    if log.read_gate is None:
+        log.read_gate = asyncio.Event()
+    if not log.data:
+        log.append_batch(PARTITION, offset_batch(GROUP, 0, 1))
+    m.start_loading(PARTITION, epoch)
+    load = asyncio.create_task(m.load(PARTITION, epoch, loaded or Loaded()))
+    await settle()
+    return load
+
+
 def entry(partition: int, offset: int, topic: str = "orders", metadata: str = "") -> Any:
     return OffsetCommitEntry(topic, partition, offset, metadata)
 
@@ -115,11 +129,7 @@ def test_a_group_is_load_in_progress_while_its_partition_loads_and_coordinated_a
 ) -> None:
     async def scenario() -> None:
         m = manager(offsets_log, topic_metadata)
-        offsets_log.read_gate = asyncio.Event()
-        offsets_log.append_batch(PARTITION, offset_batch(GROUP, 0, 1))
-        m.start_loading(PARTITION, 3)
-        load = asyncio.create_task(m.load(PARTITION, 3, Loaded()))
-        await settle()
+        load = await held_load(m, offsets_log, 3)
         error = m.ownership_error(GROUP)
         assert error is not None and error[0] is Errors.COORDINATOR_LOAD_IN_PROGRESS
         offsets_log.read_gate.set()
@@ -291,11 +301,8 @@ def test_a_load_overtaken_by_an_unload_installs_nothing(
         await first.commit_offsets(GROUP, [entry(0, 1)])
 
         second = manager(offsets_log, topic_metadata)
-        offsets_log.read_gate = asyncio.Event()
         loaded = Loaded()
-        second.start_loading(PARTITION, 2)
-        load = asyncio.create_task(second.load(PARTITION, 2, loaded))
-        await settle()
+        load = await held_load(second, offsets_log, 2, loaded)
         assert second.unload(PARTITION, []) == set()
         offsets_log.read_gate.set()
         assert not await load
@@ -310,13 +317,8 @@ def test_a_load_overtaken_by_a_newer_epoch_leaves_the_newer_load_in_charge(
 ) -> None:
     async def scenario() -> None:
         m = manager(offsets_log, topic_metadata)
-        offsets_log.read_gate = asyncio.Event()
-        offsets_log.append_batch(PARTITION, offset_batch(GROUP, 0, 1))
-        m.start_loading(PARTITION, 1)
-        old = asyncio.create_task(m.load(PARTITION, 1, Loaded()))
-        await settle()
-        m.start_loading(PARTITION, 2)
-        new = asyncio.create_task(m.load(PARTITION, 2, Loaded()))
+        old = await held_load(m, offsets_log, 1)
+        new = await held_load(m, offsets_log, 2)
         offsets_log.read_gate.set()
         assert await asyncio.gather(old, new) == [False, True]
         assert m.owned == {PARTITION: 2}
