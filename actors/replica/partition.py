@@ -288,8 +288,11 @@ class Partition:
         )
 
     def fetch_ready(self, request: FetchRequest) -> bool | None:
-        """DelayedFetch's test: True once there is new data below the fetcher's bound (the LEO for a
-        follower, the HW for a consumer), ``min_bytes`` of it, or a role change; None to wait."""
+        """DelayedFetch's test: True to answer a parked fetch now, None to keep it waiting.
+
+        It is answered once ``min_bytes`` of new data lie below the fetcher's bound (the LEO for a
+        follower, the HW for a consumer), or when this replica stops leading.
+        """
         if self.role is not Role.LEADER:
             return True
         bound = (
@@ -365,8 +368,10 @@ class Partition:
     def finish_isr_change(
         self, proposal: LeaderIsrAndEpoch, error: Errors, zk_version: int
     ) -> bool:
-        """Take the answer to ``proposal``; apply its ISR if written while this replica still leads
-        at its epoch. Returns whether the ISR was applied."""
+        """Take ZooKeeper's answer to ``proposal``; return whether its ISR was applied.
+
+        It is applied only if written while this replica still leads at the proposal's epoch.
+        """
         self.pending_isr = None
         if (
             error is Errors.NONE
@@ -420,8 +425,11 @@ class Partition:
         return len(response.records)
 
     def reset_out_of_range(self, response: FetchResponse) -> None:
-        """The fetch offset is outside the leader's log: ahead of its end (an unclean election left
-        this log longer), so truncate to it; or behind its start, so start again empty there."""
+        """Recover from a fetch offset outside the leader's log.
+
+        Ahead of its end (an unclean election left this log longer): truncate to it. Behind its
+        start: start again, empty, at the leader's log start.
+        """
         if self.log.log_end_offset > response.log_end_offset:
             self.log.truncate_to(response.log_end_offset)
         else:
@@ -441,8 +449,10 @@ class Partition:
         return OffsetsForLeaderEpochRequest(latest, self.broker_id, self.leader_epoch)
 
     def truncate_on_epoch_answer(self, response: OffsetsForLeaderEpochResponse) -> int | None:
-        """Truncate as the leader's OffsetsForLeaderEpoch answer says: bytes removed, or None if it
-        is an error (ask again later)."""
+        """Truncate as the leader's OffsetsForLeaderEpoch answer says; return the bytes removed.
+
+        None means the leader refused (an error): nothing changed, ask again later.
+        """
         if response.error is not Errors.NONE:
             return None
         return self.truncate_to_leader(response.leader_epoch, response.end_offset)
