@@ -3,7 +3,7 @@
 In Kafka's group protocol the coordinator never assigns partitions itself. It
 agrees on one assignor with every member (``choose_protocol``), picks a leader
 member and hands it all members' subscriptions in the JoinGroup response; the
-leader runs the assignor and returns the result in SyncGroup (seeds 003, 004).
+leader runs the assignor and returns the result in SyncGroup (Kafka's consumer group protocol).
 So an assignor is a pure function of (partition count per topic, subscription
 per member), kept here with no Ray or I/O and looked up by name
 (``get_assignor``), as ``partition.assignment.strategy`` names it in Kafka.
@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from rafka.protocol.errors import InconsistentGroupProtocolError
+from rafka.protocol.errors import Errors
 from rafka.protocol.types import TopicPartition
 
 Assignment = dict[str, list[TopicPartition]]
@@ -66,7 +66,7 @@ def _partitions_of(
 ) -> list[TopicPartition]:
     """Every existing partition of ``topics``, sorted by (topic, partition)."""
     return [
-        (topic, partition)
+        TopicPartition(topic, partition)
         for topic in sorted(set(topics))
         for partition in range(partitions_per_topic.get(topic, 0))
     ]
@@ -86,9 +86,9 @@ class RangeAssignor:
 
     For each topic, its subscribers are sorted by member id and its P
     partitions split into C ranges; the first ``P mod C`` members get one
-    extra (seed 004: 10 partitions, 3 members -> 4, 3, 3). Each topic is split
+    extra (Kafka's RangeAssignor docs: 10 partitions, 3 members -> 4, 3, 3). Each topic is split
     on its own, so with many topics the first members are favoured every time
-    (seed 004's two topics of 10 give C1 8 partitions, the others 6); the
+    (two topics of 10 give the first member 8 partitions, the others 6); the
     upside is that partition i of co-partitioned topics lands on one member.
     """
 
@@ -106,7 +106,9 @@ class RangeAssignor:
             start = 0
             for index, member in enumerate(members):
                 length = quota + (1 if index < extra else 0)
-                assignment[member].extend((topic, p) for p in range(start, start + length))
+                assignment[member].extend(
+                    TopicPartition(topic, p) for p in range(start, start + length)
+                )
                 start += length
         return {member: sorted(tps) for member, tps in assignment.items()}
 
@@ -117,8 +119,8 @@ class RoundRobinAssignor:
     A member not subscribed to a partition's topic is skipped for it (Kafka's
     ``CircularIterator``). With identical subscriptions the counts differ by at
     most one across all topics, fixing range's bias; with different
-    subscriptions no balance is promised (seed 004 lists identical
-    subscriptions as a precondition). Seed 004 sorts by hash code; sorting by
+    subscriptions no balance is promised (Kafka's RoundRobinAssignor docs
+    make identical subscriptions a precondition). Kafka sorts by hash code; sorting by
     name gives the same evenness and a reproducible result.
     """
 
@@ -139,7 +141,7 @@ class RoundRobinAssignor:
             # Terminates: the topic came from some member's subscription.
             while topic not in topics_of[members[position % len(members)]]:
                 position += 1
-            assignment[members[position % len(members)]].append((topic, partition))
+            assignment[members[position % len(members)]].append(TopicPartition(topic, partition))
             position += 1
         return assignment
 
@@ -188,7 +190,7 @@ def _sticky_target(
             continue  # two members think they own it; neither claim can be trusted
         (member,) = members
         if 0 <= partition < partitions_per_topic.get(topic, 0) and topic in topics_of[member]:
-            current[member].add((topic, partition))
+            current[member].add(TopicPartition(topic, partition))
 
     kept: set[TopicPartition] = set().union(*current.values())
     unassigned = [tp for tp in _partitions_of(partitions_per_topic, takers) if tp not in kept]
@@ -316,7 +318,7 @@ def choose_protocol(member_protocols: Sequence[Sequence[str]]) -> str:
     for name in member_protocols[0]:
         if name in common:
             return name
-    raise InconsistentGroupProtocolError(
+    raise Errors.INCONSISTENT_GROUP_PROTOCOL.exception(
         "no assignor is supported by every member; members offer "
         + "; ".join(str(list(protocols)) for protocols in member_protocols)
     )

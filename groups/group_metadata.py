@@ -21,11 +21,7 @@ from enum import Enum
 from uuid import uuid4
 
 from rafka.groups.assignors import choose_protocol
-from rafka.protocol.errors import (
-    InconsistentGroupProtocolError,
-    InvalidGroupIdError,
-    UnknownMemberIdError,
-)
+from rafka.protocol.errors import Errors, UnknownMemberIdError
 
 
 class IllegalStateError(RuntimeError):
@@ -160,7 +156,7 @@ class GroupMetadata:
 
     The generation id grows by one per completed join, and every member
     request carries it, so commits and syncs from a member that missed a
-    rebalance are fenced with ILLEGAL_GENERATION (seeds 003, 004). Mutate
+    rebalance are fenced with ILLEGAL_GENERATION, as in Kafka. Mutate
     ``members`` only through ``add_member`` / ``remove_member``, which keep
     the leader valid.
     """
@@ -231,7 +227,7 @@ class GroupMetadata:
                 f"member {member.member_id} is already in group {self.group_id}"
             )
         if not self.supports_protocols(member.protocol_names):
-            raise InconsistentGroupProtocolError(
+            raise Errors.INCONSISTENT_GROUP_PROTOCOL.exception(
                 f"member {member.member_id} offers {list(member.protocol_names)}, none of which "
                 f"every member of group {self.group_id} supports "
                 f"({sorted(self.candidate_protocols())})"
@@ -330,7 +326,9 @@ def validate_group_id(group_id: str | None) -> None:
     hashing it), so a group without one cannot be placed.
     """
     if not isinstance(group_id, str) or not group_id:
-        raise InvalidGroupIdError(f"group id must be a non-empty string, got {group_id!r}")
+        raise Errors.INVALID_GROUP_ID.exception(
+            f"group id must be a non-empty string, got {group_id!r}"
+        )
 
 
 def new_member_id(client_id: str) -> str:

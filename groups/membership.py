@@ -1,21 +1,24 @@
 """The group membership protocol: JoinGroup, SyncGroup, Heartbeat, LeaveGroup and member expiry.
 
-This is the request handling of Kafka's ``GroupCoordinator`` over the ``GroupMetadata`` state machine,
-with no Ray and no log: time comes from an injected clock, persistence from an injected coroutine,
-and parked requests are asyncio futures. The coordinator actor drives it from its single event loop,
-so each handler runs to its first ``await`` without interleaving; after an ``await`` (persisting a
-group) the handler re-checks that the group is still in the generation it started with.
+This is the request handling of Kafka's ``GroupCoordinator`` over the ``GroupMetadata`` state
+machine, with no Ray and no log: time comes from an injected clock, persistence from an injected
+coroutine, and parked requests are asyncio futures. The coordinator actor drives it from its single
+event loop, so each handler runs to its first ``await`` without interleaving; after an ``await``
+(persisting a group) the handler re-checks that the group is still in the generation it started
+with.
 
 Timers are deadlines checked by ``tick``, which the coordinator calls periodically: a member whose
-last heartbeat is older than its session timeout is removed, and a rebalance whose members have not
-all rejoined completes at its deadline without them (seeds 003 and 004).
+last heartbeat is older than its session timeout is removed, and a rebalance whose members have
+not all rejoined completes at its deadline without them (Kafka's session and rebalance timeouts,
+KIP-62).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from rafka.groups.group_metadata import (
     GroupMetadata,
@@ -38,7 +41,13 @@ from rafka.protocol.messages.groups import (
     SyncGroupResponse,
 )
 
-PersistGroup = Callable[[GroupMetadata], Awaitable[Errors]]
+PersistGroup = Callable[[GroupMetadata], Coroutine[Any, Any, Errors]]
+"""Writes a group's record to the offsets log; the error its members should see."""
+
+ParkKey = tuple[str, str]
+"""(group id, member id) of a parked JoinGroup or SyncGroup."""
+
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -60,8 +69,8 @@ class GroupMembership:
         self.clock = clock
         self.persist = persist
         self.groups: dict[str, GroupMetadata] = {}
-        self._joins: dict[tuple[str, str], asyncio.Future[JoinGroupResponse]] = {}
-        self._syncs: dict[tuple[str, str], asyncio.Future[SyncGroupResponse]] = {}
+        self._joins: dict[ParkKey, asyncio.Future[JoinGroupResponse]] = {}
+        self._syncs: dict[ParkKey, asyncio.Future[SyncGroupResponse]] = {}
         # group -> (deadline ms, whether the deadline is the initial delay that new members extend)
         self._join_deadlines: dict[str, tuple[int, bool]] = {}
         self._rebalance_started: dict[str, int] = {}
@@ -83,7 +92,8 @@ class GroupMembership:
             return JoinGroupResponse(
                 Errors.INVALID_SESSION_TIMEOUT,
                 error_message=(
-                    f"session_timeout_ms {request.session_timeout_ms} is outside the broker's range [{low}, {high}] "
+                    f"session_timeout_ms {request.session_timeout_ms} is outside the broker's "
+                    f"range [{low}, {high}] "
                     "(group_min_session_timeout_ms, group_max_session_timeout_ms)"
                 ),
             )
@@ -98,7 +108,8 @@ class GroupMembership:
             return JoinGroupResponse(
                 Errors.UNKNOWN_MEMBER_ID,
                 error_message=(
-                    f"member {request.member_id} is not in group {request.group_id}; rejoin without a member id"
+                    f"member {request.member_id} is not in group {request.group_id}; "
+                    "rejoin without a member id"
                 ),
             )
         if group is None:
@@ -116,8 +127,9 @@ class GroupMembership:
             return JoinGroupResponse(
                 Errors.INCONSISTENT_GROUP_PROTOCOL,
                 error_message=(
-                    f"group {group.group_id} uses protocol type {group.protocol_type!r} with assignors "
-                    f"{sorted(group.candidate_protocols())}; the member offers {request.protocol_type!r} "
+                    f"group {group.group_id} uses protocol type {group.protocol_type!r} "
+                    f"with assignors {sorted(group.candidate_protocols())}; "
+                    f"the member offers {request.protocol_type!r} "
                     f"{[name for name, _ in request.protocols]}"
                 ),
             )
@@ -180,10 +192,10 @@ class GroupMembership:
         return future
 
     def _prepare_rebalance(self, group: GroupMetadata, new_member: bool = False) -> None:
-        """Enter PreparingRebalance (or extend the initial delay when a new member arrives during it)."""
+        """Enter PreparingRebalance, or extend the initial delay when a new member arrives in it."""
         now = self.clock()
         if group.state is GroupState.PREPARING_REBALANCE:
-            deadline, initial = self._join_deadlines[group.group_id]
+            _, initial = self._join_deadlines[group.group_id]
             if initial and new_member:
                 started = self._rebalance_started[group.group_id]
                 cap = started + max(
@@ -219,7 +231,7 @@ class GroupMembership:
         self._join_deadlines.pop(group.group_id, None)
         group.init_next_generation()
         if group.is_empty():
-            # Keep a reference: the loop holds tasks weakly, and an unreferenced one may vanish mid-write.
+            # Keep a reference: the loop holds tasks weakly; unreferenced, one may vanish mid-write.
             task = asyncio.get_running_loop().create_task(self.persist(group))
             self._background.add(task)
             task.add_done_callback(self._background.discard)
@@ -308,7 +320,7 @@ class GroupMembership:
                     )
                 )
 
-    # ------------------------------------------------------------------ Heartbeat, LeaveGroup, expiry
+    # ------------------------------------------------------------ Heartbeat, LeaveGroup, expiry
 
     def heartbeat(self, request: HeartbeatRequest) -> GroupResponse:
         """Keep a member's session alive; tell it to rejoin while the group rebalances."""
@@ -346,8 +358,9 @@ class GroupMembership:
             if group.state is GroupState.DEAD:
                 continue
             for member in list(group.members.values()):
-                # Parked members are waiting on the coordinator, not silent: the join deadline bounds them,
-                # and a parked sync ends when the leader's assignment arrives or the group rebalances.
+                # Parked members are waiting on the coordinator, not silent: the join deadline
+                # bounds them, and a parked sync ends when the leader's assignment arrives or the
+                # group rebalances.
                 parked = member.awaiting_join or member.awaiting_sync
                 if not parked and now - member.last_heartbeat_ms > member.session_timeout_ms:
                     self._remove_and_rebalance(group, member.member_id)
@@ -377,20 +390,13 @@ class GroupMembership:
     def _answer_parked(
         self, group_id: str, member_ids: set[str] | None, error: Errors, message: str
     ) -> None:
-        """Answer parked joins and syncs of ``member_ids`` (all of the group's if None) with ``error``."""
-        parked: list[tuple[dict, type]] = [
-            (self._joins, JoinGroupResponse),
-            (self._syncs, SyncGroupResponse),
-        ]
-        for waiting, response in parked:
-            for key in [
-                k
-                for k in waiting
-                if k[0] == group_id and (member_ids is None or k[1] in member_ids)
-            ]:
-                future = waiting.pop(key)
-                if not future.done():
-                    future.set_result(response(error, error_message=message))
+        """Answer the parked joins and syncs of ``member_ids`` (None: all) with ``error``."""
+
+        def chosen(key: ParkKey) -> bool:
+            return key[0] == group_id and (member_ids is None or key[1] in member_ids)
+
+        _answer(self._joins, chosen, JoinGroupResponse(error, error_message=message))
+        _answer(self._syncs, chosen, SyncGroupResponse(error, error_message=message))
 
     # ------------------------------------------------------------------ commits, loading, unloading
 
@@ -403,8 +409,8 @@ class GroupMembership:
             if group is None or group.is_empty():
                 return None
             return Errors.UNKNOWN_MEMBER_ID, (
-                f"group {group_id} has {len(group.members)} active members; offsets can only be changed from "
-                "outside the group while it is inactive"
+                f"group {group_id} has {len(group.members)} active members; offsets can only be "
+                "changed from outside the group while it is inactive"
             )
         if group is None:
             return Errors.ILLEGAL_GENERATION, f"group {group_id} has no generation {generation_id}"
@@ -453,7 +459,8 @@ class GroupMembership:
         self.groups[group_id] = group
 
     def unload(self, group_id: str) -> None:
-        """The group's offsets partition moved away: answer its parked requests NOT_COORDINATOR, forget it."""
+        """The group's offsets partition moved away: answer its parked requests NOT_COORDINATOR and
+        forget it."""
         group = self.groups.pop(group_id, None)
         if group is None:
             return
@@ -475,9 +482,20 @@ class GroupMembership:
             )
         if generation_id != group.generation_id:
             return Errors.ILLEGAL_GENERATION, (
-                f"generation {generation_id} of group {group.group_id} is stale; the current one is {group.generation_id}"
+                f"generation {generation_id} of group {group.group_id} is stale; "
+                f"the current one is {group.generation_id}"
             )
         return None
+
+
+def _answer(
+    waiting: dict[ParkKey, asyncio.Future[R]], chosen: Callable[[ParkKey], bool], response: R
+) -> None:
+    """Take the parked requests ``chosen`` picks out of ``waiting``; answer those still pending."""
+    for key in [k for k in waiting if chosen(k)]:
+        future = waiting.pop(key)
+        if not future.done():
+            future.set_result(response)
 
 
 def stored_members(group: GroupMetadata) -> tuple[StoredMember, ...]:

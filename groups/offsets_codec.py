@@ -1,9 +1,9 @@
-"""The records a group coordinator keeps in ``__consumer_offsets``, and which partition holds a group.
+"""The records a group coordinator keeps in ``__consumer_offsets``; which partition holds a group.
 
 Two kinds of record share the compacted topic, told apart by the key's version as in Kafka's
-``GroupMetadataManager``: versions 0/1 key a committed offset by (group, topic, partition); version 2
-keys a group's metadata by group id. Compaction keeps the latest value per key, and a tombstone (no
-value) deletes it, so the log alone rebuilds every coordinator's memory after a move.
+``GroupMetadataManager``: versions 0/1 key a committed offset by (group, topic, partition);
+version 2 keys a group's metadata by group id. Compaction keeps the latest value per key, and a
+tombstone (no value) deletes it, so the log alone rebuilds every coordinator's memory after a move.
 
 Layouts (msgpack arrays, version first)::
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import msgpack
+import msgpack  # type: ignore[import-untyped, unused-ignore]
 
 OFFSETS_TOPIC = "__consumer_offsets"
 OFFSET_KEY_VERSION = 1
@@ -45,8 +45,9 @@ def _utf16_units(text: str) -> list[int]:
 def partition_for(group_id: str, num_partitions: int) -> int:
     """The ``__consumer_offsets`` partition owning ``group_id``: Kafka's ``Utils.abs(hash) % n``."""
     h = java_string_hash(group_id)
-    # Utils.abs is Math.abs with Integer.MIN_VALUE mapped to 0, not the producer's ``h & 0x7fffffff``:
-    # the two disagree for every negative hash, which would place the group on another partition than Kafka.
+    # Utils.abs is Math.abs with Integer.MIN_VALUE mapped to 0, not the producer's
+    # ``h & 0x7fffffff``: the two disagree for every negative hash, which would place the group on
+    # another partition than Kafka does.
     return (0 if h == -(1 << 31) else abs(h)) % num_partitions
 
 
@@ -68,7 +69,7 @@ class GroupKey:
 
 @dataclass(frozen=True)
 class OffsetValue:
-    """A committed offset: the next offset the group consumes, its metadata string and commit time."""
+    """A committed offset: the next offset the group consumes, its metadata and commit time."""
 
     offset: int
     metadata: str
@@ -103,13 +104,13 @@ class GroupValue:
 def encode_key(key: OffsetKey | GroupKey) -> bytes:
     """The record key for ``key``."""
     if isinstance(key, OffsetKey):
-        return msgpack.packb([OFFSET_KEY_VERSION, key.group, key.topic, key.partition])
-    return msgpack.packb([GROUP_KEY_VERSION, key.group])
+        return _pack([OFFSET_KEY_VERSION, key.group, key.topic, key.partition])
+    return _pack([GROUP_KEY_VERSION, key.group])
 
 
 def encode_offset(value: OffsetValue) -> bytes:
     """The record value of a committed offset."""
-    return msgpack.packb([VALUE_VERSION, value.offset, value.metadata, value.commit_timestamp])
+    return _pack([VALUE_VERSION, value.offset, value.metadata, value.commit_timestamp])
 
 
 def encode_group(value: GroupValue) -> bytes:
@@ -126,7 +127,7 @@ def encode_group(value: GroupValue) -> bytes:
         ]
         for m in value.members
     ]
-    return msgpack.packb(
+    return _pack(
         [
             VALUE_VERSION,
             value.protocol_type,
@@ -196,6 +197,11 @@ def _member(fields: Any) -> StoredMember:
         _bytes(fields[5], "subscription"),
         _bytes(fields[6], "assignment"),
     )
+
+
+def _pack(fields: list[Any]) -> bytes:
+    packed: bytes = msgpack.packb(fields)
+    return packed
 
 
 def _unpack(data: bytes, what: str) -> list[Any]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import msgpack
+import msgpack  # type: ignore[import-untyped, unused-ignore]
 
 from rafka.groups.assignors import Subscription
 from rafka.protocol.types import TopicPartition
@@ -36,7 +36,7 @@ VERSION = 0
 
 def encode_subscription(subscription: Subscription) -> bytes:
     """Serialise ``subscription`` for JoinGroup, in field order so decoding returns it equal."""
-    return msgpack.packb(
+    packed: bytes = msgpack.packb(
         [
             VERSION,
             list(subscription.topics),
@@ -45,6 +45,7 @@ def encode_subscription(subscription: Subscription) -> bytes:
         ],
         use_bin_type=True,
     )
+    return packed
 
 
 def decode_subscription(data: bytes) -> Subscription:
@@ -66,10 +67,11 @@ def decode_subscription(data: bytes) -> Subscription:
 
 def encode_assignment(partitions: Iterable[TopicPartition]) -> bytes:
     """Serialise one member's assignment for SyncGroup, sorted so equal means equal bytes."""
-    return msgpack.packb(
+    packed: bytes = msgpack.packb(
         [VERSION, [[topic, partition] for topic, partition in sorted(partitions)]],
         use_bin_type=True,
     )
+    return packed
 
 
 def decode_assignment(data: bytes) -> list[TopicPartition]:
@@ -117,5 +119,5 @@ def _partitions(value: Any, what: str) -> list[TopicPartition]:
             or pair[1] < 0
         ):
             raise ValueError(f"malformed {what}: expected [topic, partition >= 0], got {pair!r}")
-        partitions.append((pair[0], pair[1]))
+        partitions.append(TopicPartition(pair[0], pair[1]))
     return partitions

@@ -1,1 +1,8 @@
-"""rafka."""
+"""What every layer shares: value types, Kafka's error codes, messages and the record batch.
+
+``types`` declares ``TopicPartition``, ``NewTopic``, ``OffsetAndMetadata`` and the clock helper
+once; ``errors`` holds Kafka's error codes and exceptions; ``messages`` the requests and responses
+between clients and actors; ``records`` the record batch format, its builder and compression.
+
+Imports nothing of rafka outside ``rafka.protocol``; no Ray, no kazoo.
+"""

@@ -1,10 +1,13 @@
 """rafka: Apache Kafka's design rebuilt in Python on Ray actors, ZooKeeper and local disks.
 
-The design card's folders install as sub-packages of this one namespace: ``rafka.log`` (the partition
-log), ``rafka.protocol`` (record batches, error codes, messages), ``rafka.actors`` (brokers, replicas,
-controller), ``rafka.groups`` (group coordinators) and ``rafka.spark_bridge`` (the PySpark data source).
+This is the package root and holds only it: each sub-package ``rafka.X`` lives in the top-level
+folder ``X/`` (``log``, ``protocol``, ``groups``, ``actors``, ``clients``, ``cluster``, ``cli``,
+``spark_bridge``); ARCHITECTURE.md draws the layers and what each may import. ``rafka.testing`` has
+helpers for tests that wait on a cluster.
 
-The public API is loaded on first use, so ``import rafka.log`` does not import Ray::
+The public API (the clients, with the kafka-python names ``KafkaProducer``, ``KafkaConsumer`` and
+``KafkaAdminClient`` beside ``Producer``, ``Consumer`` and ``Admin``; the shared types; the errors;
+``LocalCluster``) is loaded on first use, so ``import rafka.log`` does not import Ray::
 
     import rafka
     with rafka.LocalCluster(brokers=3, data_dir="data") as cluster:

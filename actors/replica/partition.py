@@ -1,22 +1,29 @@
 """One replica of a partition: its log, its role, its high watermark and, as leader, its ISR.
 
-This is plain state with no Ray and no waiting, so it is tested directly; the replica actor wraps it
-with the purgatories and the follower fetch loop. The rules are Kafka's (seed 004 §5.1.15):
+This is plain state with no Ray and no waiting, so it is tested directly; the replica actor wraps
+it with the purgatories, the follower fetch loop and the ZooKeeper writes, and asks it every
+question of Kafka's replication protocol (Kafka's documentation, "Replication"; KIP-101 for
+truncation):
 
 - the leader sets a follower's LEO to that follower's fetch offset and recomputes
-  HW = min(own LEO, LEO of every ISR follower); HW never goes down;
+  HW = min(own LEO, LEO of every ISR follower); HW never goes down (the ISR rules are in ``isr``);
 - a follower appends what it fetched and sets HW = min(own LEO, leader's HW), one round late;
-- consumers read only below the HW, followers up to the LEO;
-- a follower is caught up when it fetched at the leader's LEO; one that has not been caught up for
-  ``replica.lag.time.max.ms`` leaves the ISR, and one whose LEO reaches the HW may join it again.
+- consumers read only below the HW, followers up to the LEO; a request naming another leader epoch
+  is fenced (older) or refused as unknown (newer);
+- an acks=all produce is answered once the HW passes its last record;
+- a follower that starts following truncates its log where it diverges from the leader's, found by
+  leader epoch, and one whose fetch offset is outside the leader's log starts again inside it.
 """
 
 from __future__ import annotations
 
 import enum
+import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from rafka.actors.replica import isr as isr_rules
+from rafka.actors.replica.isr import FollowerState
+from rafka.actors.zk.data import LeaderIsrAndEpoch
 from rafka.log.checkpoint import HIGH_WATERMARK_FILE, OffsetCheckpoint
 from rafka.log.leader_epoch_cache import UNDEFINED_EPOCH
 from rafka.log.log import Log, LogAppendInfo
@@ -25,6 +32,7 @@ from rafka.protocol.errors import (
     NotEnoughReplicasError,
     NotLeaderOrFollowerError,
     OffsetOutOfRangeError,
+    RafkaError,
 )
 from rafka.protocol.messages.control import LeaderAndIsrPartitionState
 from rafka.protocol.messages.fetch import (
@@ -37,9 +45,13 @@ from rafka.protocol.messages.offsets import (
     EARLIEST_TIMESTAMP,
     LATEST_TIMESTAMP,
     ListOffsetsResponse,
+    OffsetsForLeaderEpochRequest,
+    OffsetsForLeaderEpochResponse,
 )
-from rafka.protocol.messages.produce import ACKS_ALL
+from rafka.protocol.messages.produce import ACKS_ALL, ProduceResponse
 from rafka.protocol.types import now_ms
+
+logger = logging.getLogger(__name__)
 
 
 class Role(enum.Enum):
@@ -50,15 +62,12 @@ class Role(enum.Enum):
     FOLLOWER = "follower"
 
 
-@dataclass
-class FollowerState:
-    """What the leader knows of one follower, learnt from its fetches."""
+class FollowerAction(enum.Enum):
+    """What a follower's fetch loop does once it applied a fetch response."""
 
-    broker_id: int
-    log_end_offset: int = -1
-    last_caught_up_ms: int = 0
-    last_fetch_ms: int = 0
-    last_fetch_leader_leo: int = -1
+    FETCH = "fetch"  # fetch again at once
+    BACK_OFF = "back off"  # the leader refused the fetch: retry after a short pause
+    TRUNCATE = "truncate"  # the append failed: pause, then truncate by leader epoch again
 
 
 class Partition:
@@ -85,8 +94,10 @@ class Partition:
         self.isr: tuple[int, ...] = ()
         self.zk_version = 0
         self.followers: dict[int, FollowerState] = {}
+        # The ISR change written to ZooKeeper and not answered yet: Kafka's pending ISR state.
+        self.pending_isr: LeaderIsrAndEpoch | None = None
         self._hw_checkpoint = OffsetCheckpoint(log.directory / HIGH_WATERMARK_FILE)
-        self.high_watermark = min(self._hw_checkpoint.read(0), log.log_end_offset)
+        self.high_watermark: int = min(self._hw_checkpoint.read(0), log.log_end_offset)
 
     @property
     def name(self) -> str:
@@ -96,16 +107,17 @@ class Partition:
     # ------------------------------------------------------------------ LeaderAndIsr
 
     def is_stale(self, state: LeaderAndIsrPartitionState) -> bool:
-        """Whether a LeaderAndIsr carries an older leader epoch than this replica already applied."""
+        """Whether a LeaderAndIsr carries an older leader epoch than this replica applied."""
         return state.leader_epoch < self.leader_epoch
 
     def already_leads(self, state: LeaderAndIsrPartitionState) -> bool:
         """Whether a LeaderAndIsr naming this replica leader repeats what it already knows.
 
-        A new controller resends every partition's state at its leader epoch; if the leader has changed
-        the ISR since (a newer znode version), applying the resent state would bring back the old ISR
-        and version, and every later ISR change would fail its version check. Kafka ignores a
-        LeaderAndIsr whose epoch is not newer; a newer znode version at the same epoch is still taken.
+        A new controller resends every partition's state at its leader epoch; if the leader has
+        changed the ISR since (a newer znode version), applying the resent state would bring back
+        the old ISR and version, and every later ISR change would fail its version check. Kafka
+        ignores a LeaderAndIsr whose epoch is not newer; a newer znode version at the same epoch is
+        taken.
         """
         return (
             self.role is Role.LEADER
@@ -114,6 +126,14 @@ class Partition:
             and state.zk_version <= self.zk_version
         )
 
+    def already_follows(self, state: LeaderAndIsrPartitionState) -> bool:
+        """Whether a LeaderAndIsr naming another leader repeats the epoch this replica follows."""
+        return self.follows(state.leader_epoch)
+
+    def follows(self, leader_epoch: int) -> bool:
+        """Whether this replica follows at ``leader_epoch`` (a fetch loop's epoch is current)."""
+        return self.role is Role.FOLLOWER and self.leader_epoch == leader_epoch
+
     def make_leader(self, state: LeaderAndIsrPartitionState) -> None:
         """Become leader at ``state.leader_epoch``: new appends are stamped with it."""
         now = self.clock()
@@ -121,12 +141,7 @@ class Partition:
         self.role = Role.LEADER
         self.leader_id = self.broker_id
         self.log.epoch_cache.assign(state.leader_epoch, self.log.log_end_offset)
-        # Followers start unknown; ISR members get a fresh caught-up time so they are not shrunk at once.
-        self.followers = {
-            r: FollowerState(r, last_caught_up_ms=now if r in state.isr else 0)
-            for r in state.replicas
-            if r != self.broker_id
-        }
+        self.followers = isr_rules.initial_followers(self.broker_id, state.replicas, state.isr, now)
         self.maybe_increment_high_watermark()
 
     def make_follower(self, state: LeaderAndIsrPartitionState) -> None:
@@ -135,6 +150,10 @@ class Partition:
         self.role = Role.FOLLOWER
         self.leader_id = state.leader
         self.followers = {}
+
+    def stop(self) -> None:
+        """StopReplica: serve nothing more; parked requests see the role change."""
+        self.role = Role.NONE
 
     def _apply(self, state: LeaderAndIsrPartitionState) -> None:
         self.leader_epoch = state.leader_epoch
@@ -148,7 +167,7 @@ class Partition:
     def append_as_leader(
         self, records: bytes, acks: int, min_insync_replicas: int
     ) -> LogAppendInfo:
-        """Append a producer's batches; NOT_ENOUGH_REPLICAS refuses acks=all before anything is written."""
+        """Append a producer's batches; NOT_ENOUGH_REPLICAS refuses acks=all before any write."""
         if self.role is not Role.LEADER:
             raise NotLeaderOrFollowerError(
                 f"broker {self.broker_id} is not the leader of {self.name}"
@@ -162,6 +181,11 @@ class Partition:
         self.maybe_increment_high_watermark()
         return info
 
+    @staticmethod
+    def required_offset(info: LogAppendInfo, acks: int) -> int | None:
+        """The HW an append waits for before it is answered; None to answer at once (acks 0, 1)."""
+        return info.last_offset + 1 if acks == ACKS_ALL else None
+
     def produce_outcome(self, required_offset: int, min_insync_replicas: int) -> Errors | None:
         """DelayedProduce's completion test: None while the HW is below ``required_offset``."""
         if self.role is not Role.LEADER:
@@ -172,17 +196,19 @@ class Partition:
             return Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND
         return Errors.NONE
 
+    def produce_response(self, info: LogAppendInfo, error: Errors = Errors.NONE) -> ProduceResponse:
+        """The answer to a produce request whose append gave ``info`` and whose wait ``error``."""
+        if error is not Errors.NONE:
+            return ProduceResponse(error, error_message=f"{self.name}: {error.message}")
+        return ProduceResponse(Errors.NONE, info.first_offset, -1, self.log.log_start_offset)
+
     def maybe_increment_high_watermark(self) -> bool:
         """HW = min LEO over the ISR, moving only forward; return whether it moved."""
         if self.role is not Role.LEADER:
             return False
-        candidate = self.log.log_end_offset
-        for replica in self.isr:
-            if replica != self.broker_id:
-                candidate = min(
-                    candidate,
-                    self.followers[replica].log_end_offset if replica in self.followers else -1,
-                )
+        candidate = isr_rules.high_watermark_candidate(
+            self.log.log_end_offset, self.broker_id, self.isr, self.followers
+        )
         if candidate > self.high_watermark:
             self.high_watermark = candidate
             return True
@@ -200,12 +226,20 @@ class Partition:
             else Errors.UNKNOWN_LEADER_EPOCH
         )
 
-    def read(self, request: FetchRequest) -> FetchResponse:
-        """Answer a fetch now (the actor decides whether to wait for more): followers up to the LEO,
-        consumers up to the HW. A follower's fetch offset also updates what the leader knows of it."""
-        error = self.epoch_error(request.current_leader_epoch)
+    def leader_error(self, current_leader_epoch: int) -> Errors | None:
+        """Why a request to the leader is refused: a fenced or unknown epoch, or not leading."""
+        error = self.epoch_error(current_leader_epoch)
         if error is None and self.role is not Role.LEADER:
-            error = Errors.NOT_LEADER_OR_FOLLOWER
+            return Errors.NOT_LEADER_OR_FOLLOWER
+        return error
+
+    def read(self, request: FetchRequest) -> FetchResponse:
+        """Answer a fetch now (``fetch_ready`` says when to answer a waiting one).
+
+        Followers read up to the LEO, consumers up to the HW. A follower's fetch offset also updates
+        what the leader knows of it.
+        """
+        error = self.leader_error(request.current_leader_epoch)
         if (
             error is None
             and request.replica_id != CONSUMER_REPLICA_ID
@@ -220,8 +254,8 @@ class Partition:
         try:
             data = self.log.read(request.fetch_offset, request.max_bytes, bound)
         except OffsetOutOfRangeError as exc:
-            # As Kafka does, a failed read leaves the follower's fetch state alone: an offset outside the
-            # log (a diverged follower ahead of us) says nothing of what the follower holds.
+            # As Kafka does, a failed read leaves the follower's fetch state alone: an offset
+            # outside the log (a diverged follower ahead of us) says nothing of what it holds.
             return self._fetch_error(Errors.OFFSET_OUT_OF_RANGE, exc.message)
         if request.replica_id != CONSUMER_REPLICA_ID:
             self.update_follower(request.replica_id, request.fetch_offset)
@@ -244,63 +278,191 @@ class Partition:
             error_message=message,
         )
 
+    @staticmethod
+    def answered_at_once(request: FetchRequest, response: FetchResponse) -> bool:
+        """Whether to answer with ``response`` now: an error, ``min_bytes`` read, or no wait."""
+        return (
+            response.error is not Errors.NONE
+            or len(response.records) >= request.min_bytes
+            or request.max_wait_ms <= 0
+        )
+
+    def fetch_ready(self, request: FetchRequest) -> bool | None:
+        """DelayedFetch's test: True to answer a parked fetch now, None to keep it waiting.
+
+        It is answered once ``min_bytes`` of new data lie below the fetcher's bound (the LEO for a
+        follower, the HW for a consumer), or when this replica stops leading.
+        """
+        if self.role is not Role.LEADER:
+            return True
+        bound = (
+            self.log.log_end_offset
+            if request.replica_id != CONSUMER_REPLICA_ID
+            else self.high_watermark
+        )
+        if bound <= request.fetch_offset:
+            return None
+        if request.min_bytes <= 1:
+            return True
+        try:
+            available = len(self.log.read(request.fetch_offset, request.min_bytes, bound))
+        except RafkaError:
+            return True
+        return True if available >= request.min_bytes else None
+
     def update_follower(self, replica_id: int, fetch_offset: int) -> bool:
         """Record a follower's fetch (Kafka's updateFetchState); return whether the HW moved."""
-        now = self.clock()
-        state = self.followers[replica_id]
-        leader_leo = self.log.log_end_offset
-        if fetch_offset >= leader_leo:
-            state.last_caught_up_ms = now
-        elif fetch_offset >= state.last_fetch_leader_leo:
-            state.last_caught_up_ms = max(state.last_caught_up_ms, state.last_fetch_ms)
-        state.last_fetch_leader_leo = leader_leo
-        state.last_fetch_ms = now
-        state.log_end_offset = fetch_offset
+        self.followers[replica_id].record_fetch(fetch_offset, self.log.log_end_offset, self.clock())
         return self.maybe_increment_high_watermark()
+
+    def end_offset_for_epoch(
+        self, request: OffsetsForLeaderEpochRequest
+    ) -> OffsetsForLeaderEpochResponse:
+        """OffsetsForLeaderEpoch at the leader: where ``request.leader_epoch`` ends in its log."""
+        error = self.leader_error(request.current_leader_epoch)
+        if error is not None:
+            return OffsetsForLeaderEpochResponse(
+                error, error_message=f"{self.name}: {error.message}"
+            )
+        epoch, end = self.log.end_offset_for_epoch(request.leader_epoch)
+        return OffsetsForLeaderEpochResponse(Errors.NONE, epoch, end)
+
+    # ------------------------------------------------------------------ leader: ISR
 
     def lagging_isr_followers(self, max_lag_ms: int) -> list[int]:
         """ISR followers not caught up within ``replica.lag.time.max.ms``: candidates to shrink."""
-        now = self.clock()
-        return [
-            r
-            for r in self.isr
-            if r != self.broker_id
-            and r in self.followers
-            and now - self.followers[r].last_caught_up_ms > max_lag_ms
-        ]
+        return isr_rules.lagging_followers(
+            self.broker_id, self.isr, self.followers, self.clock(), max_lag_ms
+        )
 
     def followers_to_add(self) -> list[int]:
-        """Out-of-sync followers that reached the HW within the current epoch: candidates to expand."""
-        epoch_start = (
-            self.log.epoch_cache.entries[-1].start_offset if self.log.epoch_cache.entries else 0
+        """Out-of-sync followers that reached the HW within the current epoch: candidates to add."""
+        entries = self.log.epoch_cache.entries
+        epoch_start = entries[-1].start_offset if entries else 0
+        return isr_rules.followers_to_add(
+            self.isr, self.followers, self.high_watermark, epoch_start
         )
-        return [
-            r
-            for r, state in self.followers.items()
-            if r not in self.isr and state.log_end_offset >= max(self.high_watermark, epoch_start)
-        ]
+
+    def isr_to_expand(self) -> tuple[int, ...] | None:
+        """The ISR with every caught-up follower added; None if none is, or a change is pending."""
+        if self.role is not Role.LEADER or self.pending_isr is not None:
+            return None
+        joining = self.followers_to_add()
+        return isr_rules.expanded_isr(self.replicas, self.isr, joining) if joining else None
+
+    def isr_to_shrink(self, max_lag_ms: int) -> tuple[int, ...] | None:
+        """The ISR without its lagging followers, or None: none lags, or a change is pending."""
+        if self.role is not Role.LEADER or self.pending_isr is not None:
+            return None
+        lagging = self.lagging_isr_followers(max_lag_ms)
+        return isr_rules.shrunk_isr(self.isr, lagging) if lagging else None
+
+    def propose_isr(self, isr: tuple[int, ...]) -> LeaderIsrAndEpoch:
+        """The state znode to compare-and-set for ``isr``; it stays pending until answered."""
+        proposal = LeaderIsrAndEpoch(
+            self.broker_id, self.leader_epoch, isr, self.controller_epoch, self.zk_version
+        )
+        self.pending_isr = proposal
+        return proposal
+
+    def finish_isr_change(
+        self, proposal: LeaderIsrAndEpoch, error: Errors, zk_version: int
+    ) -> bool:
+        """Take ZooKeeper's answer to ``proposal``; return whether its ISR was applied.
+
+        It is applied only if written while this replica still leads at the proposal's epoch.
+        """
+        self.pending_isr = None
+        if (
+            error is Errors.NONE
+            and self.role is Role.LEADER
+            and self.leader_epoch == proposal.leader_epoch
+        ):
+            self.apply_isr(proposal.isr, zk_version)
+            return True
+        return False
 
     def apply_isr(self, isr: tuple[int, ...], zk_version: int) -> bool:
-        """Take an ISR written to ZooKeeper; a shrink may let the HW advance. Returns whether it moved."""
+        """Take an ISR written to ZooKeeper; a shrink may let the HW advance (returned: whether)."""
         self.isr = isr
         self.zk_version = zk_version
         return self.maybe_increment_high_watermark()
 
     # ------------------------------------------------------------------ follower
 
+    def follower_fetch_request(
+        self, max_bytes: int, max_wait_ms: int, min_bytes: int
+    ) -> FetchRequest:
+        """The next fetch from the leader: at this log's end, at the epoch this replica follows."""
+        return FetchRequest(
+            fetch_offset=self.log.log_end_offset,
+            max_bytes=max_bytes,
+            max_wait_ms=max_wait_ms,
+            min_bytes=min_bytes,
+            replica_id=self.broker_id,
+            current_leader_epoch=self.leader_epoch,
+        )
+
+    def apply_fetch_response(self, response: FetchResponse) -> FollowerAction:
+        """Apply the leader's answer to a follower fetch and say what the fetch loop does next."""
+        if response.error is Errors.NONE:
+            try:
+                self.append_as_follower(response)
+            except RafkaError as exc:
+                logger.error("%s: follower append failed: %s", self.name, exc)
+                return FollowerAction.TRUNCATE
+            return FollowerAction.FETCH
+        if response.error is Errors.OFFSET_OUT_OF_RANGE:
+            self.reset_out_of_range(response)
+            return FollowerAction.FETCH
+        return FollowerAction.BACK_OFF
+
     def append_as_follower(self, response: FetchResponse) -> int:
-        """Append what the leader sent and take HW = min(own LEO, leader HW); return bytes appended."""
+        """Append what the leader sent, take HW = min(own LEO, leader HW); return bytes appended."""
         if response.records:
             self.log.append_as_follower(response.records)
         self.high_watermark = min(self.log.log_end_offset, response.high_watermark)
         return len(response.records)
 
+    def reset_out_of_range(self, response: FetchResponse) -> None:
+        """Recover from a fetch offset outside the leader's log.
+
+        Ahead of its end (an unclean election left this log longer): truncate to it. Behind its
+        start: start again, empty, at the leader's log start.
+        """
+        if self.log.log_end_offset > response.log_end_offset:
+            self.log.truncate_to(response.log_end_offset)
+        else:
+            self.log.truncate_fully_and_start_at(response.log_start_offset)
+        self.high_watermark = min(self.high_watermark, self.log.log_end_offset)
+
+    def epoch_query(self) -> OffsetsForLeaderEpochRequest | None:
+        """KIP-101's question for the leader before following it: where our latest epoch ends.
+
+        A log without epochs (empty, or written before epochs) has nothing to ask: it is truncated
+        to its HW at once, Kafka's fallback, and None is returned.
+        """
+        latest = self.log.epoch_cache.latest_epoch
+        if latest == UNDEFINED_EPOCH:
+            self.truncate_to_leader(UNDEFINED_EPOCH, -1)
+            return None
+        return OffsetsForLeaderEpochRequest(latest, self.broker_id, self.leader_epoch)
+
+    def truncate_on_epoch_answer(self, response: OffsetsForLeaderEpochResponse) -> int | None:
+        """Truncate as the leader's OffsetsForLeaderEpoch answer says; return the bytes removed.
+
+        None means the leader refused (an error): nothing changed, ask again later.
+        """
+        if response.error is not Errors.NONE:
+            return None
+        return self.truncate_to_leader(response.leader_epoch, response.end_offset)
+
     def truncate_to_leader(self, leader_epoch: int, leader_end_offset: int) -> int:
         """KIP-101: truncate to where this log diverges from the leader's; return bytes removed.
 
-        ``leader_epoch``/``leader_end_offset`` answer OffsetsForLeaderEpoch for this replica's latest
-        epoch. If the leader knows only an older epoch, both logs agree up to the end of that epoch
-        in both (KIP-279). With no answer (UNDEFINED) the HW is the only safe point left.
+        ``leader_epoch``/``leader_end_offset`` answer OffsetsForLeaderEpoch for this replica's
+        latest epoch. If the leader knows only an older epoch, both logs agree up to the end of that
+        epoch in both (KIP-279). With no answer (UNDEFINED) the HW is the only safe point left.
         """
         if leader_epoch == UNDEFINED_EPOCH:
             target = self.high_watermark
@@ -315,9 +477,7 @@ class Partition:
 
     def list_offsets(self, timestamp: int, current_leader_epoch: int) -> ListOffsetsResponse:
         """ListOffsets at the leader: earliest, latest (the HW) or by timestamp below the HW."""
-        error = self.epoch_error(current_leader_epoch) or (
-            None if self.role is Role.LEADER else Errors.NOT_LEADER_OR_FOLLOWER
-        )
+        error = self.leader_error(current_leader_epoch)
         if error is not None:
             return ListOffsetsResponse(
                 error, error_message=f"{self.name} at broker {self.broker_id}: {error.message}"

@@ -4,9 +4,9 @@ Kafka's DelayedOperationPurgatory holds produce requests with acks=all until the
 passes them (DelayedProduce) and fetches until enough bytes arrive (DelayedFetch). Here each replica
 actor owns its purgatories and one lock that every handler holds while it runs. A parked request
 waits on its own condition of that lock, which releases the lock while it waits;
-``check_and_complete`` runs, under the lock, in the handler that changed the partition: it tests each
-waiter's own completion condition and wakes only the waiters it completed. Expiry runs ``on_expire``
-once.
+``check_and_complete`` runs, under the lock, in the handler that changed the partition: it tests
+each waiter's own completion condition and wakes only the waiters it completed. Expiry runs
+``on_expire`` once.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class Purgatory(Generic[T]):
     def wait(
         self, try_complete: Callable[[], T | None], timeout_s: float, on_expire: Callable[[], T]
     ) -> T:
-        """Return ``try_complete()`` as soon as it is not None, or ``on_expire()`` after ``timeout_s``."""
+        """``try_complete()`` as soon as it is not None, or ``on_expire()`` after ``timeout_s``."""
         result = try_complete()
         if result is not None:
             return result

@@ -2,11 +2,12 @@
 
 It is a threaded Ray actor whose handlers each run under the replica's one lock, so messages are
 applied one at a time; a handler gives the lock up only while parked in a purgatory, and re-checks
-state when it wakes. A threaded actor because a call into it costs about 0.3 ms of CPU against
-0.5 ms for an asyncio actor, and a leader takes three calls per replicated batch. As leader it appends
-produce requests and answers fetches from consumers and followers; as follower a thread of its own
-runs the fetch loop, first truncating the log to the leader's end offset for its latest epoch
-(KIP-101). Remote calls are made outside the lock.
+state when it wakes. A threaded actor because a call into it costs less CPU than one into an asyncio
+actor, and a leader takes three calls per replicated batch. As leader it appends produce requests
+and answers fetches from consumers and followers; as follower a thread of its own runs the fetch
+loop, first truncating the log to the leader's end offset for its latest epoch (KIP-101). Every
+rule is the partition's (``partition``, ``isr``): this shell receives the messages, takes the lock,
+asks the partition, and makes the remote calls, outside the lock.
 """
 
 from __future__ import annotations
@@ -23,13 +24,12 @@ import ray
 
 from rafka.actors import names
 from rafka.actors.broker.config import BrokerConfig
-from rafka.actors.replica.partition import Partition, Role
+from rafka.actors.replica.partition import FollowerAction, Partition
 from rafka.actors.replica.purgatory import Purgatory
 from rafka.actors.zk.data import LeaderIsrAndEpoch
 from rafka.log.cleaner import maybe_compact
 from rafka.log.config import LogConfig
 from rafka.log.files import partition_dir_name
-from rafka.log.leader_epoch_cache import UNDEFINED_EPOCH
 from rafka.log.log import Log
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.control import LeaderAndIsrPartitionState
@@ -44,15 +44,15 @@ from rafka.protocol.messages.offsets import (
     OffsetsForLeaderEpochRequest,
     OffsetsForLeaderEpochResponse,
 )
-from rafka.protocol.messages.produce import ACKS_ALL, ProduceRequest, ProduceResponse
+from rafka.protocol.messages.produce import ProduceRequest, ProduceResponse
 
 logger = logging.getLogger(__name__)
 
 HOUSEKEEPING_TICK_S = 1.0
 # Handler threads: each request parked in a purgatory holds one (consumers' long polls, acks=all
 # produces); a request finding none free waits for one to return. Followers' fetches and the
-# controller's requests have thread pools of their own, so parked produces can never hold every thread
-# while the follower fetches that would complete them wait behind.
+# controller's requests have thread pools of their own, so parked produces can never hold every
+# thread while the follower fetches that would complete them wait behind.
 MAX_CONCURRENCY = 64
 CONCURRENCY_GROUPS = {"replication": 8, "control": 2}
 # Errors after which a follower looks its leader up again and backs off: no such actor (ValueError),
@@ -61,7 +61,7 @@ _LEADER_UNREACHABLE = (ValueError, ray.exceptions.RayError)
 
 
 class _Fetcher:
-    """A follower's fetch loop thread for one leader epoch; setting ``stopped`` makes it exit at its next check."""
+    """A follower's fetch loop thread for one leader epoch, ended by setting ``stopped``."""
 
     def __init__(self, epoch: int, run: Callable[[_Fetcher], None], name: str) -> None:
         self.epoch = epoch
@@ -94,7 +94,6 @@ class PartitionReplica:
         self.produce_waiters: Purgatory[Errors] = Purgatory("produce", self._lock)
         self.fetch_waiters: Purgatory[bool] = Purgatory("fetch", self._lock)
         self._fetcher: _Fetcher | None = None
-        self._isr_change_in_flight = False
         self._stopped = threading.Event()
         self._housekeeping = threading.Thread(
             target=self._housekeep, name=f"{self.partition.name}-housekeeping", daemon=True
@@ -129,8 +128,7 @@ class PartitionReplica:
             if self.partition.is_stale(state):
                 return Errors.STALE_CONTROLLER_EPOCH
             if (
-                self.partition.role is Role.FOLLOWER
-                and self.partition.leader_epoch == state.leader_epoch
+                self.partition.already_follows(state)
                 and self._fetcher is not None
                 and self._fetcher.alive()
             ):
@@ -149,7 +147,7 @@ class PartitionReplica:
         """StopReplica: stop serving, then close (or delete) the log."""
         with self._lock:
             self._stopped.set()
-            self.partition.role = Role.NONE
+            self.partition.stop()
             self._partition_changed()
             self._stop_fetcher()
             if delete:
@@ -163,67 +161,42 @@ class PartitionReplica:
     def produce(self, request: ProduceRequest) -> ProduceResponse:
         """Append as leader; with acks=all, wait in the purgatory until the HW passes the batch."""
         with self._lock:
+            partition = self.partition
             min_isr = self.log.config.min_insync_replicas
             try:
-                info = self.partition.append_as_leader(request.records, request.acks, min_isr)
+                info = partition.append_as_leader(request.records, request.acks, min_isr)
             except RafkaError as exc:
                 return ProduceResponse(exc.error, error_message=exc.message)
             self._partition_changed()
-            if request.acks != ACKS_ALL:
-                return ProduceResponse(
-                    Errors.NONE, info.first_offset, -1, self.log.log_start_offset
-                )
-            required = info.last_offset + 1
+            required = partition.required_offset(info, request.acks)
+            if required is None:
+                return partition.produce_response(info)
             error = self.produce_waiters.wait(
-                lambda: self.partition.produce_outcome(required, min_isr),
+                lambda: partition.produce_outcome(required, min_isr),
                 request.timeout_ms / 1000,
                 lambda: Errors.REQUEST_TIMED_OUT,
             )
-            if error is not Errors.NONE:
-                return ProduceResponse(
-                    error, error_message=f"{self.partition.name}: {error.message}"
-                )
-            return ProduceResponse(Errors.NONE, info.first_offset, -1, self.log.log_start_offset)
+            return partition.produce_response(info, error)
 
     def fetch(self, request: FetchRequest) -> FetchResponse:
         """Read for a consumer or follower; with nothing to return, wait up to ``max_wait_ms``."""
         with self._lock:
-            response = self.partition.read(request)
+            partition = self.partition
+            response = partition.read(request)
             if request.replica_id != CONSUMER_REPLICA_ID:
                 self._partition_changed()
-                self._maybe_expand_isr()
-            if (
-                response.error is not Errors.NONE
-                or len(response.records) >= request.min_bytes
-                or request.max_wait_ms <= 0
-            ):
+                new_isr = partition.isr_to_expand()
+                if new_isr is not None:
+                    self._start_isr_change(new_isr)
+            if partition.answered_at_once(request, response):
                 return response
             self.fetch_waiters.wait(
-                lambda: self._fetch_ready(request), request.max_wait_ms / 1000, lambda: False
+                lambda: partition.fetch_ready(request), request.max_wait_ms / 1000, lambda: False
             )
-            return self.partition.read(request)
-
-    def _fetch_ready(self, request: FetchRequest) -> bool | None:
-        """DelayedFetch's test: new data below the bound (LEO for followers, HW for consumers) or a role change."""
-        if self.partition.role is not Role.LEADER:
-            return True
-        bound = (
-            self.log.log_end_offset
-            if request.replica_id != CONSUMER_REPLICA_ID
-            else self.partition.high_watermark
-        )
-        if bound <= request.fetch_offset:
-            return None
-        if request.min_bytes <= 1:
-            return True
-        try:
-            available = len(self.log.read(request.fetch_offset, request.min_bytes, bound))
-        except RafkaError:
-            return True
-        return True if available >= request.min_bytes else None
+            return partition.read(request)
 
     def _partition_changed(self) -> None:
-        """Wake whatever waits on this partition: followers on new data, acks=all and consumers on the HW."""
+        """Wake what waits here: followers on new data, acks=all and consumers on the HW."""
         self.fetch_waiters.check_and_complete()
         self.produce_waiters.check_and_complete()
 
@@ -238,15 +211,7 @@ class PartitionReplica:
     ) -> OffsetsForLeaderEpochResponse:
         """Where ``request.leader_epoch`` ends in this leader's log (KIP-101)."""
         with self._lock:
-            error = self.partition.epoch_error(request.current_leader_epoch)
-            if error is None and self.partition.role is not Role.LEADER:
-                error = Errors.NOT_LEADER_OR_FOLLOWER
-            if error is not None:
-                return OffsetsForLeaderEpochResponse(
-                    error, error_message=f"{self.partition.name}: {error.message}"
-                )
-            epoch, end = self.log.end_offset_for_epoch(request.leader_epoch)
-            return OffsetsForLeaderEpochResponse(Errors.NONE, epoch, end)
+            return self.partition.end_offset_for_epoch(request)
 
     @ray.method(concurrency_group="control")
     def describe(self) -> dict[str, Any]:
@@ -273,21 +238,14 @@ class PartitionReplica:
 
     def _following(self, fetcher: _Fetcher) -> bool:
         """Whether ``fetcher`` still serves the current leader epoch (the caller holds the lock)."""
-        partition = self.partition
-        return (
-            not fetcher.stopped.is_set()
-            and partition.role is Role.FOLLOWER
-            and partition.leader_epoch == fetcher.epoch
-        )
+        return not fetcher.stopped.is_set() and self.partition.follows(fetcher.epoch)
 
     def _fetch_loop(self, fetcher: _Fetcher) -> None:
-        backoff = self.config.replica_fetch_backoff_ms / 1000
-        timeout_s = (
-            max(self.config.replica_socket_timeout_ms, self.config.replica_fetch_wait_max_ms) / 1000
-        )
+        config = self.config
+        backoff = config.replica_fetch_backoff_ms / 1000
+        timeout_s = max(config.replica_socket_timeout_ms, config.replica_fetch_wait_max_ms) / 1000
         partition = self.partition
-        epoch = fetcher.epoch
-        # The leader is fixed for the fetcher's epoch: become_follower set it before starting this thread.
+        # The leader is fixed for the fetcher's epoch: become_follower set it before this thread.
         leader_name = names.replica_actor_name(
             partition.topic, partition.partition, partition.leader_id
         )
@@ -297,13 +255,10 @@ class PartitionReplica:
             with self._lock:
                 if not self._following(fetcher):
                     return
-                request = FetchRequest(
-                    fetch_offset=self.log.log_end_offset,
-                    max_bytes=self.config.replica_fetch_max_bytes,
-                    max_wait_ms=self.config.replica_fetch_wait_max_ms,
-                    min_bytes=self.config.replica_fetch_min_bytes,
-                    replica_id=partition.broker_id,
-                    current_leader_epoch=epoch,
+                request = partition.follower_fetch_request(
+                    config.replica_fetch_max_bytes,
+                    config.replica_fetch_wait_max_ms,
+                    config.replica_fetch_min_bytes,
                 )
             try:
                 if leader is None:
@@ -325,50 +280,32 @@ class PartitionReplica:
             with self._lock:
                 if not self._following(fetcher):
                     return
-                if response.error is Errors.NONE:
-                    try:
-                        partition.append_as_follower(response)
-                        continue
-                    except RafkaError as exc:
-                        logger.error("%s: follower append failed: %s", partition.name, exc)
-                        truncated = False
-                        pause = backoff
-                elif response.error is Errors.OFFSET_OUT_OF_RANGE:
-                    self._handle_out_of_range(response)
-                    continue
-                else:
-                    pause = min(backoff, 0.1)
-            fetcher.stopped.wait(pause)
-
-    def _handle_out_of_range(self, response: FetchResponse) -> None:
-        """The fetch offset is outside the leader's log: behind its start, or (unclean election) ahead of its end."""
-        if self.log.log_end_offset > response.log_end_offset:
-            self.log.truncate_to(response.log_end_offset)
-        else:
-            self.log.truncate_fully_and_start_at(response.log_start_offset)
-        self.partition.high_watermark = min(self.partition.high_watermark, self.log.log_end_offset)
+                action = partition.apply_fetch_response(response)
+            if action is FollowerAction.FETCH:
+                continue
+            if action is FollowerAction.TRUNCATE:
+                truncated = False
+                fetcher.stopped.wait(backoff)
+            else:
+                fetcher.stopped.wait(min(backoff, 0.1))
 
     def _truncate_to_leader_epoch(self, leader: Any, fetcher: _Fetcher, timeout_s: float) -> bool:
-        """Truncate to where the leader's log diverges from ours, by epochs; False to retry later."""
-        with self._lock:
-            latest = self.log.epoch_cache.latest_epoch
-            if latest == UNDEFINED_EPOCH:
-                # No epochs (an empty or pre-epoch log): Kafka's fallback is the high watermark.
-                if self._following(fetcher):
-                    self.partition.truncate_to_leader(UNDEFINED_EPOCH, -1)
-                return True
-        response: OffsetsForLeaderEpochResponse = ray.get(
-            leader.offsets_for_leader_epoch.remote(
-                OffsetsForLeaderEpochRequest(latest, self.partition.broker_id, fetcher.epoch)
-            ),
-            timeout=timeout_s,
-        )
-        if response.error is not Errors.NONE:
-            return False
+        """Truncate where the leader's log diverges from ours, by epochs; False to retry later."""
         with self._lock:
             if not self._following(fetcher):
                 return True
-            removed = self.partition.truncate_to_leader(response.leader_epoch, response.end_offset)
+            query = self.partition.epoch_query()
+        if query is None:
+            return True
+        response: OffsetsForLeaderEpochResponse = ray.get(
+            leader.offsets_for_leader_epoch.remote(query), timeout=timeout_s
+        )
+        with self._lock:
+            if not self._following(fetcher):
+                return True
+            removed = self.partition.truncate_on_epoch_answer(response)
+        if removed is None:
+            return False
         if removed:
             logger.info(
                 "%s: truncated %d bytes to offset %d (leader epoch %d)",
@@ -380,79 +317,51 @@ class PartitionReplica:
         return True
 
     def _stop_fetcher(self) -> None:
-        """Tell the fetch loop to exit; it checks under the lock, so it applies nothing after this."""
+        """Tell the fetch loop to exit; it checks under the lock, so applies nothing after this."""
         if self._fetcher is not None:
             self._fetcher.stopped.set()
         self._fetcher = None
 
     # ------------------------------------------------------------------ ISR changes
 
-    def _maybe_expand_isr(self) -> None:
-        candidates = self.partition.followers_to_add()
-        if candidates and not self._isr_change_in_flight:
-            new_isr = tuple(
-                r for r in self.partition.replicas if r in self.partition.isr or r in candidates
-            )
-            self._start_isr_change(new_isr)
-
-    def _maybe_shrink_isr(self) -> None:
-        lagging = self.partition.lagging_isr_followers(self.config.replica_lag_time_max_ms)
-        if lagging and not self._isr_change_in_flight:
-            new_isr = tuple(r for r in self.partition.isr if r not in lagging)
-            logger.info(
-                "%s: shrinking ISR from %s to %s",
-                self.partition.name,
-                list(self.partition.isr),
-                list(new_isr),
-            )
-            self._start_isr_change(new_isr)
-
     def _start_isr_change(self, new_isr: tuple[int, ...]) -> None:
-        """Hand the ZooKeeper write to a thread: the caller holds the lock and must not wait on the broker."""
-        partition = self.partition
-        self._isr_change_in_flight = True
-        state = LeaderIsrAndEpoch(
-            partition.broker_id,
-            partition.leader_epoch,
-            new_isr,
-            partition.controller_epoch,
-            partition.zk_version,
-        )
+        """Hand the ZooKeeper write to a thread: the caller holds the lock and must not wait."""
+        proposal = self.partition.propose_isr(new_isr)
         threading.Thread(
-            target=self._change_isr, args=(state,), name=f"{partition.name}-isr", daemon=True
+            target=self._change_isr,
+            args=(proposal,),
+            name=f"{self.partition.name}-isr",
+            daemon=True,
         ).start()
 
-    def _change_isr(self, state: LeaderIsrAndEpoch) -> None:
+    def _change_isr(self, proposal: LeaderIsrAndEpoch) -> None:
         """Write the new ISR to ZooKeeper through the broker (compare-and-set), then apply it."""
         partition = self.partition
+        error, version = Errors.BROKER_NOT_AVAILABLE, -1
         try:
             broker = ray.get_actor(
                 names.broker_actor_name(partition.broker_id), namespace=self.namespace
             )
-            # No timeout: giving up on a write ZooKeeper may still apply would leave this leader with a
-            # stale znode version, and every later ISR change would fail its version check.
+            # No timeout: giving up on a write ZooKeeper may still apply would leave this leader
+            # with a stale znode version, and every later ISR change would fail its version check.
             error, version = ray.get(
-                broker.alter_isr.remote(partition.topic, partition.partition, state)
+                broker.alter_isr.remote(partition.topic, partition.partition, proposal)
             )
-            with self._lock:
-                if (
-                    error is Errors.NONE
-                    and partition.role is Role.LEADER
-                    and partition.leader_epoch == state.leader_epoch
-                ):
-                    partition.apply_isr(state.isr, version)
-                    self._partition_changed()
         except _LEADER_UNREACHABLE as exc:
-            logger.warning("%s: ISR change to %s failed: %s", partition.name, list(state.isr), exc)
+            logger.warning(
+                "%s: ISR change to %s failed: %s", partition.name, list(proposal.isr), exc
+            )
         finally:
             with self._lock:
-                self._isr_change_in_flight = False
+                if partition.finish_isr_change(proposal, error, version):
+                    self._partition_changed()
 
     # ------------------------------------------------------------------ housekeeping
 
     def _housekeep(self) -> None:
-        """Periodic work: ISR shrink, flush.ms, HW and recovery checkpoints, retention and compaction."""
+        """Periodic work: ISR shrink, flush.ms, checkpoints, retention and compaction."""
         clock = time.monotonic
+        config = self.config
         last_checkpoint = last_retention = clock()
         while not self._stopped.wait(HOUSEKEEPING_TICK_S):
             now = clock()
@@ -460,16 +369,23 @@ class PartitionReplica:
                 if self._stopped.is_set():
                     return
                 try:
-                    if self.partition.role is Role.LEADER:
-                        self._maybe_shrink_isr()
+                    new_isr = self.partition.isr_to_shrink(config.replica_lag_time_max_ms)
+                    if new_isr is not None:
+                        logger.info(
+                            "%s: shrinking ISR from %s to %s",
+                            self.partition.name,
+                            list(self.partition.isr),
+                            list(new_isr),
+                        )
+                        self._start_isr_change(new_isr)
                     self.log.maybe_flush()
                     if (
                         now - last_checkpoint
-                        >= self.config.replica_high_watermark_checkpoint_interval_ms / 1000
+                        >= config.replica_high_watermark_checkpoint_interval_ms / 1000
                     ):
                         self.partition.checkpoint()
                         last_checkpoint = now
-                    if now - last_retention >= self.config.log_retention_check_interval_ms / 1000:
+                    if now - last_retention >= config.log_retention_check_interval_ms / 1000:
                         self.log.delete_old_segments()
                         maybe_compact(self.log)
                         last_retention = now

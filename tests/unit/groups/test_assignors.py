@@ -1,4 +1,4 @@
-"""Tests for rafka.groups.assignors: range, round robin, sticky, cooperative sticky, protocol choice."""
+"""Tests for rafka.groups.assignors: range, round robin, (cooperative) sticky, protocol choice."""
 
 from __future__ import annotations
 
@@ -16,12 +16,15 @@ from rafka.groups.assignors import (
     RoundRobinAssignor,
     StickyAssignor,
     Subscription,
-    TopicPartition,
     choose_protocol,
     get_assignor,
     revoked_partitions,
 )
-from rafka.protocol.errors import Errors, InconsistentGroupProtocolError
+from rafka.protocol.errors import Errors
+from rafka.protocol.types import TopicPartition
+
+# Built from the Errors table at import time, so named here rather than imported.
+InconsistentGroupProtocolError = Errors.INCONSISTENT_GROUP_PROTOCOL.exception_class
 
 
 def subs(**topics: tuple[str, ...]) -> dict[str, Subscription]:
@@ -30,7 +33,7 @@ def subs(**topics: tuple[str, ...]) -> dict[str, Subscription]:
 
 
 def tps(topic: str, *partitions: int) -> list[TopicPartition]:
-    return [(topic, p) for p in partitions]
+    return [TopicPartition(topic, p) for p in partitions]
 
 
 def counts(assignment: Assignment) -> dict[str, int]:
@@ -175,14 +178,14 @@ def test_sticky_keeps_a_balanced_owned_assignment_that_range_would_reshuffle() -
 
 def test_sticky_drops_owned_partitions_that_no_longer_apply() -> None:
     # t2 unsubscribed, t1-7 deleted (t1 shrank to 2 partitions).
-    subscriptions = {"a": Subscription(("t1",), (("t1", 0), ("t1", 7), ("t2", 0)))}
+    subscriptions = {"a": Subscription(("t1",), (*tps("t1", 0, 7), *tps("t2", 0)))}
     assert StickyAssignor().assign({"t1": 2, "t2": 1}, subscriptions) == {"a": tps("t1", 0, 1)}
 
 
 def test_sticky_treats_a_partition_claimed_twice_as_unowned() -> None:
     subscriptions = {
-        "a": Subscription(("t",), (("t", 0), ("t", 1))),
-        "b": Subscription(("t",), (("t", 1), ("t", 2))),
+        "a": Subscription(("t",), tuple(tps("t", 0, 1))),
+        "b": Subscription(("t",), tuple(tps("t", 1, 2))),
     }
     result = StickyAssignor().assign({"t": 4}, subscriptions)
     assert ("t", 0) in result["a"] and ("t", 2) in result["b"]
@@ -237,9 +240,9 @@ def test_cooperative_stable_group_changes_nothing() -> None:
 
 
 def test_revoked_partitions_is_owned_minus_assigned_sorted() -> None:
-    owned = [("t", 3), ("s", 1), ("t", 0)]
-    assert revoked_partitions(owned, [("t", 0), ("u", 9)]) == [("s", 1), ("t", 3)]
-    assert revoked_partitions([], [("t", 0)]) == []
+    owned = [*tps("t", 3), *tps("s", 1), *tps("t", 0)]
+    assert revoked_partitions(owned, [*tps("t", 0), *tps("u", 9)]) == [("s", 1), ("t", 3)]
+    assert revoked_partitions([], tps("t", 0)) == []
 
 
 # Properties of all four assignors
@@ -257,7 +260,7 @@ def group_scenarios(
         st.dictionaries(st.sampled_from(TOPICS), st.integers(0, 9), min_size=1)
     )
     # "gone" is subscribed to but has no metadata; owned may name partitions that no longer exist.
-    topic_names = sorted(partitions_per_topic) + ["gone"]
+    topic_names = [*sorted(partitions_per_topic), "gone"]
     ownable = [(t, p) for t in topic_names for p in range(partitions_per_topic.get(t, 2) + 1)]
     members = draw(st.lists(st.sampled_from(MEMBERS), min_size=1, max_size=6, unique=True))
     topic_lists = st.lists(st.sampled_from(topic_names), min_size=1, unique=True).map(tuple)
@@ -276,7 +279,7 @@ def subscribed_partitions(
     partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Subscription]
 ) -> set[TopicPartition]:
     topics = {t for sub in subscriptions.values() for t in sub.topics}
-    return {(t, p) for t in topics for p in range(partitions_per_topic.get(t, 0))}
+    return {TopicPartition(t, p) for t in topics for p in range(partitions_per_topic.get(t, 0))}
 
 
 def check_well_formed(
@@ -298,7 +301,7 @@ def check_well_formed(
 
 def check_kafka_balance(result: Assignment, subscriptions: Mapping[str, Subscription]) -> None:
     """Kafka's sticky balance: a member two ahead of another holds nothing the other could take."""
-    for donor, held in result.items():
+    for held in result.values():
         for receiver, other in result.items():
             if len(held) - len(other) >= 2:
                 assert not any(t in subscriptions[receiver].topics for t, _ in held)

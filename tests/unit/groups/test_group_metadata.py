@@ -15,18 +15,16 @@ from rafka.groups.group_metadata import (
     new_member_id,
     validate_group_id,
 )
-from rafka.protocol.errors import (
-    Errors,
-    InconsistentGroupProtocolError,
-    InvalidGroupIdError,
-    UnknownMemberIdError,
-)
+from rafka.protocol.errors import Errors, UnknownMemberIdError
 
 G = GroupState
+# Built from the Errors table at import time, so named here rather than imported.
+InconsistentGroupProtocolError = Errors.INCONSISTENT_GROUP_PROTOCOL.exception_class
+InvalidGroupIdError = Errors.INVALID_GROUP_ID.exception_class
 
 # Written out by hand from Kafka 2.x's GroupMetadata.scala, as (from, to), so
 # the table is checked against an independent copy rather than against itself.
-VALID_TRANSITIONS = {
+VALID_TRANSITIONS: set[tuple[GroupState, GroupState]] = {
     (G.PREPARING_REBALANCE, G.EMPTY),
     (G.STABLE, G.PREPARING_REBALANCE),
     (G.COMPLETING_REBALANCE, G.PREPARING_REBALANCE),
@@ -98,7 +96,10 @@ def test_state_values_are_kafkas_names() -> None:
     ]
 
 
-@pytest.mark.parametrize("pair", sorted(VALID_TRANSITIONS, key=transition_id), ids=transition_id)
+SORTED_VALID_TRANSITIONS = sorted(VALID_TRANSITIONS, key=transition_id)
+
+
+@pytest.mark.parametrize("pair", SORTED_VALID_TRANSITIONS, ids=transition_id)
 def test_valid_transition(pair: tuple[GroupState, GroupState]) -> None:
     source, target = pair
     group = group_in(source)

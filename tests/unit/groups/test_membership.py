@@ -1,9 +1,9 @@
-"""Tests for rafka.groups.membership: JoinGroup, SyncGroup, Heartbeat, LeaveGroup, expiry, commit fencing.
+"""Tests for rafka.groups.membership: JoinGroup, SyncGroup, Heartbeat, LeaveGroup, expiry, fencing.
 
 No Ray and no log: ``GroupMembership`` gets a fake clock (milliseconds the test advances) and a fake
 ``persist`` coroutine that records a snapshot of every group it is asked to store and answers with a
-scripted error. Each test runs one scenario coroutine with ``asyncio.run``; parked requests are tasks
-that the test lets the loop drive with ``settle()``, then checks whether they were answered.
+scripted error. Each test runs one scenario coroutine with ``asyncio.run``; parked requests are
+tasks that the test lets the loop drive with ``settle()``, then checks whether they were answered.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ class FakeClock:
 
 @dataclass(frozen=True)
 class Stored:
-    """What ``persist`` was handed, copied at call time (the group object keeps changing afterwards)."""
+    """What ``persist`` was handed, copied at call time (the group object changes afterwards)."""
 
     group_id: str
     state: GroupState
@@ -207,9 +207,10 @@ def assignment_for(member_id: str) -> bytes:
 
 
 async def stable_group(h: Harness, clients: tuple[str, ...] = ("a", "b")) -> tuple[list[str], int]:
-    """Form a Stable group of ``clients`` (first one leading); returns (member ids in join order, generation).
+    """Form a Stable group of ``clients`` (first one leading).
 
-    Uses the initial delay if configured, else joins the first member alone and has it rejoin with the rest.
+    Returns (member ids in join order, generation). Uses the initial delay if configured, else joins
+    the first member alone and has it rejoin with the rest.
     """
     tasks = [join(h, client_id=c) for c in clients[:1]]
     await settle()
@@ -284,7 +285,7 @@ def test_leader_sync_persists_its_assignment_once_and_makes_the_group_stable() -
         assert stored.value.members == (
             StoredMember(me, "c0", "/127.0.0.1", SESSION_MS, REBALANCE_MS, b"sub-c0", b"p0,p1"),
         )
-        # Stable now: a repeated sync and a heartbeat are answered from memory, nothing more is stored.
+        # Stable now: a repeated sync and a heartbeat are answered from memory, nothing is stored.
         assert (await answered(sync(h, me, 1))) == SyncGroupResponse(Errors.NONE, b"p0,p1")
         assert heartbeat(h, me, 1) is Errors.NONE
         assert len(h.persist.calls) == 1
@@ -309,7 +310,7 @@ def test_leader_sync_gives_members_it_left_out_an_empty_assignment() -> None:
     run(scenario)
 
 
-# ---------------------------------------------------------------------------- 2. the initial rebalance delay
+# ------------------------------------------------------------------ 2. the initial rebalance delay
 
 
 def test_initial_delay_holds_the_first_join_until_a_tick_passes_the_delay() -> None:
@@ -332,9 +333,7 @@ def test_initial_delay_holds_the_first_join_until_a_tick_passes_the_delay() -> N
     run(scenario)
 
 
-def test_member_joining_during_the_initial_delay_extends_it_and_both_end_in_the_same_generation() -> (
-    None
-):
+def test_member_joining_in_the_initial_delay_extends_it_and_both_end_in_one_generation() -> None:
     async def scenario() -> None:
         h = harness(delay_ms=DELAY_MS)
         first = join(h, client_id="a")
@@ -405,7 +404,7 @@ def test_existing_member_rejoining_during_the_initial_delay_does_not_extend_it()
     run(scenario)
 
 
-# ---------------------------------------------------------------------------- 3. rebalancing a stable group
+# ------------------------------------------------------------------ 3. rebalancing a stable group
 
 
 def test_second_member_joining_a_stable_group_triggers_rebalance_and_new_generation() -> None:
@@ -416,7 +415,7 @@ def test_second_member_joining_a_stable_group_triggers_rebalance_and_new_generat
         b_join = join(h, client_id="b")
         await still_parked(b_join)
         assert h.group().state is G.PREPARING_REBALANCE
-        # The old member learns of the rebalance from its heartbeat and its sync; it may still commit.
+        # The old member learns of the rebalance from its heartbeat and its sync; it may commit.
         assert heartbeat(h, a, 1) is Errors.REBALANCE_IN_PROGRESS
         assert (await answered(sync(h, a, 1))).error is Errors.REBALANCE_IN_PROGRESS
         assert h.membership.commit_error(GROUP, 1, a) is None
@@ -442,9 +441,7 @@ def test_second_member_joining_a_stable_group_triggers_rebalance_and_new_generat
     run(scenario)
 
 
-def test_follower_rejoining_a_stable_group_unchanged_gets_the_current_generation_without_a_rebalance() -> (
-    None
-):
+def test_follower_rejoining_stable_group_unchanged_gets_its_generation_with_no_rebalance() -> None:
     async def scenario() -> None:
         h = harness(delay_ms=DELAY_MS)
         (a, b), generation = await stable_group(h)
@@ -491,9 +488,7 @@ def test_follower_rejoining_with_new_metadata_triggers_a_rebalance_and_the_leade
     run(scenario)
 
 
-def test_member_rejoining_during_completing_rebalance_unchanged_gets_the_same_generation_again() -> (
-    None
-):
+def test_member_rejoining_unchanged_in_completing_rebalance_gets_the_same_generation() -> None:
     async def scenario() -> None:
         h = harness(delay_ms=DELAY_MS)
         a, b = join(h, client_id="a"), join(h, client_id="b")
@@ -509,9 +504,7 @@ def test_member_rejoining_during_completing_rebalance_unchanged_gets_the_same_ge
     run(scenario)
 
 
-def test_new_member_joining_during_completing_rebalance_fails_parked_syncs_with_rebalance_in_progress() -> (
-    None
-):
+def test_new_member_in_completing_rebalance_fails_parked_syncs_with_rebalance_in_progress() -> None:
     async def scenario() -> None:
         h = harness(delay_ms=DELAY_MS)
         a, b = join(h, client_id="a"), join(h, client_id="b")
@@ -550,9 +543,7 @@ def test_a_newer_join_from_the_same_member_supersedes_its_parked_one() -> None:
 # ---------------------------------------------------------------------------- 4. session expiry
 
 
-def test_member_that_stops_heartbeating_is_removed_after_its_session_timeout_and_the_rest_rejoin_alone() -> (
-    None
-):
+def test_member_silent_past_its_session_timeout_is_removed_and_the_rest_rejoin_alone() -> None:
     async def scenario() -> None:
         h = harness(delay_ms=DELAY_MS)
         (a, b), generation = await stable_group(h)
@@ -623,9 +614,7 @@ def test_members_parked_in_a_join_are_not_expired_while_the_rebalance_waits() ->
     run(scenario)
 
 
-def test_members_that_waited_in_a_long_rebalance_get_a_fresh_session_when_the_join_completes() -> (
-    None
-):
+def test_members_that_waited_in_a_long_rebalance_get_a_fresh_session_when_it_completes() -> None:
     # Kafka schedules every member's next heartbeat deadline when the join completes
     # (completeAndScheduleNextHeartbeatExpiration): members parked for longer than their session
     # timeout must not be expired by the first tick after the join, before they could even sync.
@@ -716,7 +705,7 @@ def test_expiry_of_a_member_during_completing_rebalance_fails_parked_syncs_and_r
 def test_session_expiry_of_the_last_member_empties_the_group_and_persists_it() -> None:
     async def scenario() -> None:
         h = harness(delay_ms=0)
-        (a,), generation = await stable_group(h, ("a",))
+        (_a,), generation = await stable_group(h, ("a",))
         h.tick(SESSION_MS + 1)
         await settle()
         group = h.group()
@@ -736,7 +725,7 @@ def test_session_expiry_of_the_last_member_empties_the_group_and_persists_it() -
     run(scenario)
 
 
-# ---------------------------------------------------------------------------- 5. the rebalance timeout
+# ------------------------------------------------------------------ 5. the rebalance timeout
 
 
 def test_member_that_does_not_rejoin_is_dropped_when_the_rebalance_deadline_passes() -> None:
@@ -898,7 +887,7 @@ def test_leave_during_completing_rebalance_fails_parked_syncs() -> None:
         a, b, c = join(h, client_id="a"), join(h, client_id="b"), join(h, client_id="c")
         await settle()
         h.tick(DELAY_MS)
-        ra, rb, rc = await answered(a), await answered(b), await answered(c)
+        _, rb, rc = await answered(a), await answered(b), await answered(c)
         b_sync = sync(h, rb.member_id, 1)
         await still_parked(b_sync)
         assert leave(h, rc.member_id) is Errors.NONE
@@ -912,7 +901,7 @@ def test_leave_of_an_unknown_member_or_group_is_unknown_member_id() -> None:
     async def scenario() -> None:
         h = harness(delay_ms=0)
         assert leave(h, "nobody", group_id="no-such-group") is Errors.UNKNOWN_MEMBER_ID
-        (a,), generation = await stable_group(h, ("a",))
+        (a,), _generation = await stable_group(h, ("a",))
         assert leave(h, "nobody") is Errors.UNKNOWN_MEMBER_ID
         assert leave(h, NO_MEMBER) is Errors.UNKNOWN_MEMBER_ID
         assert h.group().state is G.STABLE and h.group().has_member(a)
@@ -1023,7 +1012,7 @@ def test_join_with_an_unknown_member_id_is_unknown_member_id() -> None:
 def test_join_sharing_no_assignor_with_the_group_is_inconsistent_group_protocol() -> None:
     async def scenario() -> None:
         h = harness(delay_ms=0)
-        (a,), generation = await stable_group(h, ("a",))
+        (_a,), _generation = await stable_group(h, ("a",))
         response = await answered(join(h, client_id="b", protocols=(("roundrobin", b"s"),)))
         assert response.error is Errors.INCONSISTENT_GROUP_PROTOCOL
         assert "roundrobin" in (response.error_message or "")
@@ -1059,7 +1048,7 @@ def test_join_offering_no_assignor_is_inconsistent_group_protocol() -> None:
 def test_rejoin_with_assignors_the_others_lack_is_inconsistent_group_protocol() -> None:
     async def scenario() -> None:
         h = harness(delay_ms=DELAY_MS)
-        (a, b), generation = await stable_group(h)
+        (_a, b), _generation = await stable_group(h)
         response = await answered(join(h, b, client_id="b", protocols=(("roundrobin", b"s"),)))
         assert response.error is Errors.INCONSISTENT_GROUP_PROTOCOL
         assert h.group().state is G.STABLE
@@ -1153,7 +1142,7 @@ def test_commit_during_completing_rebalance_is_rebalance_in_progress() -> None:
 def test_commit_during_preparing_rebalance_from_the_previous_generation_is_accepted() -> None:
     async def scenario() -> None:
         h = harness(delay_ms=DELAY_MS)
-        (a, b), generation = await stable_group(h)
+        (_a, b), generation = await stable_group(h)
         join(h, client_id="c")
         await settle()
         assert h.group().state is G.PREPARING_REBALANCE
@@ -1172,9 +1161,7 @@ def test_commit_from_an_unknown_member_of_a_group_with_members_is_unknown_member
     run(scenario)
 
 
-def test_admin_commit_is_accepted_for_an_unknown_or_empty_group_and_refused_while_it_has_members() -> (
-    None
-):
+def test_admin_commit_is_accepted_for_an_unknown_or_empty_group_refused_with_members() -> None:
     async def scenario() -> None:
         h = harness(delay_ms=0)
         assert h.membership.commit_error("never-seen", NO_GENERATION, NO_MEMBER) is None
@@ -1210,12 +1197,10 @@ def test_commit_with_a_generation_to_an_unknown_group_is_illegal_generation() ->
     assert "never-seen" in error[1]
 
 
-# ---------------------------------------------------------------------------- 9. persisting the assignment fails
+# ------------------------------------------------------------- 9. persisting the assignment fails
 
 
-def test_persist_failure_during_the_leader_sync_fails_every_sync_and_restarts_the_rebalance() -> (
-    None
-):
+def test_persist_failure_in_the_leader_sync_fails_every_sync_and_restarts_the_rebalance() -> None:
     async def scenario() -> None:
         h = harness(delay_ms=DELAY_MS)
         a, b = join(h, client_id="a"), join(h, client_id="b")
@@ -1283,7 +1268,7 @@ def test_rebalance_starting_while_the_assignment_is_written_wins_over_it() -> No
     run(scenario)
 
 
-# ---------------------------------------------------------------------------- 10. restoring from the offsets log
+# ------------------------------------------------------------- 10. restoring from the offsets log
 
 
 def stored_group(generation: int = 7, leader: str | None = "m1") -> GroupValue:
@@ -1294,9 +1279,7 @@ def stored_group(generation: int = 7, leader: str | None = "m1") -> GroupValue:
     return GroupValue("consumer", generation, "range", leader, 123, members)
 
 
-def test_restore_with_members_resumes_a_stable_group_with_its_generation_leader_and_assignments() -> (
-    None
-):
+def test_restore_with_members_resumes_a_stable_group_with_generation_leader_assignments() -> None:
     async def scenario() -> None:
         h = harness()
         h.membership.restore(GROUP, stored_group(leader="m2"))

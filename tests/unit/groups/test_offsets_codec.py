@@ -1,9 +1,10 @@
-"""Tests for rafka.groups.offsets_codec: ``__consumer_offsets`` records and the group -> partition map.
+"""Tests for rafka.groups.offsets_codec: ``__consumer_offsets`` records, the group -> partition map.
 
-``partition_for`` must place every group exactly where Kafka does (``Utils.abs(groupId.hashCode()) % n``),
-so the expected values come from an independent, literal transcription of Java's ``String.hashCode``
-(s[0]*31^(n-1) + ... + s[n-1] over UTF-16 code units, wrapped to a signed 32-bit int) and of Kafka's
-``Utils.abs`` (``Math.abs``, except that Integer.MIN_VALUE maps to 0), plus values Java itself prints.
+``partition_for`` must place every group exactly where Kafka does
+(``Utils.abs(groupId.hashCode()) % n``), so the expected values come from an independent, literal
+transcription of Java's ``String.hashCode`` (s[0]*31^(n-1) + ... + s[n-1] over UTF-16 code units,
+wrapped to a signed 32-bit int) and of Kafka's ``Utils.abs`` (``Math.abs``, except that
+Integer.MIN_VALUE maps to 0), plus values Java itself prints.
 """
 
 from __future__ import annotations
@@ -35,14 +36,14 @@ from rafka.groups.offsets_codec import (
 
 INT_MIN = -(2**31)
 
-# Text msgpack can carry (lone surrogates cannot be encoded as UTF-8, and no Java client sends them).
-texts = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40)
+# Text msgpack can carry (lone surrogates cannot be encoded as UTF-8; no Java client sends them).
+texts = st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=40)
 any_text = st.text(max_size=40)  # for hashing, lone surrogates included: Java strings may hold them
 int64 = st.integers(-(2**63), 2**63 - 1)
 
 
 def reference_java_hash(text: str) -> int:
-    """Java's String.hashCode written out from its definition, as a check independent of the module."""
+    """Java's String.hashCode written out from its definition, a check independent of the module."""
     units: list[int] = []
     for char in text:
         code = ord(char)
@@ -57,7 +58,10 @@ def reference_java_hash(text: str) -> int:
 
 
 def reference_partition(group_id: str, num_partitions: int) -> int:
-    """Kafka's GroupMetadataManager.partitionFor: Utils.abs(groupId.hashCode) % groupMetadataTopicPartitionCount."""
+    """Kafka's GroupMetadataManager.partitionFor.
+
+    That is Utils.abs(groupId.hashCode) % groupMetadataTopicPartitionCount.
+    """
     h = reference_java_hash(group_id)
     return (0 if h == INT_MIN else abs(h)) % num_partitions
 
@@ -391,7 +395,8 @@ GOOD_MEMBER = ["m", "c", "/h", 10_000, 30_000, b"s", b"a"]
 )
 def test_decode_group_refuses_garbage_with_a_value_error(fields: list, problem: str) -> None:
     # The coordinator treats a ValueError while loading as a failed load it retries; any other
-    # exception, or silently coerced fields (bytes(5) is five zero bytes), would corrupt or wedge it.
+    # exception, or silently coerced fields (bytes(5) is five zero bytes), would corrupt or wedge
+    # it.
     with pytest.raises(ValueError, match=problem):
         decode_group(msgpack.packb(fields))
 

@@ -49,11 +49,13 @@ def test_assignment_round_trips_sorted(partitions: list[TopicPartition]) -> None
 
 
 def test_equal_assignments_encode_to_equal_bytes() -> None:
-    assert encode_assignment([("t", 1), ("s", 0)]) == encode_assignment([("s", 0), ("t", 1)])
+    assert encode_assignment([TopicPartition("t", 1), TopicPartition("s", 0)]) == encode_assignment(
+        [TopicPartition("s", 0), TopicPartition("t", 1)]
+    )
 
 
 def test_subscription_layout_is_a_versioned_array() -> None:
-    data = encode_subscription(Subscription(("t",), (("t", 0),), b"x"))
+    data = encode_subscription(Subscription(("t",), (TopicPartition("t", 0),), b"x"))
     assert msgpack.unpackb(data, raw=False) == [VERSION, ["t"], [["t", 0]], b"x"]
 
 
@@ -64,7 +66,7 @@ def test_empty_assignment_bytes_mean_no_partitions() -> None:
 
 def test_newer_versions_with_extra_fields_still_decode() -> None:
     subscription = decode_subscription(pack([VERSION + 1, ["t"], [["t", 2]], b"", "rack-a"]))
-    assert subscription == Subscription(("t",), (("t", 2),))
+    assert subscription == Subscription(("t",), (TopicPartition("t", 2),))
     assert decode_assignment(pack([VERSION + 1, [["t", 2]], b"user"])) == [("t", 2)]
 
 

@@ -1,6 +1,6 @@
-"""KIP-101's two scenarios, replayed on real partitions and logs: truncating a restarted follower to its
-high watermark loses or diverges data (the 'hw' runs are expected to fail), truncating by leader epoch
-does not."""
+"""KIP-101's two scenarios, replayed on real partitions and logs: truncating a restarted follower to
+its high watermark loses or diverges data (the 'hw' runs are expected to fail), truncating by leader
+epoch does not."""
 
 from __future__ import annotations
 

@@ -1,14 +1,12 @@
-"""Tests for rafka.actors.replica.partition: Kafka's high watermark, ISR and fencing rules on one replica."""
+"""Tests for rafka.actors.replica.partition: Kafka's high watermark, ISR and fencing rules."""
 
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 
 from rafka.actors.replica.partition import Partition, Role
-from rafka.log.log import Log
 from rafka.protocol.errors import (
     Errors,
     NotEnoughReplicasError,
@@ -24,19 +22,6 @@ from rafka.protocol.records.builder import build_batch
 START_MS = 1_700_000_000_000
 TOPIC = "events"
 MAX_LAG_MS = 100
-
-
-class FakeClock:
-    """Milliseconds moved by hand."""
-
-    def __init__(self, now: int = START_MS) -> None:
-        self.now = now
-
-    def __call__(self) -> int:
-        return self.now
-
-    def advance(self, ms: int) -> None:
-        self.now += ms
 
 
 def state(
@@ -68,26 +53,7 @@ def follower_fetch(
 
 
 @pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def open_log(tmp_path: Path, clock: FakeClock):
-    opened: list[Log] = []
-
-    def _open(name: str = "events-0") -> Log:
-        log = Log(tmp_path / name, clock=clock)
-        opened.append(log)
-        return log
-
-    yield _open
-    for log in opened:
-        log.abandon()
-
-
-@pytest.fixture
-def leader(open_log, clock: FakeClock) -> Partition:
+def leader(open_log, clock) -> Partition:
     """Broker 0 leading epoch 5 with AR = ISR = (0, 1, 2) on an empty log."""
     partition = Partition(TOPIC, 0, 0, open_log(), clock)
     partition.make_leader(state())
@@ -106,7 +72,7 @@ def test_leader_ignores_a_resent_state_older_than_its_own_isr_change(leader: Par
     assert not leader.already_leads(state(epoch=6, zk_version=0))  # newer epoch: take it
 
 
-def test_follower_never_counts_a_state_as_already_led(open_log, clock: FakeClock) -> None:
+def test_follower_never_counts_a_state_as_already_led(open_log, clock) -> None:
     follower = Partition(TOPIC, 0, 1, open_log(), clock)
     follower.make_follower(state())
     assert not follower.already_leads(state(leader=1))
@@ -307,23 +273,21 @@ def test_make_leader_assigns_epoch_at_log_end_offset(open_log, clock) -> None:
     partition.make_leader(state(epoch=7))
     assert [(e.epoch, e.start_offset) for e in log.epoch_cache.entries] == [(5, 0), (7, 4)]
     partition.append_as_leader(batch(1), ACKS_LEADER, 1)
-    header = [h for _, h in iter_batches(log.read(4))][0]
+    header = next(h for _, h in iter_batches(log.read(4)))
     assert header.partition_leader_epoch == 7
 
 
 # ------------------------------------------------------------------ ISR shrink and expand
 
 
-def test_isr_follower_that_never_fetches_lags_after_max_lag(
-    leader: Partition, clock: FakeClock
-) -> None:
+def test_isr_follower_that_never_fetches_lags_after_max_lag(leader: Partition, clock) -> None:
     clock.advance(MAX_LAG_MS)
     assert leader.lagging_isr_followers(MAX_LAG_MS) == []
     clock.advance(1)
     assert leader.lagging_isr_followers(MAX_LAG_MS) == [1, 2]
 
 
-def test_follower_fetching_at_leader_leo_is_caught_up(leader: Partition, clock: FakeClock) -> None:
+def test_follower_fetching_at_leader_leo_is_caught_up(leader: Partition, clock) -> None:
     leader.append_as_leader(batch(3), ACKS_ALL, 2)
     clock.advance(50)
     follower_fetch(leader, 1, 3)
@@ -331,9 +295,7 @@ def test_follower_fetching_at_leader_leo_is_caught_up(leader: Partition, clock: 
     assert leader.lagging_isr_followers(MAX_LAG_MS) == [2]
 
 
-def test_follower_keeping_pace_with_a_moving_leo_stays_in_sync(
-    leader: Partition, clock: FakeClock
-) -> None:
+def test_follower_keeping_pace_with_a_moving_leo_stays_in_sync(leader: Partition, clock) -> None:
     # Each fetch reaches the LEO the leader had at the previous fetch, though never the current one.
     for _ in range(20):
         clock.advance(40)
@@ -344,10 +306,9 @@ def test_follower_keeping_pace_with_a_moving_leo_stays_in_sync(
         assert leader.lagging_isr_followers(MAX_LAG_MS) == []
 
 
-def test_follower_falling_behind_a_moving_leo_lags_after_max_lag(
-    leader: Partition, clock: FakeClock
-) -> None:
-    # The leader gains 2 records per 30 ms and the follower 1: after its 2nd fetch it never catches up.
+def test_follower_falling_behind_a_moving_leo_lags_after_max_lag(leader: Partition, clock) -> None:
+    # The leader gains 2 records per 30 ms and the follower 1: after its 2nd fetch it never catches
+    # up.
     lagging_at = []
     for step in range(1, 8):
         clock.advance(30)

@@ -1,6 +1,8 @@
-"""Tests for rafka.actors.replica.purgatory: parked operations complete on a state change or expire on a deadline.
+"""Tests for rafka.actors.replica.purgatory: parked operations complete on a state change or expire
+on a deadline.
 
-Each parked operation runs in its own thread holding the replica lock, as a replica actor's handler does.
+Each parked operation runs in its own thread holding the replica lock, as a replica actor's handler
+does.
 """
 
 from __future__ import annotations

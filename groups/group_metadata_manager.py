@@ -1,0 +1,438 @@
+"""The group metadata manager: what a coordinator keeps in ``__consumer_offsets``, and its cache.
+
+Kafka's ``GroupMetadataManager``. A group belongs to partition ``partition_for(group_id)`` of
+``__consumer_offsets``, and the coordinator on the broker leading that partition answers for it. On
+gaining leadership the manager replays the partition's log to rebuild its groups and committed
+offsets (answering COORDINATOR_LOAD_IN_PROGRESS meanwhile); on losing it, it drops them and answers
+NOT_COORDINATOR, so clients look the coordinator up again.
+
+Writes (committed offsets, group metadata after a rebalance, tombstones) are appended to the local
+leader replica with acks=all, so an acknowledged commit survives the coordinator's broker dying.
+The replicas and the broker's metadata are reached through two small interfaces, ``OffsetsLog``
+and ``TopicMetadata``: Ray in production (``replica_log``), in-memory fakes in unit tests.
+Everything runs on the coordinator's single event loop, one handler at a time up to its first
+``await``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from typing import Protocol
+
+from rafka.groups.group_metadata import GroupMetadata, validate_group_id
+from rafka.groups.membership import stored_members
+from rafka.groups.offsets_codec import (
+    OFFSETS_TOPIC,
+    GroupKey,
+    GroupValue,
+    OffsetKey,
+    OffsetValue,
+    decode_group,
+    decode_key,
+    decode_offset,
+    encode_group,
+    encode_key,
+    encode_offset,
+    partition_for,
+)
+from rafka.protocol.errors import Errors, RafkaError
+from rafka.protocol.messages.groups import (
+    CommittedOffset,
+    OffsetCommitEntry,
+    OffsetCommitResponse,
+    OffsetFetchResponse,
+    PartitionResult,
+)
+from rafka.protocol.records.batch import decode_records, iter_batches
+from rafka.protocol.records.builder import build_batch
+from rafka.protocol.types import TopicPartition, now_ms
+
+logger = logging.getLogger(__name__)
+
+LOAD_CHUNK_BYTES = 4 << 20
+PARTITION_COUNTS_TTL_S = 5.0
+
+# What a failed append to the offsets log means to a client of the coordinator (Kafka's mapping).
+APPEND_ERRORS = {
+    Errors.UNKNOWN_TOPIC_OR_PARTITION: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_ENOUGH_REPLICAS: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.REQUEST_TIMED_OUT: Errors.COORDINATOR_NOT_AVAILABLE,
+    Errors.NOT_LEADER_OR_FOLLOWER: Errors.NOT_COORDINATOR,
+    Errors.FENCED_LEADER_EPOCH: Errors.NOT_COORDINATOR,
+    Errors.KAFKA_STORAGE_ERROR: Errors.NOT_COORDINATOR,
+    Errors.MESSAGE_TOO_LARGE: Errors.INVALID_COMMIT_OFFSET_SIZE,
+    Errors.RECORD_LIST_TOO_LARGE: Errors.INVALID_COMMIT_OFFSET_SIZE,
+    Errors.INVALID_FETCH_SIZE: Errors.INVALID_COMMIT_OFFSET_SIZE,
+}
+
+OffsetsRecord = tuple[bytes, bytes | None]
+"""A ``__consumer_offsets`` record as appended: encoded key and value (None for a tombstone)."""
+
+GroupOffsets = dict[TopicPartition, OffsetValue]
+"""One group's committed offsets."""
+
+
+class OffsetsLogUnavailableError(Exception):
+    """This broker's replica of an offsets partition cannot be reached (not hosted, or dead)."""
+
+
+class OffsetsLog(Protocol):
+    """This broker's replicas of ``__consumer_offsets``, as the manager reads and writes them."""
+
+    async def bounds(self, partition: int) -> tuple[int, int]:
+        """The replica's log start offset and log end offset."""
+        ...
+
+    async def read(self, partition: int, offset: int, max_bytes: int) -> bytes:
+        """Whole batches of the replica's log from ``offset``, at most about ``max_bytes``."""
+        ...
+
+    async def append(self, partition: int, batch: bytes) -> Errors:
+        """Append ``batch`` as the partition's leader with acks=all; the replica's error code."""
+        ...
+
+
+class TopicMetadata(Protocol):
+    """The broker's metadata cache, asked which topics exist and how many partitions they have."""
+
+    async def partition_counts(self, topics: tuple[str, ...]) -> dict[str, int]:
+        """Topic -> partition count, for the existing topics among ``topics``."""
+        ...
+
+
+class PartitionCountCache:
+    """Partition counts of committed topics, so a commit is one append and not also a metadata call.
+
+    Counts are reused for ``ttl_s``; a partition the cache does not know, or an old cache, refreshes
+    it first (with every topic it already knows, so they stay fresh too).
+    """
+
+    def __init__(
+        self,
+        metadata: TopicMetadata,
+        ttl_s: float = PARTITION_COUNTS_TTL_S,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.metadata = metadata
+        self.ttl_s = ttl_s
+        self.monotonic = monotonic
+        self._counts: dict[str, int] = {}
+        self._fetched_at: float | None = None
+
+    async def get(self, partitions: Iterable[TopicPartition]) -> dict[str, int]:
+        """Partition counts covering ``partitions`` (a topic that does not exist is absent)."""
+        wanted = set(partitions)
+        fresh = self._fetched_at is not None and self.monotonic() - self._fetched_at < self.ttl_s
+        if not fresh or any(p >= self._counts.get(t, 0) for t, p in wanted):
+            topics = tuple(sorted({t for t, _ in wanted} | set(self._counts)))
+            self._counts = await self.metadata.partition_counts(topics)
+            self._fetched_at = self.monotonic()
+        return self._counts
+
+
+class GroupMetadataManager:
+    """The offsets partitions one coordinator leads: their loading, their cached offsets, their log.
+
+    Groups themselves live in ``GroupMembership``; the manager hands loaded ones over through the
+    ``on_group_loaded`` callback and tells which to forget when a partition is unloaded.
+    """
+
+    def __init__(
+        self,
+        broker_id: int,
+        num_partitions: int,
+        offset_metadata_max_bytes: int,
+        log: OffsetsLog,
+        metadata: TopicMetadata,
+        clock: Callable[[], int] = now_ms,
+    ) -> None:
+        self.broker_id = broker_id
+        self.num_partitions = num_partitions
+        self.offset_metadata_max_bytes = offset_metadata_max_bytes
+        self.log = log
+        self.clock = clock
+        self.partition_counts = PartitionCountCache(metadata)
+        self.owned: dict[int, int] = {}
+        """Offsets partition -> the leader epoch it was loaded in."""
+        self.loading: dict[int, int] = {}
+        """Offsets partition -> the leader epoch it is being loaded in."""
+        self.offsets: dict[str, GroupOffsets] = {}
+        # One append at a time per offsets partition: a replica actor may run concurrent produce
+        # requests in either order, and a group's later commit must land after its earlier one.
+        self._append_locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
+
+    # ------------------------------------------------------------------ ownership
+
+    def partition_for(self, group_id: str) -> int:
+        """The offsets partition that owns ``group_id``."""
+        return partition_for(group_id, self.num_partitions)
+
+    def ownership_error(self, group_id: str) -> tuple[Errors, str] | None:
+        """Why this coordinator cannot answer for ``group_id`` now, or None."""
+        try:
+            validate_group_id(group_id)
+        except RafkaError as exc:
+            return exc.error, exc.message or exc.error.message
+        partition = self.partition_for(group_id)
+        if partition in self.loading:
+            return (
+                Errors.COORDINATOR_LOAD_IN_PROGRESS,
+                f"broker {self.broker_id} is loading {OFFSETS_TOPIC}-{partition}",
+            )
+        if partition not in self.owned:
+            return (
+                Errors.NOT_COORDINATOR,
+                f"broker {self.broker_id} does not lead {OFFSETS_TOPIC}-{partition}, "
+                f"which owns group {group_id}",
+            )
+        return None
+
+    def is_current(self, partition: int, leader_epoch: int) -> bool:
+        """Whether ``partition`` is already loaded, or being loaded, in ``leader_epoch``."""
+        return leader_epoch in (self.owned.get(partition), self.loading.get(partition))
+
+    def start_loading(self, partition: int, leader_epoch: int) -> None:
+        """Mark ``partition`` as loading in ``leader_epoch``: its groups wait for ``load``."""
+        self.loading[partition] = leader_epoch
+
+    async def load(
+        self,
+        partition: int,
+        leader_epoch: int,
+        on_group_loaded: Callable[[str, GroupValue], None],
+    ) -> bool:
+        """Replay ``partition``'s log, hand each group to ``on_group_loaded``, then own it.
+
+        False if the load failed (the next LeaderAndIsr retries it) or was overtaken by an unload
+        or a newer epoch, in which case nothing is installed.
+        """
+        started = time.monotonic()
+        offsets: dict[OffsetKey, OffsetValue] = {}
+        groups: dict[str, GroupValue] = {}
+        try:
+            position, end = await self.log.bounds(partition)
+            while position < end and self.loading.get(partition) == leader_epoch:
+                data = await self.log.read(partition, position, LOAD_CHUNK_BYTES)
+                if not data:
+                    break
+                for header_position, header in iter_batches(data):
+                    for record in decode_records(data, header_position, header):
+                        replay(record.key, record.value, offsets, groups)
+                    position = header.last_offset + 1
+        except (OffsetsLogUnavailableError, ValueError, RafkaError) as exc:
+            logger.warning(
+                "coordinator %d: loading %s-%d failed, will retry on the next LeaderAndIsr: %s",
+                self.broker_id,
+                OFFSETS_TOPIC,
+                partition,
+                exc,
+            )
+            if self.loading.get(partition) == leader_epoch:
+                del self.loading[partition]
+            return False
+        if self.loading.get(partition) != leader_epoch:
+            return False
+        for key, value in offsets.items():
+            group_offsets = self.offsets.setdefault(key.group, {})
+            group_offsets[TopicPartition(key.topic, key.partition)] = value
+        for group_id, group_value in groups.items():
+            on_group_loaded(group_id, group_value)
+        del self.loading[partition]
+        self.owned[partition] = leader_epoch
+        logger.info(
+            "coordinator %d: loaded %d groups and %d offsets of %s-%d in %.3f s",
+            self.broker_id,
+            len(groups),
+            len(offsets),
+            OFFSETS_TOPIC,
+            partition,
+            time.monotonic() - started,
+        )
+        return True
+
+    def unload(self, partition: int, groups: Iterable[str]) -> set[str]:
+        """Stop answering for ``partition``; the ids among ``groups`` (and cached ones) it owned.
+
+        The caller forgets the returned groups. A partition that was only loading is just
+        abandoned (its load notices and installs nothing).
+        """
+        self.loading.pop(partition, None)
+        if self.owned.pop(partition, None) is None:
+            return set()
+        moved = {g for g in [*groups, *self.offsets] if self.partition_for(g) == partition}
+        for group_id in moved:
+            self.offsets.pop(group_id, None)
+        logger.info(
+            "coordinator %d: unloaded %d groups of %s-%d",
+            self.broker_id,
+            len(moved),
+            OFFSETS_TOPIC,
+            partition,
+        )
+        return moved
+
+    # ------------------------------------------------------------------ groups
+
+    async def store_group(self, group: GroupMetadata) -> Errors:
+        """Persist ``group``'s generation, assignor, leader and members; the error a client sees."""
+        value = GroupValue(
+            group.protocol_type,
+            group.generation_id,
+            group.protocol_name,
+            group.leader_id,
+            self.clock(),
+            stored_members(group),
+        )
+        return await self._append(
+            self.partition_for(group.group_id),
+            [(encode_key(GroupKey(group.group_id)), encode_group(value))],
+        )
+
+    async def delete_group(self, group_id: str) -> Errors:
+        """Tombstone the group's metadata and offsets; on success its cached offsets go too."""
+        tombstones: list[OffsetsRecord] = [(encode_key(GroupKey(group_id)), None)]
+        tombstones += [
+            (encode_key(OffsetKey(group_id, t, p)), None) for t, p in self.offsets.get(group_id, {})
+        ]
+        appended = await self._append(self.partition_for(group_id), tombstones)
+        if appended is Errors.NONE:
+            self.offsets.pop(group_id, None)
+        return appended
+
+    # ------------------------------------------------------------------ offsets
+
+    def has_offsets(self, group_id: str) -> bool:
+        """Whether ``group_id`` has committed offsets in a partition this coordinator owns."""
+        return group_id in self.offsets
+
+    def groups_with_offsets(self) -> list[str]:
+        """The ids of every group holding committed offsets here, sorted."""
+        return sorted(self.offsets)
+
+    async def commit_offsets(
+        self, group_id: str, entries: Sequence[OffsetCommitEntry]
+    ) -> OffsetCommitResponse:
+        """Check each partition's entry, persist the valid ones, then cache them.
+
+        The caller has fenced the member already; refusals here are per partition.
+        """
+        results: dict[TopicPartition, PartitionResult] = {}
+        known = await self.partition_counts.get(
+            TopicPartition(e.topic, e.partition) for e in entries
+        )
+        valid: list[OffsetCommitEntry] = []
+        for entry in entries:
+            problem = self._entry_error(entry, known)
+            if problem is not None:
+                results[TopicPartition(entry.topic, entry.partition)] = PartitionResult(
+                    entry.topic, entry.partition, *problem
+                )
+            else:
+                valid.append(entry)
+        if valid:
+            timestamp = self.clock()
+            values = {
+                TopicPartition(e.topic, e.partition): OffsetValue(e.offset, e.metadata, timestamp)
+                for e in valid
+            }
+            records: list[OffsetsRecord] = [
+                (encode_key(OffsetKey(group_id, t, p)), encode_offset(v))
+                for (t, p), v in values.items()
+            ]
+            partition = self.partition_for(group_id)
+            appended = await self._append(partition, records)
+            if appended is Errors.NONE and partition in self.owned:
+                self.offsets.setdefault(group_id, {}).update(values)
+            for tp in values:
+                results[tp] = PartitionResult(tp.topic, tp.partition, appended)
+        return OffsetCommitResponse(Errors.NONE, tuple(results.values()))
+
+    def _entry_error(
+        self, entry: OffsetCommitEntry, known: dict[str, int]
+    ) -> tuple[Errors, str] | None:
+        topic, partition = entry.topic, entry.partition
+        if partition < 0 or partition >= known.get(topic, 0):
+            return Errors.UNKNOWN_TOPIC_OR_PARTITION, f"{topic}-{partition} does not exist"
+        if entry.offset < 0:
+            return (
+                Errors.INVALID_COMMIT_OFFSET_SIZE,
+                f"offset {entry.offset} for {topic}-{partition} is negative",
+            )
+        size = len(entry.metadata.encode())
+        if size > self.offset_metadata_max_bytes:
+            return Errors.OFFSET_METADATA_TOO_LARGE, (
+                f"metadata of {size} bytes for {topic}-{partition} exceeds "
+                f"offset_metadata_max_bytes={self.offset_metadata_max_bytes}"
+            )
+        return None
+
+    def fetch_offsets(
+        self, group_id: str, partitions: Iterable[tuple[str, int]] | None
+    ) -> OffsetFetchResponse:
+        """The committed offsets of ``partitions`` (-1 where none); of every partition if None."""
+        committed = self.offsets.get(group_id, {})
+        wanted = (
+            sorted(committed)
+            if partitions is None
+            else [TopicPartition(t, p) for t, p in partitions]
+        )
+        result = []
+        for tp in wanted:
+            value = committed.get(tp)
+            result.append(
+                CommittedOffset(tp.topic, tp.partition, -1)
+                if value is None
+                else CommittedOffset(
+                    tp.topic, tp.partition, value.offset, value.metadata, value.commit_timestamp
+                )
+            )
+        return OffsetFetchResponse(Errors.NONE, tuple(result))
+
+    # ------------------------------------------------------------------ the log
+
+    async def _append(self, partition: int, records: Sequence[OffsetsRecord]) -> Errors:
+        """Append ``records`` as one batch to the partition's log; the error a client should see."""
+        timestamp = self.clock()
+        batch = build_batch([(key, value, timestamp) for key, value in records])
+        try:
+            async with self._append_locks[partition]:
+                error = await self.log.append(partition, batch)
+        except OffsetsLogUnavailableError as exc:
+            logger.warning(
+                "coordinator %d: offsets replica %d unreachable: %s", self.broker_id, partition, exc
+            )
+            return Errors.NOT_COORDINATOR
+        if error is Errors.NONE:
+            return Errors.NONE
+        return APPEND_ERRORS.get(error, Errors.UNKNOWN_SERVER_ERROR)
+
+
+def replay(
+    key_bytes: bytes | None,
+    value: bytes | None,
+    offsets: dict[OffsetKey, OffsetValue],
+    groups: dict[str, GroupValue],
+) -> None:
+    """Apply one ``__consumer_offsets`` record to the state being loaded, as compaction would.
+
+    A group tombstone also drops the offsets of that group replayed so far: the group was deleted.
+    """
+    if key_bytes is None:
+        return
+    key = decode_key(key_bytes)
+    if isinstance(key, OffsetKey):
+        if value is None:
+            offsets.pop(key, None)
+        else:
+            offsets[key] = decode_offset(value)
+    elif value is None:
+        groups.pop(key.group, None)
+        for stale in [k for k in offsets if k.group == key.group]:
+            del offsets[stale]
+    else:
+        groups[key.group] = decode_group(value)
