@@ -18,6 +18,7 @@ import os
 from typing import Any
 
 from rafka.actors.broker.config import BrokerConfig
+from rafka.actors.process import configure_actor_logging
 from rafka.groups.group_metadata import GroupState
 from rafka.groups.group_metadata_manager import GroupMetadataManager, OffsetsLog, TopicMetadata
 from rafka.groups.membership import GroupMembership, MembershipConfig
@@ -60,9 +61,7 @@ class GroupCoordinator:
         log: OffsetsLog | None = None,
         metadata: TopicMetadata | None = None,
     ) -> None:
-        logging.basicConfig(
-            level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s"
-        )
+        configure_actor_logging()
         self.config = config
         self.broker_id = config.broker_id
         self.namespace = namespace

@@ -21,6 +21,7 @@ from kazoo.protocol.states import KazooState
 from rafka.actors import names, spawn
 from rafka.actors.broker.config import BrokerConfig
 from rafka.actors.broker.metadata_cache import MetadataCache
+from rafka.actors.process import configure_actor_logging
 from rafka.actors.zk.client import ZkClient
 from rafka.actors.zk.data import BrokerRegistration, LeaderIsrAndEpoch
 from rafka.groups.group_metadata import validate_group_id
@@ -52,9 +53,7 @@ class Broker:
     """Ray actor for one broker: registration, replica supervision, control requests, metadata."""
 
     def __init__(self, config: BrokerConfig, namespace: str) -> None:
-        logging.basicConfig(
-            level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s"
-        )
+        configure_actor_logging()
         self.config = config
         self.broker_id = config.broker_id
         self.namespace = namespace

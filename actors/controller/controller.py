@@ -66,6 +66,7 @@ from rafka.actors.controller.events import (
 )
 from rafka.actors.controller.mailbox import Mailbox
 from rafka.actors.controller.state_machines import PartitionState
+from rafka.actors.process import configure_actor_logging
 from rafka.actors.zk.client import ControllerMovedError, ZkClient
 from rafka.protocol.errors import Errors, TopicAlreadyExistsError
 from rafka.protocol.types import NewTopic, TopicPartition
@@ -78,9 +79,7 @@ class Controller:
     """Ray actor: the controller of one broker, active only while it holds ``/controller``."""
 
     def __init__(self, config: BrokerConfig, namespace: str) -> None:
-        logging.basicConfig(
-            level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s"
-        )
+        configure_actor_logging()
         self.config = config
         self.broker_id = config.broker_id
         self.namespace = namespace
