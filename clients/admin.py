@@ -12,12 +12,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import ray
-
-from rafka.clients.cluster import RAY_ACTOR_ERRORS, ClusterConnection
+from rafka.clients.cluster import ClusterConnection
 from rafka.clients.fetcher import list_offsets
 from rafka.clients.group_admin import GroupAdminMixin
 from rafka.clients.records import OffsetAndTimestamp
+from rafka.clients.transport import Transport, TransportError
 from rafka.protocol.errors import Errors
 from rafka.protocol.messages.metadata import (
     BrokerMetadata,
@@ -54,8 +53,9 @@ class Admin(GroupAdminMixin):
         namespace: str = "rafka",
         ray_address: str | None = None,
         request_timeout_ms: int = 30_000,
+        transport: Transport | None = None,
     ) -> None:
-        self._cluster = ClusterConnection(namespace, ray_address, request_timeout_ms)
+        self._cluster = ClusterConnection(namespace, ray_address, request_timeout_ms, transport)
         self._timeout_s = request_timeout_ms / 1000
 
     def create_topic(
@@ -85,8 +85,8 @@ class Admin(GroupAdminMixin):
         timeout_s = self._timeout_s if timeout_ms is None else timeout_ms / 1000
 
         def attempt() -> list[tuple[str, Errors, str | None]] | None:
-            results = ray.get(
-                self._cluster.controller().create_topics.remote(list(topics)), timeout=timeout_s
+            results = self._cluster.request(
+                self._cluster.controller(), "create_topics", list(topics), timeout_s=timeout_s
             )
             if any(error is Errors.NOT_CONTROLLER for _, error, _ in results):
                 return None
@@ -133,11 +133,10 @@ class Admin(GroupAdminMixin):
     def _topic_config(self, name: str) -> dict[str, str]:
         for broker_id in self._cluster.broker_ids():
             try:
-                return ray.get(
-                    self._cluster.broker(broker_id).topic_config.remote(name),
-                    timeout=self._timeout_s,
+                return self._cluster.request(
+                    self._cluster.broker(broker_id), "topic_config", name, timeout_s=self._timeout_s
                 )
-            except RAY_ACTOR_ERRORS:
+            except TransportError:
                 continue
         return {}
 
@@ -175,4 +174,4 @@ class Admin(GroupAdminMixin):
         )
 
     def close(self) -> None:
-        """Release nothing: handles are Ray references. Kept for kafka-python compatibility."""
+        """Release nothing: endpoints hold no connections. Kept for kafka-python compatibility."""

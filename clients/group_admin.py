@@ -16,14 +16,9 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-import ray
-
 from rafka.actors import names
-from rafka.clients.cluster import (
-    COORDINATOR_MOVING,
-    RAY_ACTOR_ERRORS,
-    ClusterConnection,
-)
+from rafka.clients.cluster import COORDINATOR_MOVING, ClusterConnection
+from rafka.clients.transport import TransportError
 from rafka.protocol.errors import (
     Errors,
     IllegalGenerationError,
@@ -81,7 +76,7 @@ class GroupAdminMixin:
                 found: tuple[GroupListing, ...] = self._call(
                     self._cluster.actor(name), "list_groups"
                 )
-            except RAY_ACTOR_ERRORS:
+            except TransportError:
                 # A starting or dying broker has no coordinator to ask; the groups it owned are loaded
                 # by the new leaders of their offsets partitions, whose coordinators are asked too.
                 self._cluster.forget(name)
@@ -135,7 +130,7 @@ class GroupAdminMixin:
 
     def _call(self, handle: Any, method: str, *args: Any) -> Any:
         """One actor call, waited for up to the request timeout."""
-        return ray.get(getattr(handle, method).remote(*args), timeout=self._timeout_s)
+        return self._cluster.request(handle, method, *args, timeout_s=self._timeout_s)
 
     def _ask_coordinator(self, group_id: str, method: str, request: Any) -> Any:
         """``method(request)`` at the group's coordinator: the answer, once it carries no error; raises
@@ -165,7 +160,7 @@ class GroupAdminMixin:
         name = names.coordinator_actor_name(found.coordinator_id)
         try:
             return self._call(self._cluster.actor(name), method, request)
-        except RAY_ACTOR_ERRORS as exc:
+        except TransportError as exc:
             # Its broker died or the actor is not up yet: Kafka's clients treat a lost connection to the
             # coordinator the same way, as "coordinator not available, look it up again".
             self._cluster.forget(name)

@@ -19,13 +19,12 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
-import ray
-
 from rafka.actors import names
 from rafka.clients.accumulator import ProducerBatch, RecordAccumulator
 from rafka.clients.cluster import ClusterConnection
 from rafka.clients.partitioner import DefaultPartitioner
 from rafka.clients.records import FutureRecordMetadata
+from rafka.clients.transport import RemoteError, Transport, UnreachableError
 from rafka.protocol.errors import (
     Errors,
     InvalidConfigError,
@@ -75,6 +74,7 @@ class Producer:
         self,
         namespace: str = names.DEFAULT_NAMESPACE,
         ray_address: str | None = None,
+        transport: Transport | None = None,
         **configs: Any,
     ) -> None:
         unknown = set(configs) - set(DEFAULT_CONFIG)
@@ -96,7 +96,10 @@ class Producer:
         self._key_serializer: Callable[[Any], bytes] | None = self.config["key_serializer"]
         self._value_serializer: Callable[[Any], bytes] | None = self.config["value_serializer"]
         self._partitioner = self.config["partitioner"] or DefaultPartitioner()
-        self._cluster = ClusterConnection(namespace, ray_address, self.request_timeout_ms)
+        self._cluster = ClusterConnection(
+            namespace, ray_address, self.request_timeout_ms, transport
+        )
+        self._transport = self._cluster.transport
         self._accumulator = RecordAccumulator(
             int(self.config["batch_size"]),
             int(self.config["linger_ms"]),
@@ -108,7 +111,7 @@ class Producer:
         self._wakeup = threading.Event()
         self._io_lock = threading.Lock()
         self._inflight = 0
-        # Completed requests, appended by Ray's callback thread and drained under _io_lock.
+        # Completed requests, appended by the transport's callback thread and drained under _io_lock.
         self._responses: deque[tuple[ProducerBatch, Future]] = deque()
         self._busy: set[TopicPartition] = set()
         self._next_check = 0.0
@@ -258,7 +261,7 @@ class Producer:
             self._wakeup.wait(sleep_s)
 
     def _answered(self, batch: ProducerBatch, answer: Future) -> None:
-        """Ray's callback for a finished produce request: hand it to the sender thread."""
+        """The transport's callback for a finished produce request: hand it to the sender thread."""
         self._responses.append((batch, answer))
         self._wakeup.set()
 
@@ -269,8 +272,8 @@ class Producer:
             self._stale.discard(tp)
             leader, _ = self._cluster.leader_replica(tp.topic, tp.partition, refresh=refresh)
             request = ProduceRequest(batch.encoded(), self.acks, self.request_timeout_ms)
-            ref = leader.produce.remote(request)
-        except (RafkaError, ValueError) as exc:
+            call = self._transport.send(leader, "produce", request)
+        except (RafkaError, UnreachableError) as exc:
             error = (
                 exc
                 if isinstance(exc, RafkaError)
@@ -283,7 +286,7 @@ class Producer:
         batch.attempts += 1
         self._inflight += 1
         self._busy.add(tp)
-        ref.future().add_done_callback(lambda answer: self._answered(batch, answer))
+        self._transport.on_done(call, lambda answer: self._answered(batch, answer))
         if self.acks == ACKS_NONE:
             # Nothing to wait for, yet the partition's next batch goes only once this request has run:
             # a replica actor runs concurrent requests, and only one at a time per partition keeps order.
@@ -296,8 +299,8 @@ class Producer:
             self._sent_unacknowledged(tp, answer)
             return
         try:
-            response: ProduceResponse = answer.result()
-        except ray.exceptions.RayActorError as exc:
+            response: ProduceResponse = self._transport.answer(answer)
+        except UnreachableError as exc:
             self._forget_leader(tp)
             self._retry_or_fail(
                 batch,
@@ -306,7 +309,7 @@ class Producer:
                 ),
             )
             return
-        except ray.exceptions.RayError as exc:
+        except RemoteError as exc:
             # The leader raised: a bug, not a state a retry can fix; fail the batch rather than the sender.
             self._finish(
                 batch,
@@ -324,10 +327,14 @@ class Producer:
     def _sent_unacknowledged(self, tp: TopicPartition, answer: Future) -> None:
         """acks=0: the batch completed when sent and errors go unreported (as in Kafka); a dead leader is
         forgotten and a refused batch makes the partition's next one look its leader up afresh."""
-        error = answer.exception()
-        if isinstance(error, ray.exceptions.RayActorError):
+        try:
+            response: ProduceResponse = self._transport.answer(answer)
+        except UnreachableError:
             self._forget_leader(tp)
-        elif error is None and answer.result().error is not Errors.NONE:
+            return
+        except RemoteError:
+            return  # acks=0 reports no errors
+        if response.error is not Errors.NONE:
             self._stale.add(tp)
 
     def _forget_leader(self, tp: TopicPartition) -> None:
