@@ -185,15 +185,16 @@ class Producer:
             self._accumulator.flushing -= 1
 
     def close(self, timeout: float | None = None) -> None:
-        """Flush, then stop the sender thread. Idempotent."""
+        """Flush, then stop the sender thread, all within ``timeout`` seconds. Idempotent."""
         if self._closed:
             return
+        deadline = None if timeout is None else time.monotonic() + timeout
         try:
             self.flush(timeout)
         finally:
             self._closed = True
             self._wakeup.set()
-            self._sender.join(timeout)
+            self._sender.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
 
     def partitions_for(self, topic: str) -> set[int]:
         """Partition ids of a topic."""

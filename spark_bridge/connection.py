@@ -21,7 +21,8 @@ from typing import Any
 
 import ray
 
-from rafka.clients.cluster import ClusterConnection, ensure_ray
+from rafka.clients.cluster import ClusterConnection
+from rafka.clients.ray_transport import ensure_ray
 from rafka.clients.consumer import Consumer
 from rafka.clients.producer import Producer
 from rafka.protocol.errors import KafkaTimeoutError

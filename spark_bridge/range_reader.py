@@ -15,10 +15,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
-import ray
 
 from rafka.actors import names
 from rafka.clients.cluster import ClusterConnection
+from rafka.clients.transport import TransportError
 from rafka.protocol.errors import (
     Errors,
     KafkaTimeoutError,
@@ -57,7 +57,8 @@ class LeaderFetcher:
         self._stale = False
 
     def send(self, offset: int) -> Any:
-        """Start a fetch at ``offset``; returns its ObjectRef. Looks the leader up if none is known."""
+        """Start a fetch at ``offset``; returns the transport's call. Looks the leader up if none is
+        known."""
         if self._leader is None:
             self._leader, metadata = self.cluster.leader_replica(
                 self.topic, self.partition, refresh=self._stale
@@ -70,7 +71,7 @@ class LeaderFetcher:
         request = FetchRequest(
             offset, self.max_bytes, self.max_wait_ms, 1, current_leader_epoch=self._epoch
         )
-        return self._leader.fetch.remote(request)
+        return self.cluster.transport.send(self._leader, "fetch", request)
 
     def forget_leader(self) -> None:
         """The leader moved or died: the next send refreshes metadata first."""
@@ -111,8 +112,8 @@ def read_range(
         try:
             if ref is None:
                 ref = fetcher.send(position)
-            response: FetchResponse = ray.get(
-                ref, timeout=max_wait_ms / 1000 + cluster.request_timeout_s
+            response: FetchResponse = cluster.transport.result(
+                ref, max_wait_ms / 1000 + cluster.request_timeout_s
             )
         except UnknownTopicOrPartitionError as exc:
             report_data_loss(
@@ -120,12 +121,7 @@ def read_range(
                 fail_on_data_loss,
             )
             return
-        except (
-            RafkaError,
-            ValueError,
-            ray.exceptions.RayActorError,
-            ray.exceptions.GetTimeoutError,
-        ) as exc:
+        except (RafkaError, TransportError) as exc:
             logger.info(
                 "fetch of %s-%d at %d failed (%s); looking up the leader again",
                 topic,
