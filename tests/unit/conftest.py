@@ -305,7 +305,6 @@ class FakeCluster:
         return MemberDescription(member_id, client_id, host, encode_assignment(partitions))
 
 
-
 @pytest.fixture
 def fake_cluster() -> Iterator[FakeCluster]:
     """An in-memory cluster with no actors yet; clients created in the test reach only it."""

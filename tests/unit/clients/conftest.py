@@ -50,7 +50,9 @@ class GroupCoordinatorFake:
             group_initial_rebalance_delay_ms=initial_rebalance_delay_ms,
         )
         self.loop = asyncio.new_event_loop()
-        self.membership = GroupMembership(config, lambda: int(time.monotonic() * 1000), self._persist)
+        self.membership = GroupMembership(
+            config, lambda: int(time.monotonic() * 1000), self._persist
+        )
         self.offsets: dict[tuple[str, int], int] = {}
         self.commits: list[OffsetCommitRequest] = []
         # While set, these requests are never answered (a coordinator that hangs).

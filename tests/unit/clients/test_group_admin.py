@@ -33,7 +33,9 @@ from rafka.protocol.types import OffsetAndMetadata, TopicPartition
 def admin(fake_cluster) -> Admin:
     """An admin client of a fake three-broker cluster with topic 'events' (two partitions)."""
     fake_cluster.add_brokers(3)
-    fake_cluster.add_topic("events", [(0, 10), (4, 20)], timestamps={1: {4: 1000, 5: 2000, 6: 3000}})
+    fake_cluster.add_topic(
+        "events", [(0, 10), (4, 20)], timestamps={1: {4: 1000, 5: 2000, 6: 3000}}
+    )
     return Admin(request_timeout_ms=2000)
 
 
@@ -97,7 +99,9 @@ def test_not_coordinator_makes_the_admin_look_the_coordinator_up_again(
     assert len(fake_cluster.broker(0).find_coordinator_calls) == 2
 
 
-def test_a_dead_broker_is_skipped_when_looking_up_the_coordinator(fake_cluster, admin: Admin) -> None:
+def test_a_dead_broker_is_skipped_when_looking_up_the_coordinator(
+    fake_cluster, admin: Admin
+) -> None:
     fake_cluster.add_group("g", state="Empty", broker_id=1)
     fake_cluster.dead.add("broker-0")
     assert admin.describe_group("g").state == "Empty"
@@ -166,7 +170,9 @@ def test_alter_group_offsets_makes_an_admin_commit_that_list_group_offsets_reads
 def test_alter_group_offsets_of_an_active_group_raises_unknown_member_saying_it_is_active(
     fake_cluster, admin: Admin
 ) -> None:
-    fake_cluster.add_group("busy", state="Stable", members=[fake_cluster.member("m1", [("events", 0)])])
+    fake_cluster.add_group(
+        "busy", state="Stable", members=[fake_cluster.member("m1", [("events", 0)])]
+    )
     with pytest.raises(UnknownMemberIdError, match="group 'busy' has active members"):
         admin.alter_group_offsets("busy", {TopicPartition("events", 0): 0})
     assert fake_cluster.coordinator(0).commits == []
@@ -207,7 +213,9 @@ def test_delete_group_removes_an_empty_group(fake_cluster, admin: Admin) -> None
     assert admin.list_groups() == []
 
 
-def test_delete_group_with_members_raises_non_empty_group_naming_it(fake_cluster, admin: Admin) -> None:
+def test_delete_group_with_members_raises_non_empty_group_naming_it(
+    fake_cluster, admin: Admin
+) -> None:
     fake_cluster.add_group("busy", state="Stable", members=[fake_cluster.member("m1", [])])
     with pytest.raises(NonEmptyGroupError, match="group 'busy'"):
         admin.delete_group("busy")
