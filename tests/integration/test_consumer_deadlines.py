@@ -1,12 +1,12 @@
-"""Grouped consumers keep their deadlines and never keep partitions they lost (real ZooKeeper and Ray).
+"""Grouped consumers keep their deadlines and never keep partitions they lost (real ZooKeeper, Ray).
 
 The notebook scenario: several consumers of one group driven from one thread, each polled in turn
-with a short timeout. Every poll returns on time (a join not finished goes on at the next poll), the
-members' assignments never overlap, and the group forms and rebalances within seconds. A member paused
-past its session timeout learns on resuming that it was removed: it reads and commits nothing of its
-old partitions, and rejoins for a fresh assignment. The module shares one cluster of its own with a
-small ``__consumer_offsets`` and otherwise the broker's default group settings (a 3 s initial
-rebalance delay, sessions of at least 6 s).
+with a short timeout. Every poll returns on time (a join not finished goes on at the next poll),
+the members' assignments never overlap, and the group forms and rebalances within seconds. A member
+paused past its session timeout learns on resuming that it was removed: it reads and commits nothing
+of its old partitions, and rejoins for a fresh assignment. The module shares one cluster of its own
+with a small ``__consumer_offsets`` and otherwise the broker's default group settings (a 3 s
+initial rebalance delay, sessions of at least 6 s).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ POLL_MS = 100
 SLACK_S = 1.0
 """What a poll may take beyond its timeout on a loaded two-core machine (metadata, offsets)."""
 FORM_S = 15.0
-"""A few seconds: the broker's 3 s initial delay, plus a heartbeat interval for the members to hear."""
+"""A few seconds: the broker's 3 s initial delay, plus a heartbeat interval for members to hear."""
 
 
 class Notebook:
@@ -91,15 +91,20 @@ class Notebook:
         owned = [m.assignment() for m in self.members]
         return len(set().union(*owned)) == partitions and sum(1 for a in owned if a) == members
 
-    def generations_agree(self) -> bool:
-        """Whether every member is stable in the same generation (the rebalance completed)."""
+    def generation(self) -> int:
+        """The generation every member is stable in, or -1 while they are not all stable in one."""
         generations = set()
         for consumer in self.members:
             group = consumer._group
             if group is None or group.state is not MemberState.STABLE:
-                return False
+                return -1
             generations.add(group.generation)
-        return len(generations) == 1
+        return generations.pop() if len(generations) == 1 else -1
+
+    def rebalanced(self, after: int, partitions: int, owners: int) -> bool:
+        """Whether the members agree on a generation newer than ``after``, covering every partition
+        with ``owners`` members."""
+        return self.generation() > after and self.covered_once(partitions, owners)
 
     def close(self, consumer: Consumer) -> None:
         started = time.monotonic()
@@ -112,7 +117,7 @@ class Notebook:
 def cluster(
     session_dir: Path, zookeeper: ZooKeeperServer, ray_nodes: list[str]
 ) -> Iterator[LocalCluster]:
-    """Three brokers with a three-partition offsets topic, its coordinators loaded before the tests."""
+    """Three brokers with a three-partition offsets topic, loaded before the tests run."""
     local = LocalCluster(
         brokers=3,
         data_dir=session_dir / "deadlines",
@@ -156,15 +161,15 @@ def test_three_members_polled_from_one_thread_form_and_rebalance_within_seconds(
         lambda: notebook.covered_once(3, 3), FORM_S, "the group of three to form"
     )
     assert formed < FORM_S
+    three = notebook.generation()
     notebook.add()
     notebook.round_until(
-        lambda: notebook.generations_agree() and notebook.covered_once(3, 3),
-        FORM_S,
-        "the group to rebalance with a fourth member",
+        lambda: notebook.rebalanced(three, 3, 3), FORM_S, "the group to rebalance with a fourth"
     )
-    notebook.close(notebook.members[0])
+    four = notebook.generation()
+    notebook.close(next(m for m in notebook.members if m.assignment()))
     notebook.round_until(
-        lambda: notebook.generations_agree() and notebook.covered_once(3, 3),
+        lambda: notebook.rebalanced(four, 3, 3),
         FORM_S,
         "the group to rebalance after a member closed",
     )
@@ -219,7 +224,7 @@ def test_a_member_paused_past_its_session_timeout_reads_and_commits_nothing_of_i
             paused.commit({tp: OffsetAndMetadata(1, "") for tp in old})
         assert admin.list_group_offsets(book.group_id) == before
         book.round_until(
-            lambda: book.generations_agree() and book.covered_once(2, 2),
+            lambda: book.rebalanced(-1, 2, 2),
             FORM_S,
             "the paused member to rejoin",
         )
