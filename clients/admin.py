@@ -46,7 +46,8 @@ class ClusterDescription:
 
 
 class Admin(GroupAdminMixin):
-    """Topic, cluster and consumer-group administration (kafka-python's KafkaAdminClient, trimmed)."""
+    """Topic, cluster and consumer-group administration (kafka-python's KafkaAdminClient,
+    trimmed)."""
 
     def __init__(
         self,
@@ -66,7 +67,8 @@ class Admin(GroupAdminMixin):
         config: Mapping[str, Any] | None = None,
         timeout_ms: int | None = None,
     ) -> TopicDescription:
-        """Create a topic and wait until every partition has a leader; raise Kafka's error on failure."""
+        """Create a topic and wait until every partition has a leader; raise Kafka's error on
+        failure."""
         self.create_topics(
             [
                 NewTopic(
@@ -81,7 +83,8 @@ class Admin(GroupAdminMixin):
         return self.describe_topic(name)
 
     def create_topics(self, topics: list[NewTopic], timeout_ms: int | None = None) -> None:
-        """Create several topics; the first failure raises (INVALID_REPLICATION_FACTOR, TOPIC_ALREADY_EXISTS, ...)."""
+        """Create several topics; the first failure raises (INVALID_REPLICATION_FACTOR,
+        TOPIC_ALREADY_EXISTS, ...)."""
         timeout_s = self._timeout_s if timeout_ms is None else timeout_ms / 1000
 
         def attempt() -> list[tuple[str, Errors, str | None]] | None:
@@ -93,12 +96,12 @@ class Admin(GroupAdminMixin):
             return results
 
         results = self._cluster.wait_for(attempt, timeout_s, "the controller to accept the topics")
-        for name, error, message in results:
+        for _name, error, message in results:
             if error is not Errors.NONE:
                 raise error.exception(message)
         for topic in topics:
             self._cluster.wait_for(
-                lambda: self._led_everywhere(topic.name),
+                lambda name=topic.name: self._led_everywhere(name),
                 timeout_s,
                 f"every broker to know a leader for every partition of {topic.name!r}",
             )
@@ -124,7 +127,8 @@ class Admin(GroupAdminMixin):
         return sorted(t.name for t in self._cluster.refresh_metadata(None).topics)
 
     def describe_topic(self, name: str) -> TopicDescription:
-        """Leader, replicas and ISR of each partition (UNKNOWN_TOPIC_OR_PARTITION if there is no such topic)."""
+        """Leader, replicas and ISR of each partition (UNKNOWN_TOPIC_OR_PARTITION if there is no
+        such topic)."""
         metadata = self._cluster.topic(name, refresh=True)
         return TopicDescription(
             name, metadata.partitions, self._topic_config(name), metadata.is_internal
@@ -143,9 +147,9 @@ class Admin(GroupAdminMixin):
     def list_offsets(
         self, partitions: Iterable[TopicPartition], timestamp: int
     ) -> dict[TopicPartition, OffsetAndTimestamp]:
-        """ListOffsets at each partition's leader: ``timestamp`` is EARLIEST_TIMESTAMP (the log start),
-        LATEST_TIMESTAMP (the high watermark), or a time in ms whose first offset is wanted (-1 if no
-        record is that new)."""
+        """ListOffsets at each partition's leader: ``timestamp`` is EARLIEST_TIMESTAMP (the log
+        start), LATEST_TIMESTAMP (the high watermark), or a time in ms whose first offset is wanted
+        (-1 if no record is that new)."""
         found = list_offsets(
             self._cluster, [TopicPartition(*tp) for tp in partitions], timestamp, self._timeout_s
         )

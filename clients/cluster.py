@@ -1,9 +1,9 @@
-"""How clients find their way in a rafka cluster: metadata, partition leaders, group coordinators, the
-controller, over whichever transport reaches the actors.
+"""How clients find their way in a rafka cluster: metadata, partition leaders, group coordinators,
+the controller, over whichever transport reaches the actors.
 
-Metadata is gathered from every live broker's cache (each topic from the freshest view) and refreshed
-when a request says it is stale. With no transport given, a client uses the one installed for its
-namespace (``rafka.clients.transport.install``), else Ray (``rafka.clients.ray_transport``).
+Metadata is gathered from every live broker's cache (each topic from the freshest view) and
+refreshed when a request says it is stale. With no transport given, a client uses the one installed
+for its namespace (``rafka.clients.transport.install``), else Ray (``rafka.clients.ray_transport``).
 """
 
 from __future__ import annotations
@@ -112,11 +112,12 @@ class ClusterConnection:
     def refresh_metadata(self, topics: list[str] | None) -> MetadataResponse:
         """Ask every broker for metadata at once and cache the freshest view of each topic.
 
-        Brokers learn of changes from the controller one by one, so any single broker may lag: a topic
-        one broker knows, another may not know yet. Answers are gathered until all brokers answered or
-        ``METADATA_GRACE_S`` after the first answer (a paused broker, whose call hangs, costs no more),
-        and each topic is taken from the answer that knows it with the highest leader epochs. Topics
-        are never deleted and leader epochs only grow, so this view never goes back in time.
+        Brokers learn of changes from the controller one by one, so any single broker may lag: a
+        topic one broker knows, another may not know yet. Answers are gathered until all brokers
+        answered or ``METADATA_GRACE_S`` after the first answer (a paused broker, whose call hangs,
+        costs no more), and each topic is taken from the answer that knows it with the highest
+        leader epochs. Topics are never deleted and leader epochs only grow, so this view never goes
+        back in time.
         """
         failures: list[str] = []
         answers = self.metadata_answers(
@@ -125,7 +126,8 @@ class ClusterConnection:
         briefed = [answers[b] for b in sorted(answers) if answers[b].controller_id >= 0]
         if not briefed:
             if answers:
-                # Only (re)started brokers the controller has not briefed yet answered: they know nothing.
+                # Only (re)started brokers the controller has not briefed yet answered: they know
+                # nothing.
                 return answers[min(answers)]
             raise KafkaTimeoutError(
                 f"no rafka broker answered a metadata request ({'; '.join(failures)})"
@@ -189,19 +191,20 @@ class ClusterConnection:
     def find_coordinator(
         self, group_id: str, timeout_s: float | None = None
     ) -> FindCoordinatorResponse:
-        """Which broker coordinates ``group_id``, as the first broker that answers says (brokers answer
-        from the same metadata); COORDINATOR_NOT_AVAILABLE if none answers within ``timeout_s``
-        (default: the request timeout). Callers retry the retriable answers (COORDINATOR_MOVING) with
-        their own deadlines."""
+        """Which broker coordinates ``group_id``, as the first broker that answers says (brokers
+        answer from the same metadata); COORDINATOR_NOT_AVAILABLE if none answers within
+        ``timeout_s`` (default: the request timeout). Callers retry the retriable answers
+        (COORDINATOR_MOVING) with their own deadlines."""
         deadline = time.monotonic() + (self.request_timeout_s if timeout_s is None else timeout_s)
         for broker_id in self.broker_ids():
             try:
-                return self.request(
+                found: FindCoordinatorResponse = self.request(
                     self.broker(broker_id),
                     "find_coordinator",
                     group_id,
                     timeout_s=max(0.0, deadline - time.monotonic()),
                 )
+                return found
             except TransportError:
                 self.forget(names.broker_actor_name(broker_id))
             if time.monotonic() >= deadline:
@@ -211,7 +214,8 @@ class ClusterConnection:
         )
 
     def topic(self, topic: str, refresh: bool = False) -> TopicMetadata:
-        """Cached metadata of a topic; UNKNOWN_TOPIC_OR_PARTITION if the cluster does not know it."""
+        """Cached metadata of a topic; UNKNOWN_TOPIC_OR_PARTITION if the cluster does not know
+        it."""
         with self._lock:
             cached = self._topics.get(topic)
         if cached is None or refresh:
@@ -235,7 +239,8 @@ class ClusterConnection:
     def leader_replica(
         self, topic: str, partition: int, refresh: bool = False
     ) -> tuple[Any, PartitionMetadata]:
-        """The partition leader's replica actor and the metadata naming it; LEADER_NOT_AVAILABLE if none."""
+        """The partition leader's replica actor and the metadata naming it; LEADER_NOT_AVAILABLE if
+        none."""
         metadata = self.partition(topic, partition, refresh)
         if metadata.leader < 0 or metadata.error is not Errors.NONE:
             raise Errors.LEADER_NOT_AVAILABLE.exception(
@@ -244,7 +249,8 @@ class ClusterConnection:
         return self.replica(topic, partition, metadata.leader), metadata
 
     def wait_for(self, predicate: Any, timeout_s: float, what: str) -> Any:
-        """Poll ``predicate()`` until it returns a truthy value or ``timeout_s`` passes (KafkaTimeoutError)."""
+        """Poll ``predicate()`` until it returns a truthy value or ``timeout_s`` passes
+        (KafkaTimeoutError)."""
         deadline = time.monotonic() + timeout_s
         delay = 0.01
         last_error: Exception | None = None
@@ -265,8 +271,9 @@ class ClusterConnection:
 
 
 def _freshness(topic: TopicMetadata) -> tuple[bool, int, int]:
-    """How up to date one broker's view of a topic is: known at all, then total leader epochs. At equal
-    epochs, fewer leaderless partitions win: a client tries a live leader and learns fast if it died."""
+    """How up to date one broker's view of a topic is: known at all, then total leader epochs. At
+    equal epochs, fewer leaderless partitions win: a client tries a live leader and learns fast if
+    it died."""
     return (
         topic.error is Errors.NONE,
         sum(p.leader_epoch for p in topic.partitions),

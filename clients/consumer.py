@@ -1,14 +1,15 @@
 """The consumer: kafka-python's ``KafkaConsumer`` API over the leader replica actors.
 
-Standalone mode: the application chooses partitions with ``assign`` (or ``subscribe`` to whole topics,
-which without a ``group_id`` assigns every partition of them) and positions with ``seek``; ``poll``
-returns ``{TopicPartition: [ConsumerRecord]}`` and iteration yields records one by one.
+Standalone mode: the application chooses partitions with ``assign`` (or ``subscribe`` to whole
+topics, which without a ``group_id`` assigns every partition of them) and positions with ``seek``;
+``poll`` returns ``{TopicPartition: [ConsumerRecord]}`` and iteration yields records one by one.
 
 Group mode (``group_id`` set, then ``subscribe``): the group's coordinator splits the subscribed
 partitions among the members; ``poll`` joins, rebalances and (with ``enable_auto_commit``) commits,
-never past its timeout (a join not finished goes on at the next poll), a background thread heartbeats, and a member starts each partition at the group's committed offset
-(``auto_offset_reset`` where there is none). ``assign`` with a ``group_id`` consumes chosen partitions
-and may commit them while the group has no members, as Kafka allows.
+never past its timeout (a join not finished goes on at the next poll), a background thread
+heartbeats, and a member starts each partition at the group's committed offset
+(``auto_offset_reset`` where there is none). ``assign`` with a ``group_id`` consumes chosen
+partitions and may commit them while the group has no members, as Kafka allows.
 """
 
 from __future__ import annotations
@@ -69,7 +70,8 @@ logger = logging.getLogger(__name__)
 
 
 class Consumer:
-    """Read records from rafka partitions (``assign``/``seek``/``poll``, or ``for record in consumer``)."""
+    """Read records from rafka partitions (``assign``/``seek``/``poll``, or ``for record in
+    consumer``)."""
 
     def __init__(
         self,
@@ -82,14 +84,16 @@ class Consumer:
         unknown = set(configs) - set(DEFAULT_CONFIG)
         if unknown:
             raise InvalidConfigError(
-                f"unknown consumer config {sorted(unknown)}; known: {', '.join(sorted(DEFAULT_CONFIG))}"
+                f"unknown consumer config {sorted(unknown)}; "
+                f"known: {', '.join(sorted(DEFAULT_CONFIG))}"
             )
         self.config = {**DEFAULT_CONFIG, **configs}
         if self.config["group_id"] is not None:
             validate_group_id(self.config["group_id"])
             if int(self.config["heartbeat_interval_ms"]) >= int(self.config["session_timeout_ms"]):
                 raise InvalidConfigError(
-                    f"heartbeat_interval_ms={self.config['heartbeat_interval_ms']} must be lower than "
+                    f"heartbeat_interval_ms={self.config['heartbeat_interval_ms']} "
+                    "must be lower than "
                     f"session_timeout_ms={self.config['session_timeout_ms']}"
                 )
         self._cluster = ClusterConnection(
@@ -142,9 +146,9 @@ class Consumer:
         pattern: str | None = None,
         listener: RebalanceListener | None = None,
     ) -> None:
-        """With a ``group_id``: join the group for these topics (or every topic matching ``pattern``), the
-        coordinator deciding which partitions are this member's; ``listener`` hears of each change.
-        Without one: assign every partition of the topics."""
+        """With a ``group_id``: join the group for these topics (or every topic matching
+        ``pattern``), the coordinator deciding which partitions are this member's; ``listener``
+        hears of each change. Without one: assign every partition of the topics."""
         if isinstance(topics, str):
             raise TypeError(f"subscribe() takes a list of topics, got the string {topics!r}")
         names_ = list(topics)
@@ -248,7 +252,8 @@ class Consumer:
     def offsets_for_times(
         self, timestamps: dict[TopicPartition, int]
     ) -> dict[TopicPartition, OffsetAndTimestamp | None]:
-        """First offset whose timestamp is >= the given one, per partition (None if there is none)."""
+        """First offset whose timestamp is >= the given one, per partition (None if there is
+        none)."""
         result: dict[TopicPartition, OffsetAndTimestamp | None] = {}
         for tp, timestamp in timestamps.items():
             if timestamp < 0:
@@ -316,7 +321,8 @@ class Consumer:
             elif time.monotonic() - idle_since >= timeout_s:
                 return
 
-    # ------------------------------------------------------------------ groups and committed offsets
+    # ------------------------------------------------------------------ groups and committed
+    # offsets
 
     def _apply_assignment(
         self, revoked: set[TopicPartition], added: set[TopicPartition], lost: bool
@@ -377,8 +383,8 @@ class Consumer:
         offsets: dict[TopicPartition, OffsetAndMetadata | int] | None = None,
         timeout_ms: int | None = None,
     ) -> None:
-        """Commit ``offsets`` (default: the position of every assigned partition) and wait for it, up
-        to ``timeout_ms`` (default: the request timeout; KafkaTimeoutError after it).
+        """Commit ``offsets`` (default: the position of every assigned partition) and wait for it,
+        up to ``timeout_ms`` (default: the request timeout; KafkaTimeoutError after it).
 
         Raises CommitFailedError if the group rebalanced since this member joined, or removed it.
         """
@@ -391,7 +397,8 @@ class Consumer:
         callback: Callable[[dict[TopicPartition, OffsetAndMetadata], Exception | None], None]
         | None = None,
     ) -> Future:
-        """Commit in the background; ``callback(offsets, exception_or_None)`` runs when it completes."""
+        """Commit in the background; ``callback(offsets, exception_or_None)`` runs when it
+        completes."""
         group = self._require_group("commit_async()")
         return group.commit_async(self._normalise(offsets), callback)
 
@@ -410,8 +417,8 @@ class Consumer:
     def committed(
         self, partition: TopicPartition, metadata: bool = False, timeout_ms: int | None = None
     ) -> int | OffsetAndMetadata | None:
-        """The group's committed offset of ``partition`` (None if it has none); with ``metadata``, an
-        OffsetAndMetadata. Waits up to ``timeout_ms`` (default: the request timeout)."""
+        """The group's committed offset of ``partition`` (None if it has none); with ``metadata``,
+        an OffsetAndMetadata. Waits up to ``timeout_ms`` (default: the request timeout)."""
         group = self._require_group("committed()")
         tp = TopicPartition(*partition)
         found = group.fetch_committed([tp], _seconds(timeout_ms))[tp]

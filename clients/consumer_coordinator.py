@@ -1,4 +1,5 @@
-"""The consumer's side of the group protocol: find the coordinator, join and sync, heartbeat, commit.
+"""The consumer's side of the group protocol: find the coordinator, join and sync, heartbeat,
+commit.
 
 ``Consumer.poll`` calls ``poll(deadline, apply)``, which moves the member's state machine
 (``rafka.clients.member_state``) as far as the deadline allows. FindCoordinator, JoinGroup and
@@ -7,8 +8,9 @@ and the next one goes on with the join where it stood (KIP-266); rebalance liste
 polling thread. A background thread heartbeats every ``heartbeat_interval_ms`` while the member is
 stable and, like the Java client, leaves the group when the application has not called ``poll``
 within ``max_poll_interval_ms``, so a stuck consumer's partitions move to a live one. When a
-heartbeat, commit or join answers UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION the coordinator has removed
-this member: its partitions are lost at once (no commit, ``on_partitions_lost``) and it rejoins.
+heartbeat, commit or join answers UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION the coordinator has
+removed this member: its partitions are lost at once (no commit, ``on_partitions_lost``) and it
+rejoins.
 """
 
 from __future__ import annotations
@@ -65,14 +67,15 @@ their positions first unless ``lost``) and start on ``added``."""
 
 
 class CommitFailedError(RafkaError):
-    """A commit was refused because the group rebalanced since this consumer's last join: its partitions
-    may belong to another member now (kafka-python's ``CommitFailedError``)."""
+    """A commit was refused because the group rebalanced since this consumer's last join: its
+    partitions may belong to another member now (kafka-python's ``CommitFailedError``)."""
 
     error = Errors.ILLEGAL_GENERATION
 
 
 class RebalanceListener(Protocol):
-    """Called on the polling thread around rebalances (kafka-python's ``ConsumerRebalanceListener``).
+    """Called on the polling thread around rebalances (kafka-python's
+    ``ConsumerRebalanceListener``).
 
     A listener may also define ``on_partitions_lost(lost)``, called instead of
     ``on_partitions_revoked`` when the coordinator removed this member, whose partitions may already
@@ -148,7 +151,8 @@ class ConsumerCoordinator:
 
     @property
     def partitions_lost(self) -> bool:
-        """Whether the coordinator removed this member and the next poll must drop its partitions."""
+        """Whether the coordinator removed this member and the next poll must drop its
+        partitions."""
         return self._lost
 
     # ------------------------------------------------------------------ subscription
@@ -164,7 +168,8 @@ class ConsumerCoordinator:
         self._rejoin_needed = True
 
     def subscribed_topics(self) -> list[str]:
-        """The topics the subscription covers now (a pattern is matched against current metadata)."""
+        """The topics the subscription covers now (a pattern is matched against current
+        metadata)."""
         if self.pattern is None:
             return list(self.topics)
         response = self.cluster.refresh_metadata(None)
@@ -177,8 +182,9 @@ class ConsumerCoordinator:
         )
 
     def _partition_counts(self, topics: list[str]) -> dict[str, int]:
-        """Partition count of each existing topic among ``topics``, from one metadata request; topics
-        not created yet are left out (the assignors skip them; a later metadata check rejoins)."""
+        """Partition count of each existing topic among ``topics``, from one metadata request;
+        topics not created yet are left out (the assignors skip them; a later metadata check
+        rejoins)."""
         if not topics:
             return {}
         response = self.cluster.refresh_metadata(list(topics))
@@ -195,8 +201,9 @@ class ConsumerCoordinator:
     # ------------------------------------------------------------------ coordinator discovery
 
     def _find_coordinator(self, deadline: float) -> Endpoint | None:
-        """The coordinator's endpoint, or None if it is not known by ``deadline``. The FindCoordinator
-        request stays in flight past the deadline, so the next call goes on waiting for the same one."""
+        """The coordinator's endpoint, or None if it is not known by ``deadline``. The
+        FindCoordinator request stays in flight past the deadline, so the next call goes on waiting
+        for the same one."""
         while True:
             with self._lock:
                 if self._coordinator is not None:
@@ -286,7 +293,8 @@ class ConsumerCoordinator:
     # ------------------------------------------------------------------ joining
 
     def need_rejoin(self) -> bool:
-        """Whether the next poll must (re)join: a rebalance began, or the subscribed metadata changed."""
+        """Whether the next poll must (re)join: a rebalance began, or the subscribed metadata
+        changed."""
         if self._rejoin_needed:
             return True
         now = time.monotonic()
@@ -303,8 +311,9 @@ class ConsumerCoordinator:
     def poll(self, deadline: float, apply: ApplyAssignment) -> bool:
         """Move the membership on until the member is stable or ``deadline`` passes; True if stable.
 
-        Lost partitions are dropped first; a needed rebalance revokes the partitions (eager protocol)
-        and sends JoinGroup; answers that have not come by the deadline are waited for by the next poll.
+        Lost partitions are dropped first; a needed rebalance revokes the partitions (eager
+        protocol) and sends JoinGroup; answers that have not come by the deadline are waited for by
+        the next poll.
         """
         self._last_poll = time.monotonic()
         self.drop_lost_partitions(apply)
@@ -346,7 +355,8 @@ class ConsumerCoordinator:
         apply(revoked, set(), False)
 
     def _send_join(self, deadline: float) -> bool:
-        """Send JoinGroup (after the backoff of a failed round); False if the deadline passed first."""
+        """Send JoinGroup (after the backoff of a failed round); False if the deadline passed
+        first."""
         wait_s = self._retry_at - time.monotonic()
         if wait_s > 0:
             time.sleep(max(0.0, min(wait_s, deadline - time.monotonic())))
@@ -448,8 +458,8 @@ class ConsumerCoordinator:
         apply(set(), added, False)
         if self.listener is not None:
             self.listener.on_partitions_assigned(added if cooperative else set(assigned))
-        # The poll timer restarts once the join completes (Java's HeartbeatThread.enable() resets it):
-        # a join that waited long for the other members is not the application failing to poll.
+        # The poll timer restarts once the join completes (Java's HeartbeatThread.enable() resets
+        # it): a join that waited long for the other members is not the application failing to poll.
         self._last_poll = time.monotonic()
         self._start_heartbeats()
 
@@ -489,8 +499,8 @@ class ConsumerCoordinator:
     # ------------------------------------------------------------------ removal from the group
 
     def _mark_lost(self, error: Errors, generation: int) -> None:
-        """The coordinator removed this member from ``generation`` (or fenced it): its partitions are
-        lost, to be dropped by the polling thread at once, and it must rejoin."""
+        """The coordinator removed this member from ``generation`` (or fenced it): its partitions
+        are lost, to be dropped by the polling thread at once, and it must rejoin."""
         with self._lock:
             if generation != self.generation:
                 return  # a newer generation was joined since: that answer is old news
@@ -510,8 +520,8 @@ class ConsumerCoordinator:
                 self._machine.transition_to(MemberState.UNJOINED)
 
     def drop_lost_partitions(self, apply: ApplyAssignment) -> None:
-        """If the member was removed, give its partitions up now without committing them, telling the
-        listener's ``on_partitions_lost`` (else ``on_partitions_revoked``)."""
+        """If the member was removed, give its partitions up now without committing them, telling
+        the listener's ``on_partitions_lost`` (else ``on_partitions_revoked``)."""
         with self._lock:
             if not self._lost:
                 return
@@ -536,15 +546,15 @@ class ConsumerCoordinator:
     def _heartbeat_loop(self) -> None:
         while not self._closed.wait(self.heartbeat_interval_s):
             with self._lock:
-                # Heartbeats go on after REBALANCE_IN_PROGRESS until poll() rejoins, or the coordinator would
-                # expire a member that is still busy with its last records.
+                # Heartbeats go on after REBALANCE_IN_PROGRESS until poll() rejoins, or the
+                # coordinator would expire a member that is still busy with its last records.
                 if self._machine.state is not MemberState.STABLE:
                     continue
                 member_id, generation = self.member_id, self.generation
             if (time.monotonic() - self._last_poll) * 1000 > self.max_poll_interval_ms:
                 logger.warning(
-                    "group %s: poll() not called for over max_poll_interval_ms=%d; leaving the group so its "
-                    "partitions move to a live member",
+                    "group %s: poll() not called for over max_poll_interval_ms=%d; leaving the "
+                    "group so its partitions move to a live member",
                     self.group_id,
                     self.max_poll_interval_ms,
                 )
@@ -592,7 +602,8 @@ class ConsumerCoordinator:
             )
         except TransportError as exc:
             logger.info(
-                "group %s: LeaveGroup not delivered (%s); the session timeout will remove the member",
+                "group %s: LeaveGroup not delivered (%s); the session timeout will remove the "
+                "member",
                 self.group_id,
                 exc,
             )
@@ -605,8 +616,9 @@ class ConsumerCoordinator:
     def commit(
         self, offsets: dict[TopicPartition, OffsetAndMetadata], timeout_s: float | None = None
     ) -> None:
-        """Commit synchronously within ``timeout_s`` (default: the request timeout); CommitFailedError
-        if the group moved on or removed this member, the Kafka error otherwise."""
+        """Commit synchronously within ``timeout_s`` (default: the request timeout);
+        CommitFailedError if the group moved on or removed this member, the Kafka error
+        otherwise."""
         for tp, value in offsets.items():
             if value.offset < 0:
                 raise ValueError(f"cannot commit negative offset {value.offset} for {tp}")
@@ -618,8 +630,8 @@ class ConsumerCoordinator:
             generation, member_id = self.generation, self.member_id
             stale = self._subscribed and (generation == NO_GENERATION or self._lost)
         if stale:
-            # A subscribed member out of every generation (removed, or not joined yet) must not commit:
-            # with no generation the coordinator would take it for an admin's commit.
+            # A subscribed member out of every generation (removed, or not joined yet) must not
+            # commit: with no generation the coordinator would take it for an admin's commit.
             raise CommitFailedError(
                 f"commit of group {self.group_id!r} refused: this member is not in a generation of "
                 "the group (it was removed, or has not joined yet), so these partitions may belong "
@@ -636,8 +648,9 @@ class ConsumerCoordinator:
                 self._mark_lost(response.error, generation)
             self._rejoin_needed = True
             raise CommitFailedError(
-                f"commit of group {self.group_id!r} refused ({response.error.name}): the group rebalanced and these "
-                f"partitions may belong to another member now; {response.error_message}"
+                f"commit of group {self.group_id!r} refused ({response.error.name}): the group "
+                "rebalanced and these partitions may belong to another member now; "
+                f"{response.error_message}"
             )
         if response.error is not Errors.NONE:
             raise response.error.exception(
@@ -656,7 +669,8 @@ class ConsumerCoordinator:
         callback: Callable[[dict[TopicPartition, OffsetAndMetadata], Exception | None], None]
         | None,
     ) -> Future[None]:
-        """Commit on a background thread, in order with other async commits; ``callback(offsets, error)``."""
+        """Commit on a background thread, in order with other async commits; ``callback(offsets,
+        error)``."""
 
         def run() -> None:
             try:
@@ -676,7 +690,8 @@ class ConsumerCoordinator:
     def fetch_committed(
         self, partitions: list[TopicPartition], timeout_s: float | None = None
     ) -> dict[TopicPartition, OffsetAndMetadata | None]:
-        """Committed offsets of ``partitions`` (None where the group has none), within ``timeout_s``."""
+        """Committed offsets of ``partitions`` (None where the group has none), within
+        ``timeout_s``."""
         request = OffsetFetchRequest(
             self.group_id, tuple((tp.topic, tp.partition) for tp in partitions)
         )

@@ -18,8 +18,8 @@ from typing import Any
 
 from rafka.actors import names
 from rafka.clients.cluster import ClusterConnection
-from rafka.clients.transport import UnreachableError
 from rafka.clients.records import ConsumerRecord
+from rafka.clients.transport import UnreachableError
 from rafka.protocol.errors import Errors, OffsetOutOfRangeError, RafkaError
 from rafka.protocol.messages.fetch import FetchRequest, FetchResponse
 from rafka.protocol.messages.offsets import (
@@ -145,7 +145,8 @@ class Fetcher:
             self._busy.add(tp)
 
     def collect(self, timeout_s: float) -> bool:
-        """Wait up to ``timeout_s`` for in-flight fetches; buffer what arrived. True if any completed."""
+        """Wait up to ``timeout_s`` for in-flight fetches; buffer what arrived. True if any
+        completed."""
         if not self._inflight:
             return False
         inflight = list(self._inflight)
@@ -208,8 +209,8 @@ class Fetcher:
                 )
                 columns = decode_columns(data, start, header)
                 if kd is None and vd is None and base >= position:
-                    # The common case (no deserializers, whole batch wanted) runs without Python bytecode
-                    # per record: map and zip feed tuple.__new__ straight from the columns.
+                    # The common case (no deserializers, whole batch wanted) runs without Python
+                    # bytecode per record: map and zip feed tuple.__new__ straight from the columns.
                     ods = columns.offset_deltas
                     offsets = (
                         range(base, base + len(ods))
@@ -280,11 +281,12 @@ def list_offsets(
     timestamp: int,
     timeout_s: float = 30.0,
 ) -> dict[TopicPartition, tuple[int, int]]:
-    """(offset, timestamp) of each partition from ListOffsets at its leader; the admin client shares it
-    with the consumer.
+    """(offset, timestamp) of each partition from ListOffsets at its leader; the admin client shares
+    it with the consumer.
 
-    Each round refreshes metadata once and asks every leader still unanswered at once; partitions whose
-    leader moved or could not be reached are asked again, after a fresh look-up, until ``timeout_s``.
+    Each round refreshes metadata once and asks every leader still unanswered at once; partitions
+    whose leader moved or could not be reached are asked again, after a fresh look-up, until
+    ``timeout_s``.
     """
     answers: dict[TopicPartition, tuple[int, int]] = {}
     wanted = list(dict.fromkeys(partitions))

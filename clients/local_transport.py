@@ -1,10 +1,10 @@
 """A transport to Python objects in this process, standing in for actors (unit tests, in-process
 clusters).
 
-Each endpoint is an object registered under an actor name; ``send`` calls its method at once. A method
-answers with a value, or with a ``concurrent.futures.Future`` when the answer must wait (as a group
-coordinator parks a JoinGroup until the rebalance completes), so a call may stay in flight across
-client calls exactly as a Ray call does. A name in ``dead`` is an actor that died.
+Each endpoint is an object registered under an actor name; ``send`` calls its method at once. A
+method answers with a value, or with a ``concurrent.futures.Future`` when the answer must wait (as a
+group coordinator parks a JoinGroup until the rebalance completes), so a call may stay in flight
+across client calls exactly as a Ray call does. A name in ``dead`` is an actor that died.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """A group member's side of the rebalance protocol as a state machine, and what each coordinator
 error means to it.
 
-The consumer drives the machine from ``poll`` with a deadline (KIP-266): a JoinGroup or SyncGroup is a
-request in flight across polls, so ``poll`` returns when its time is up and the next one goes on where
-it stood. An error from the coordinator decides the next step: REBALANCE_IN_PROGRESS means rejoin
-(revoking the partitions as usual), UNKNOWN_MEMBER_ID and ILLEGAL_GENERATION mean the coordinator
-removed this member, whose partitions are lost at once (Kafka's ``onPartitionsLost``), and the
-coordinator errors mean look the coordinator up again.
+The consumer drives the machine from ``poll`` with a deadline (KIP-266): a JoinGroup or SyncGroup is
+a request in flight across polls, so ``poll`` returns when its time is up and the next one goes on
+where it stood. An error from the coordinator decides the next step: REBALANCE_IN_PROGRESS means
+rejoin (revoking the partitions as usual), UNKNOWN_MEMBER_ID and ILLEGAL_GENERATION mean the
+coordinator removed this member, whose partitions are lost at once (Kafka's ``onPartitionsLost``),
+and the coordinator errors mean look the coordinator up again.
 """
 
 from __future__ import annotations

@@ -80,7 +80,8 @@ class Producer:
         unknown = set(configs) - set(DEFAULT_CONFIG)
         if unknown:
             raise InvalidConfigError(
-                f"unknown producer config {sorted(unknown)}; known: {', '.join(sorted(DEFAULT_CONFIG))}"
+                f"unknown producer config {sorted(unknown)}; "
+                f"known: {', '.join(sorted(DEFAULT_CONFIG))}"
             )
         self.config = {**DEFAULT_CONFIG, **configs}
         acks = self.config["acks"]
@@ -111,8 +112,9 @@ class Producer:
         self._wakeup = threading.Event()
         self._io_lock = threading.Lock()
         self._inflight = 0
-        # Completed requests, appended by the transport's callback thread and drained under _io_lock.
-        self._responses: deque[tuple[ProducerBatch, Future]] = deque()
+        # Completed requests, appended by the transport's callback thread and drained under
+        # _io_lock.
+        self._responses: deque[tuple[ProducerBatch, Future[Any]]] = deque()
         self._busy: set[TopicPartition] = set()
         self._next_check = 0.0
         self._linger_zero = int(self.config["linger_ms"]) == 0
@@ -160,8 +162,8 @@ class Producer:
         if closed and key is None and hasattr(self._partitioner, "on_new_batch"):
             self._partitioner.on_new_batch(topic, count, partition, available)
         if closed or (opened and self._linger_zero):
-            # Ship from this thread when the sender is not mid-turn: waiting for the sender thread to
-            # win the GIL back from a busy send() loop would cost a switch interval per batch.
+            # Ship from this thread when the sender is not mid-turn: waiting for the sender thread
+            # to win the GIL back from a busy send() loop would cost a switch interval per batch.
             if self._io_lock.acquire(blocking=False):
                 try:
                     self._turn()
@@ -211,8 +213,8 @@ class Producer:
         self.close()
 
     def _load_partitions(self, topic: str) -> tuple[int, list[int], list[TopicPartition]]:
-        # A topic being auto-created answers LEADER_NOT_AVAILABLE until it has leaders: wait for it up
-        # to max_block_ms. An unknown topic fails at once, which is clearer than Kafka's timeout.
+        # A topic being auto-created answers LEADER_NOT_AVAILABLE until it has leaders: wait for it
+        # up to max_block_ms. An unknown topic fails at once, which is clearer than Kafka's timeout.
         deadline = time.monotonic() + self.max_block_s
         while True:
             try:
@@ -227,7 +229,8 @@ class Producer:
                     raise
                 time.sleep(METADATA_RETRY_BACKOFF_S)
         count = len(metadata.partitions)
-        # TopicPartition objects are built once per topic: building one per send is a measurable cost.
+        # TopicPartition objects are built once per topic: building one per send is a measurable
+        # cost.
         entry = (
             count,
             [p.partition for p in metadata.partitions if p.leader >= 0],
@@ -239,7 +242,8 @@ class Producer:
     # ------------------------------------------------------------------ sender thread
 
     def _turn(self) -> None:
-        """Complete answered requests, then ship every sendable batch (the caller holds ``_io_lock``)."""
+        """Complete answered requests, then ship every sendable batch (the caller holds
+        ``_io_lock``)."""
         responses = self._responses
         while responses:
             batch, answer = responses.popleft()
@@ -250,7 +254,8 @@ class Producer:
             self._send_batch(batch)
 
     def _run(self) -> None:
-        """The sender thread: turns whenever a request completes, a batch lingers long enough, or on wake-up."""
+        """The sender thread: turns whenever a request completes, a batch lingers long enough, or on
+        wake-up."""
         while True:
             self._wakeup.clear()
             with self._io_lock:
@@ -261,7 +266,7 @@ class Producer:
                 return
             self._wakeup.wait(sleep_s)
 
-    def _answered(self, batch: ProducerBatch, answer: Future) -> None:
+    def _answered(self, batch: ProducerBatch, answer: Future[Any]) -> None:
         """The transport's callback for a finished produce request: hand it to the sender thread."""
         self._responses.append((batch, answer))
         self._wakeup.set()
@@ -289,11 +294,12 @@ class Producer:
         self._busy.add(tp)
         self._transport.on_done(call, lambda answer: self._answered(batch, answer))
         if self.acks == ACKS_NONE:
-            # Nothing to wait for, yet the partition's next batch goes only once this request has run:
-            # a replica actor runs concurrent requests, and only one at a time per partition keeps order.
+            # Nothing to wait for, yet the partition's next batch goes only once this request has
+            # run: a replica actor runs concurrent requests, and only one at a time per partition
+            # keeps order.
             self._finish(batch, -1, None)
 
-    def _complete(self, batch: ProducerBatch, answer: Future) -> None:
+    def _complete(self, batch: ProducerBatch, answer: Future[Any]) -> None:
         tp = batch.topic_partition
         self._busy.discard(tp)
         if self.acks == ACKS_NONE:
@@ -311,7 +317,8 @@ class Producer:
             )
             return
         except RemoteError as exc:
-            # The leader raised: a bug, not a state a retry can fix; fail the batch rather than the sender.
+            # The leader raised: a bug, not a state a retry can fix; fail the batch rather than the
+            # sender.
             self._finish(
                 batch,
                 -1,
@@ -325,9 +332,10 @@ class Producer:
         else:
             self._retry_or_fail(batch, response.error.exception(response.error_message))
 
-    def _sent_unacknowledged(self, tp: TopicPartition, answer: Future) -> None:
-        """acks=0: the batch completed when sent and errors go unreported (as in Kafka); a dead leader is
-        forgotten and a refused batch makes the partition's next one look its leader up afresh."""
+    def _sent_unacknowledged(self, tp: TopicPartition, answer: Future[Any]) -> None:
+        """acks=0: the batch completed when sent and errors go unreported (as in Kafka); a dead
+        leader is forgotten and a refused batch makes the partition's next one look its leader up
+        afresh."""
         try:
             response: ProduceResponse = self._transport.answer(answer)
         except UnreachableError:

@@ -2,12 +2,14 @@
 
 A client needs no broker address list. If Ray is not initialised in this process, it connects to the
 running Ray cluster (``RAY_ADDRESS`` or ``"auto"``); brokers are the named actors ``broker-<id>`` in
-the cluster's namespace (default ``rafka``), and every partition replica is ``replica-<t>-<p>@<id>``.
-A call is a Ray ObjectRef, so waiting on many fetches at once is one ``ray.wait``.
+the cluster's namespace (default ``rafka``), and every partition replica is
+``replica-<t>-<p>@<id>``. A call is a Ray ObjectRef, so waiting on many fetches at once is one
+``ray.wait``.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -37,7 +39,9 @@ def ensure_ray(address: str | None = None, namespace: str = names.DEFAULT_NAMESP
         return
     target = address or os.environ.get("RAY_ADDRESS") or "auto"
     try:
-        ray.init(address=target, namespace=namespace, log_to_driver=False, logging_level="ERROR")
+        ray.init(
+            address=target, namespace=namespace, log_to_driver=False, logging_level=logging.ERROR
+        )
     except (ConnectionError, RuntimeError, ValueError) as exc:
         raise KafkaTimeoutError(
             f"cannot reach a Ray cluster at {target!r} (set RAY_ADDRESS, or start one with "
@@ -98,8 +102,9 @@ class RayTransport(Transport):
         return list(done)
 
     def result(self, call: Call, timeout_s: float | None) -> Any:
-        """``ray.get``: a dead actor raises UnreachableError, a silent one NoAnswerError; an exception
-        the actor raised comes through as Ray raises it (an instance of the actor's exception class)."""
+        """``ray.get``: a dead actor raises UnreachableError, a silent one NoAnswerError; an
+        exception the actor raised comes through as Ray raises it (an instance of the actor's
+        exception class)."""
         try:
             return ray.get(call, timeout=timeout_s)
         except ray.exceptions.RayActorError as exc:

@@ -8,8 +8,8 @@ callback (``on_done``). Nothing here blocks longer than the timeout it is given.
 
 ``RayTransport`` (``rafka.clients.ray_transport``) implements this over Ray actor handles;
 ``LocalTransport`` (``rafka.clients.local_transport``) over Python objects in this process, for unit
-tests. Finding leaders, coordinators and the controller from metadata is ``ClusterConnection``'s work,
-above any transport.
+tests. Finding leaders, coordinators and the controller from metadata is ``ClusterConnection``'s
+work, above any transport.
 """
 
 from __future__ import annotations
@@ -67,7 +67,8 @@ class Transport(ABC):
 
     @abstractmethod
     def ready(self, calls: Sequence[Call], num_returns: int, timeout_s: float) -> list[Call]:
-        """The calls answered (or failed) once ``num_returns`` of them are, or ``timeout_s`` passed."""
+        """The calls answered (or failed) once ``num_returns`` of them are, or ``timeout_s``
+        passed."""
 
     @abstractmethod
     def result(self, call: Call, timeout_s: float | None) -> Any:
@@ -75,11 +76,13 @@ class Transport(ABC):
 
     @abstractmethod
     def on_done(self, call: Call, callback: Callable[[Future[Any]], None]) -> None:
-        """Run ``callback(done)`` on another thread when the call completes; ``answer(done)`` reads it."""
+        """Run ``callback(done)`` on another thread when the call completes; ``answer(done)`` reads
+        it."""
 
     @abstractmethod
     def answer(self, done: Future[Any]) -> Any:
-        """The answer in a future handed to an ``on_done`` callback (TransportError if it failed)."""
+        """The answer in a future handed to an ``on_done`` callback (TransportError if it
+        failed)."""
 
     # ------------------------------------------------------------------ endpoints by role
 
@@ -108,8 +111,9 @@ _installed: dict[str, Transport] = {}
 
 
 def install(transport: Transport) -> None:
-    """Make clients created for ``transport.namespace`` without a transport of their own use this one
-    (how an in-process cluster, such as the unit tests' fake, reaches clients made deep inside code)."""
+    """Make clients created for ``transport.namespace`` without a transport of their own use this
+    one (how an in-process cluster, such as the unit tests' fake, reaches clients made deep inside
+    code)."""
     _installed[transport.namespace] = transport
 
 

@@ -1,4 +1,5 @@
-"""Reading one offset range of one partition, straight from its leader replica, as Arrow record batches.
+"""Reading one offset range of one partition, straight from its leader replica, as Arrow record
+batches.
 
 This is what a Spark task runs. It fetches committed records (the leader answers consumers only
 below the high watermark) from ``start`` until ``end`` and keeps exactly the offsets in
@@ -36,7 +37,8 @@ RETRY_BACKOFF_S = 0.1
 
 
 class LeaderFetcher:
-    """Sends fetches for one partition to its current leader replica, finding a new one when it moves."""
+    """Sends fetches for one partition to its current leader replica, finding a new one when it
+    moves."""
 
     def __init__(
         self,
@@ -106,8 +108,9 @@ def read_range(
     while position < end:
         if time.monotonic() > progress_deadline:
             raise KafkaTimeoutError(
-                f"option 'kafkaConsumer.pollTimeoutMs': no records of {topic}-{partition} at offset "
-                f"{position} within {poll_timeout_ms} ms (reading [{offsets.start}, {end}))"
+                f"option 'kafkaConsumer.pollTimeoutMs': no records of {topic}-{partition} "
+                f"at offset {position} within {poll_timeout_ms} ms "
+                f"(reading [{offsets.start}, {end}))"
             )
         try:
             if ref is None:
@@ -138,15 +141,15 @@ def read_range(
             if position < response.log_start_offset:
                 resume = min(response.log_start_offset, end)
                 report_data_loss(
-                    f"Cannot fetch offsets [{position}, {resume}) of {topic}-{partition}: the log now starts "
-                    f"at {response.log_start_offset}",
+                    f"Cannot fetch offsets [{position}, {resume}) of {topic}-{partition}: "
+                    f"the log now starts at {response.log_start_offset}",
                     fail_on_data_loss,
                 )
                 position = resume
             else:
                 report_data_loss(
-                    f"Cannot fetch offsets [{position}, {end}) of {topic}-{partition}: the log now ends at "
-                    f"{response.log_end_offset}",
+                    f"Cannot fetch offsets [{position}, {end}) of {topic}-{partition}: "
+                    f"the log now ends at {response.log_end_offset}",
                     fail_on_data_loss,
                 )
                 return

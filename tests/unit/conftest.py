@@ -63,7 +63,8 @@ class FakePartitionLog:
 
 @dataclass
 class FakeGroup:
-    """A group as its coordinator keeps it; ``offsets`` maps (topic, partition) to (offset, metadata)."""
+    """A group as its coordinator keeps it; ``offsets`` maps (topic, partition) to (offset,
+    metadata)."""
 
     state: str = "Empty"
     members: list[MemberDescription] = field(default_factory=list)
@@ -269,7 +270,8 @@ class FakeCluster:
         offsets: dict[tuple[str, int], int] | None = None,
         broker_id: int = 0,
     ) -> FakeGroup:
-        """A group owned by ``broker_id``'s coordinator, with committed ``offsets`` {(topic, partition): offset}."""
+        """A group owned by ``broker_id``'s coordinator, with committed ``offsets`` {(topic,
+        partition): offset}."""
         members = list(members)
         group = FakeGroup(
             state,
@@ -301,7 +303,8 @@ class FakeCluster:
         client_id: str = "rafka-consumer",
         host: str = "/127.0.0.1",
     ) -> MemberDescription:
-        """A member as DescribeGroups reports it, with its assignment encoded as consumers encode it."""
+        """A member as DescribeGroups reports it, with its assignment encoded as consumers encode
+        it."""
         return MemberDescription(member_id, client_id, host, encode_assignment(partitions))
 
 

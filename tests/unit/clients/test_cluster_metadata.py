@@ -1,4 +1,5 @@
-"""ClusterConnection.refresh_metadata: the freshest view of each topic across the brokers' caches."""
+"""ClusterConnection.refresh_metadata: the freshest view of each topic across the brokers'
+caches."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ NAMESPACE = "rafka"
 
 
 def lagging(fake: Any, broker_id: int, view: dict[str, TopicMetadata]) -> None:
-    """Make ``broker_id`` answer from its own (possibly stale) view instead of the fake cluster's."""
+    """Make ``broker_id`` answer from its own (possibly stale) view instead of the fake
+    cluster's."""
     broker = fake.broker(broker_id)
 
     def metadata(request: MetadataRequest) -> MetadataResponse:

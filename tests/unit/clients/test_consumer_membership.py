@@ -1,6 +1,6 @@
-"""The consumer's group membership against a fake coordinator running the real protocol: ``poll`` and
-the other calls keep their deadlines while a join waits, and a member the coordinator removed drops
-its partitions at once, never commits them, and rejoins."""
+"""The consumer's group membership against a fake coordinator running the real protocol: ``poll``
+and the other calls keep their deadlines while a join waits, and a member the coordinator removed
+drops its partitions at once, never commits them, and rejoins."""
 
 from __future__ import annotations
 
@@ -134,7 +134,8 @@ def test_a_listener_without_on_partitions_lost_hears_revoked(
     fake_cluster: Any, group_cluster: Any
 ) -> None:
     class Plain:
-        revoked: list[set[TopicPartition]] = []
+        def __init__(self) -> None:
+            self.revoked: list[set[TopicPartition]] = []
 
         def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
             self.revoked.append(set(revoked))

@@ -1,5 +1,6 @@
 """Tests for the Admin client's consumer-group operations (rafka.clients.group_admin) against an
-in-memory fake cluster: coordinator lookup and its retries, error mapping, and the offsets round trip."""
+in-memory fake cluster: coordinator lookup and its retries, error mapping, and the offsets round
+trip."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The member state machine: its moves are the table's, and each coordinator error has one reaction."""
+"""The member state machine: its moves are the table's, and each coordinator error has one
+reaction."""
 
 from __future__ import annotations
 
