@@ -346,7 +346,9 @@ class ConsumerCoordinator:
         if not self._protocol_is_cooperative() and self.assignment:
             self._revoke(set(self.assignment), apply)
         with self._lock:
-            self._machine.transition_to(MemberState.UNJOINED)
+            # A heartbeat may have found the member removed meanwhile, and moved it already.
+            if self._machine.state is MemberState.STABLE:
+                self._machine.transition_to(MemberState.UNJOINED)
 
     def _revoke(self, revoked: set[TopicPartition], apply: ApplyAssignment) -> None:
         if self.listener is not None:
