@@ -420,14 +420,18 @@ class ConsumerCoordinator:
         )
         with self._lock:
             self.member_id, self.generation = joined.member_id, joined.generation_id
-            try:
-                assert self._coordinator is not None
-                self._inflight = self.transport.send(self._coordinator, "sync_group", request)
-            except (AssertionError, UnreachableError):
+            coordinator, call = self._coordinator, None
+            if coordinator is not None:
+                try:
+                    call = self.transport.send(coordinator, "sync_group", request)
+                except UnreachableError:
+                    call = None
+            if call is None:
                 self._join_failed(
                     "syncing", Errors.COORDINATOR_NOT_AVAILABLE, None, Reaction.FIND_COORDINATOR
                 )
                 return
+            self._inflight = call
             self._join_counts = counts
             self._machine.transition_to(MemberState.SYNCING)
 
