@@ -88,7 +88,7 @@ class Admin(GroupAdminMixin):
         timeout_s = self._timeout_s if timeout_ms is None else timeout_ms / 1000
 
         def attempt() -> list[tuple[str, Errors, str | None]] | None:
-            results = self._cluster.request(
+            results: list[tuple[str, Errors, str | None]] = self._cluster.request(
                 self._cluster.controller(), "create_topics", list(topics), timeout_s=timeout_s
             )
             if any(error is Errors.NOT_CONTROLLER for _, error, _ in results):
@@ -137,11 +137,12 @@ class Admin(GroupAdminMixin):
     def _topic_config(self, name: str) -> dict[str, str]:
         for broker_id in self._cluster.broker_ids():
             try:
-                return self._cluster.request(
+                config: dict[str, str] = self._cluster.request(
                     self._cluster.broker(broker_id), "topic_config", name, timeout_s=self._timeout_s
                 )
             except TransportError:
                 continue
+            return config
         return {}
 
     def list_offsets(
@@ -173,9 +174,10 @@ class Admin(GroupAdminMixin):
                 else None
             )
 
-        return self._cluster.wait_for(
+        found: ClusterDescription = self._cluster.wait_for(
             ready, timeout_ms / 1000, f"{brokers} live brokers and a controller"
         )
+        return found
 
     def close(self) -> None:
         """Release nothing: endpoints hold no connections. Kept for kafka-python compatibility."""

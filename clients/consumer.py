@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future
 from typing import Any
 
@@ -380,7 +380,7 @@ class Consumer:
 
     def commit(
         self,
-        offsets: dict[TopicPartition, OffsetAndMetadata | int] | None = None,
+        offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None = None,
         timeout_ms: int | None = None,
     ) -> None:
         """Commit ``offsets`` (default: the position of every assigned partition) and wait for it,
@@ -393,17 +393,17 @@ class Consumer:
 
     def commit_async(
         self,
-        offsets: dict[TopicPartition, OffsetAndMetadata | int] | None = None,
+        offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None = None,
         callback: Callable[[dict[TopicPartition, OffsetAndMetadata], Exception | None], None]
         | None = None,
-    ) -> Future:
+    ) -> Future[None]:
         """Commit in the background; ``callback(offsets, exception_or_None)`` runs when it
         completes."""
         group = self._require_group("commit_async()")
         return group.commit_async(self._normalise(offsets), callback)
 
     def _normalise(
-        self, offsets: dict[TopicPartition, OffsetAndMetadata | int] | None
+        self, offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None
     ) -> dict[TopicPartition, OffsetAndMetadata]:
         if offsets is None:
             return self._current_offsets()

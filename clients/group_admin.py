@@ -93,7 +93,8 @@ class GroupAdminMixin:
     def describe_group(self, group_id: str) -> GroupDescription:
         """The group's state, protocol type, assignor, generation and members (assignments
         encoded)."""
-        return self._ask_coordinator(group_id, "describe_group", group_id)
+        found: GroupDescription = self._ask_coordinator(group_id, "describe_group", group_id)
+        return found
 
     def list_group_offsets(self, group_id: str) -> dict[TopicPartition, OffsetAndMetadata]:
         """The group's committed offsets, by partition in (topic, partition) order."""
