@@ -106,7 +106,8 @@ class RecordAccumulator:
             self._wait_for_room(max_block_s, tp)
             batch = ProducerBatch(tp, self.batch_size, self.compression)
             relative = batch.builder.append(timestamp, key, value, headers)
-            # Reserve a whole batch_size chunk (or the oversized record's size) as Kafka's BufferPool does.
+            # Reserve a whole batch_size chunk (or the oversized record's size) as Kafka's
+            # BufferPool does.
             batch.reserved = max(self.batch_size, batch.builder.estimated_size)
             self._used += batch.reserved
             self._batches.setdefault(tp, deque()).append(batch)
@@ -126,13 +127,14 @@ class RecordAccumulator:
             return
         if not self._room.wait_for(fits, max_block_s):
             raise KafkaTimeoutError(
-                f"buffer_memory={self.buffer_memory} bytes stayed full for max_block_ms={int(max_block_s * 1000)} "
+                f"buffer_memory={self.buffer_memory} bytes stayed full for "
+                f"max_block_ms={int(max_block_s * 1000)} "
                 f"while sending to {tp.topic}-{tp.partition}"
             )
 
     def ready(self, now: float, busy: set[TopicPartition]) -> tuple[list[ProducerBatch], float]:
-        """Drain the oldest sendable batch of every partition not in ``busy``; also return how long the
-        sender may sleep before the next batch becomes sendable by ``linger_ms``."""
+        """Drain the oldest sendable batch of every partition not in ``busy``; also return how long
+        the sender may sleep before the next batch becomes sendable by ``linger_ms``."""
         drained: list[ProducerBatch] = []
         next_check = self.linger_s if self.linger_s > 0 else 0.05
         with self._lock:
@@ -155,7 +157,8 @@ class RecordAccumulator:
         return drained, max(next_check, 0.0)
 
     def reenqueue(self, batch: ProducerBatch, retry_at: float) -> None:
-        """Put a batch back at the front of its partition for a retry, keeping the partition's order."""
+        """Put a batch back at the front of its partition for a retry, keeping the partition's
+        order."""
         batch.retry_at = retry_at
         with self._lock:
             self._batches.setdefault(batch.topic_partition, deque()).appendleft(batch)

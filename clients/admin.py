@@ -12,12 +12,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import ray
-
-from rafka.clients.cluster import RAY_ACTOR_ERRORS, ClusterConnection
+from rafka.clients.cluster import ClusterConnection
 from rafka.clients.fetcher import list_offsets
 from rafka.clients.group_admin import GroupAdminMixin
 from rafka.clients.records import OffsetAndTimestamp
+from rafka.clients.transport import Transport, TransportError
 from rafka.protocol.errors import Errors
 from rafka.protocol.messages.metadata import (
     BrokerMetadata,
@@ -47,15 +46,17 @@ class ClusterDescription:
 
 
 class Admin(GroupAdminMixin):
-    """Topic, cluster and consumer-group administration (kafka-python's KafkaAdminClient, trimmed)."""
+    """Topic, cluster and consumer-group administration (kafka-python's KafkaAdminClient,
+    trimmed)."""
 
     def __init__(
         self,
         namespace: str = "rafka",
         ray_address: str | None = None,
         request_timeout_ms: int = 30_000,
+        transport: Transport | None = None,
     ) -> None:
-        self._cluster = ClusterConnection(namespace, ray_address, request_timeout_ms)
+        self._cluster = ClusterConnection(namespace, ray_address, request_timeout_ms, transport)
         self._timeout_s = request_timeout_ms / 1000
 
     def create_topic(
@@ -66,7 +67,8 @@ class Admin(GroupAdminMixin):
         config: Mapping[str, Any] | None = None,
         timeout_ms: int | None = None,
     ) -> TopicDescription:
-        """Create a topic and wait until every partition has a leader; raise Kafka's error on failure."""
+        """Create a topic and wait until every partition has a leader; raise Kafka's error on
+        failure."""
         self.create_topics(
             [
                 NewTopic(
@@ -81,24 +83,25 @@ class Admin(GroupAdminMixin):
         return self.describe_topic(name)
 
     def create_topics(self, topics: list[NewTopic], timeout_ms: int | None = None) -> None:
-        """Create several topics; the first failure raises (INVALID_REPLICATION_FACTOR, TOPIC_ALREADY_EXISTS, ...)."""
+        """Create several topics; the first failure raises (INVALID_REPLICATION_FACTOR,
+        TOPIC_ALREADY_EXISTS, ...)."""
         timeout_s = self._timeout_s if timeout_ms is None else timeout_ms / 1000
 
         def attempt() -> list[tuple[str, Errors, str | None]] | None:
-            results = ray.get(
-                self._cluster.controller().create_topics.remote(list(topics)), timeout=timeout_s
+            results: list[tuple[str, Errors, str | None]] = self._cluster.request(
+                self._cluster.controller(), "create_topics", list(topics), timeout_s=timeout_s
             )
             if any(error is Errors.NOT_CONTROLLER for _, error, _ in results):
                 return None
             return results
 
         results = self._cluster.wait_for(attempt, timeout_s, "the controller to accept the topics")
-        for name, error, message in results:
+        for _name, error, message in results:
             if error is not Errors.NONE:
                 raise error.exception(message)
         for topic in topics:
             self._cluster.wait_for(
-                lambda: self._led_everywhere(topic.name),
+                lambda name=topic.name: self._led_everywhere(name),
                 timeout_s,
                 f"every broker to know a leader for every partition of {topic.name!r}",
             )
@@ -124,7 +127,8 @@ class Admin(GroupAdminMixin):
         return sorted(t.name for t in self._cluster.refresh_metadata(None).topics)
 
     def describe_topic(self, name: str) -> TopicDescription:
-        """Leader, replicas and ISR of each partition (UNKNOWN_TOPIC_OR_PARTITION if there is no such topic)."""
+        """Leader, replicas and ISR of each partition (UNKNOWN_TOPIC_OR_PARTITION if there is no
+        such topic)."""
         metadata = self._cluster.topic(name, refresh=True)
         return TopicDescription(
             name, metadata.partitions, self._topic_config(name), metadata.is_internal
@@ -133,20 +137,20 @@ class Admin(GroupAdminMixin):
     def _topic_config(self, name: str) -> dict[str, str]:
         for broker_id in self._cluster.broker_ids():
             try:
-                return ray.get(
-                    self._cluster.broker(broker_id).topic_config.remote(name),
-                    timeout=self._timeout_s,
+                config: dict[str, str] = self._cluster.request(
+                    self._cluster.broker(broker_id), "topic_config", name, timeout_s=self._timeout_s
                 )
-            except RAY_ACTOR_ERRORS:
+            except TransportError:
                 continue
+            return config
         return {}
 
     def list_offsets(
         self, partitions: Iterable[TopicPartition], timestamp: int
     ) -> dict[TopicPartition, OffsetAndTimestamp]:
-        """ListOffsets at each partition's leader: ``timestamp`` is EARLIEST_TIMESTAMP (the log start),
-        LATEST_TIMESTAMP (the high watermark), or a time in ms whose first offset is wanted (-1 if no
-        record is that new)."""
+        """ListOffsets at each partition's leader: ``timestamp`` is EARLIEST_TIMESTAMP (the log
+        start), LATEST_TIMESTAMP (the high watermark), or a time in ms whose first offset is wanted
+        (-1 if no record is that new)."""
         found = list_offsets(
             self._cluster, [TopicPartition(*tp) for tp in partitions], timestamp, self._timeout_s
         )
@@ -170,9 +174,10 @@ class Admin(GroupAdminMixin):
                 else None
             )
 
-        return self._cluster.wait_for(
+        found: ClusterDescription = self._cluster.wait_for(
             ready, timeout_ms / 1000, f"{brokers} live brokers and a controller"
         )
+        return found
 
     def close(self) -> None:
-        """Release nothing: handles are Ray references. Kept for kafka-python compatibility."""
+        """Release nothing: endpoints hold no connections. Kept for kafka-python compatibility."""

@@ -1,23 +1,26 @@
-"""How clients find a rafka cluster: through Ray, by actor name, in the cluster's namespace.
+"""How clients find their way in a rafka cluster: metadata, partition leaders, group coordinators,
+the controller, over whichever transport reaches the actors.
 
-A client needs no broker address list. If Ray is not initialised in this process, it connects to the
-running Ray cluster (``RAY_ADDRESS`` or ``"auto"``); brokers are the named actors ``broker-<id>`` in
-the cluster's namespace (default ``rafka``), and every partition replica is ``replica-<t>-<p>@<id>``.
-Metadata is gathered from every live broker's cache (each topic from the freshest view) and refreshed
-when a request says it is stale.
+Metadata is gathered from every live broker's cache (each topic from the freshest view) and
+refreshed when a request says it is stale. With no transport given, a client uses the one installed
+for its namespace (``rafka.clients.transport.install``), else Ray (``rafka.clients.ray_transport``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
 import threading
 import time
 from typing import Any
 
-import ray
-
 from rafka.actors import names
+from rafka.clients.transport import (
+    Endpoint,
+    Transport,
+    TransportError,
+    UnreachableError,
+    installed,
+)
 from rafka.protocol.errors import (
     Errors,
     KafkaTimeoutError,
@@ -31,7 +34,6 @@ from rafka.protocol.messages.metadata import (
     TopicMetadata,
 )
 
-RAY_ACTOR_ERRORS = (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError, ValueError)
 METADATA_GRACE_S = 2.0
 COORDINATOR_MOVING = frozenset(
     {Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE, Errors.COORDINATOR_LOAD_IN_PROGRESS}
@@ -39,17 +41,14 @@ COORDINATOR_MOVING = frozenset(
 """Answers meaning "ask again, maybe another broker": a group's coordinator is moving or loading."""
 
 
-def ensure_ray(address: str | None = None, namespace: str = names.DEFAULT_NAMESPACE) -> None:
-    """Connect this process to the running Ray cluster unless it already is connected."""
-    if ray.is_initialized():
-        return
-    target = address or os.environ.get("RAY_ADDRESS") or "auto"
-    try:
-        ray.init(address=target, namespace=namespace, log_to_driver=False, logging_level="ERROR")
-    except (ConnectionError, RuntimeError, ValueError) as exc:
-        raise KafkaTimeoutError(
-            f"cannot reach a Ray cluster at {target!r} (set RAY_ADDRESS, or start one with `rafka up`): {exc}"
-        ) from exc
+def connect(namespace: str, ray_address: str | None) -> Transport:
+    """The transport installed for ``namespace``, else a new Ray transport (connecting to Ray)."""
+    found = installed(namespace)
+    if found is not None:
+        return found
+    from rafka.clients.ray_transport import RayTransport  # Ray is loaded only when it is used
+
+    return RayTransport(namespace, ray_address)
 
 
 class ClusterConnection:
@@ -60,70 +59,65 @@ class ClusterConnection:
         namespace: str = names.DEFAULT_NAMESPACE,
         ray_address: str | None = None,
         request_timeout_ms: int = 30_000,
+        transport: Transport | None = None,
     ) -> None:
-        ensure_ray(ray_address, namespace)
+        self.transport = transport if transport is not None else connect(namespace, ray_address)
         self.namespace = namespace
         self.request_timeout_s = request_timeout_ms / 1000
         self._lock = threading.Lock()
-        self._handles: dict[str, Any] = {}
         self._topics: dict[str, TopicMetadata] = {}
         self.controller_id = -1
         self.cluster_id: str | None = None
 
     # ------------------------------------------------------------------ actors
 
-    def actor(self, name: str) -> Any:
-        """A named actor's handle in the cluster's namespace (cached); ValueError if it does not exist."""
-        with self._lock:
-            handle = self._handles.get(name)
-        if handle is None:
-            handle = ray.get_actor(name, namespace=self.namespace)
-            with self._lock:
-                self._handles[name] = handle
-        return handle
+    def actor(self, name: str) -> Endpoint:
+        """A named actor's endpoint (cached); UnreachableError if it does not exist."""
+        return self.transport.endpoint(name)
 
     def forget(self, name: str) -> None:
-        """Drop a cached handle (its actor died or moved)."""
-        with self._lock:
-            self._handles.pop(name, None)
+        """Drop a cached endpoint (its actor died or moved)."""
+        self.transport.forget(name)
 
     def broker_ids(self) -> list[int]:
-        """Ids of the brokers that exist as actors in the namespace."""
-        found = []
-        for entry in ray.util.list_named_actors(all_namespaces=True):
-            if entry["namespace"] == self.namespace:
-                broker_id = names.broker_id_of(entry["name"])
-                if broker_id is not None:
-                    found.append(broker_id)
-        return sorted(found)
+        """Ids of the brokers that exist now."""
+        return self.transport.broker_ids()
 
-    def replica(self, topic: str, partition: int, broker_id: int) -> Any:
-        """Handle of a partition's replica on a broker."""
-        return self.actor(names.replica_actor_name(topic, partition, broker_id))
+    def replica(self, topic: str, partition: int, broker_id: int) -> Endpoint:
+        """Endpoint of a partition's replica on a broker."""
+        return self.transport.replica(topic, partition, broker_id)
 
-    def broker(self, broker_id: int) -> Any:
-        """Handle of a broker."""
-        return self.actor(names.broker_actor_name(broker_id))
+    def broker(self, broker_id: int) -> Endpoint:
+        """Endpoint of a broker."""
+        return self.transport.broker(broker_id)
 
-    def controller(self) -> Any:
-        """Handle of the active controller, found through a broker's metadata."""
+    def controller(self) -> Endpoint:
+        """Endpoint of the active controller, found through a broker's metadata."""
         self.refresh_metadata(None)
         if self.controller_id < 0:
             raise KafkaTimeoutError(
                 f"no controller is elected in the rafka cluster in namespace {self.namespace!r}"
             )
-        return self.actor(names.controller_actor_name(self.controller_id))
+        return self.transport.controller(self.controller_id)
+
+    def request(
+        self, endpoint: Endpoint, method: str, *args: Any, timeout_s: float | None = None
+    ) -> Any:
+        """One blocking request, waited for up to ``timeout_s`` (default: the request timeout)."""
+        wait_s = self.request_timeout_s if timeout_s is None else timeout_s
+        return self.transport.request(endpoint, method, *args, timeout_s=wait_s)
 
     # ------------------------------------------------------------------ metadata
 
     def refresh_metadata(self, topics: list[str] | None) -> MetadataResponse:
         """Ask every broker for metadata at once and cache the freshest view of each topic.
 
-        Brokers learn of changes from the controller one by one, so any single broker may lag: a topic
-        one broker knows, another may not know yet. Answers are gathered until all brokers answered or
-        ``METADATA_GRACE_S`` after the first answer (a paused broker, whose call hangs, costs no more),
-        and each topic is taken from the answer that knows it with the highest leader epochs. Topics
-        are never deleted and leader epochs only grow, so this view never goes back in time.
+        Brokers learn of changes from the controller one by one, so any single broker may lag: a
+        topic one broker knows, another may not know yet. Answers are gathered until all brokers
+        answered or ``METADATA_GRACE_S`` after the first answer (a paused broker, whose call hangs,
+        costs no more), and each topic is taken from the answer that knows it with the highest
+        leader epochs. Topics are never deleted and leader epochs only grow, so this view never goes
+        back in time.
         """
         failures: list[str] = []
         answers = self.metadata_answers(
@@ -132,7 +126,8 @@ class ClusterConnection:
         briefed = [answers[b] for b in sorted(answers) if answers[b].controller_id >= 0]
         if not briefed:
             if answers:
-                # Only (re)started brokers the controller has not briefed yet answered: they know nothing.
+                # Only (re)started brokers the controller has not briefed yet answered: they know
+                # nothing.
                 return answers[min(answers)]
             raise KafkaTimeoutError(
                 f"no rafka broker answered a metadata request ({'; '.join(failures)})"
@@ -169,50 +164,58 @@ class ClusterConnection:
         pending: dict[Any, int] = {}
         for broker_id in ids:
             try:
-                pending[self.broker(broker_id).metadata.remote(request)] = broker_id
-            except RAY_ACTOR_ERRORS as exc:
+                pending[self.transport.send(self.broker(broker_id), "metadata", request)] = (
+                    broker_id
+                )
+            except UnreachableError as exc:
                 self.forget(names.broker_actor_name(broker_id))
-                failures.append(f"broker {broker_id}: {type(exc).__name__}")
+                failures.append(f"broker {broker_id}: {exc}")
         deadline = time.monotonic() + self.request_timeout_s
-        ready, _ = (
-            ray.wait(list(pending), num_returns=1, timeout=self.request_timeout_s)
-            if pending
-            else ([], [])
-        )
+        ready = self.transport.ready(list(pending), 1, self.request_timeout_s)
         if ready:
-            rest = [ref for ref in pending if ref not in ready]
+            rest = [call for call in pending if call not in ready]
             grace = min(METADATA_GRACE_S, max(0.0, deadline - time.monotonic()))
-            ready += ray.wait(rest, num_returns=len(rest), timeout=grace)[0] if rest else []
+            ready = self.transport.ready(list(pending), len(pending), grace) if rest else ready
         answers: dict[int, MetadataResponse] = {}
-        for ref, broker_id in pending.items():
-            if ref not in ready:
+        for call, broker_id in pending.items():
+            if call not in ready:
                 failures.append(f"broker {broker_id}: no answer")
                 continue
             try:
-                answers[broker_id] = ray.get(ref)
-            except RAY_ACTOR_ERRORS as exc:
+                answers[broker_id] = self.transport.result(call, 0)
+            except TransportError as exc:
                 self.forget(names.broker_actor_name(broker_id))
                 failures.append(f"broker {broker_id}: {type(exc).__name__}")
         return answers
 
-    def find_coordinator(self, group_id: str) -> FindCoordinatorResponse:
-        """Which broker coordinates ``group_id``, as the first broker that answers says (brokers answer
-        from the same metadata); COORDINATOR_NOT_AVAILABLE if none answers. Callers retry the retriable
-        answers (COORDINATOR_MOVING) with their own deadlines."""
+    def find_coordinator(
+        self, group_id: str, timeout_s: float | None = None
+    ) -> FindCoordinatorResponse:
+        """Which broker coordinates ``group_id``, as the first broker that answers says (brokers
+        answer from the same metadata); COORDINATOR_NOT_AVAILABLE if none answers within
+        ``timeout_s`` (default: the request timeout). Callers retry the retriable answers
+        (COORDINATOR_MOVING) with their own deadlines."""
+        deadline = time.monotonic() + (self.request_timeout_s if timeout_s is None else timeout_s)
         for broker_id in self.broker_ids():
             try:
-                return ray.get(
-                    self.broker(broker_id).find_coordinator.remote(group_id),
-                    timeout=self.request_timeout_s,
+                found: FindCoordinatorResponse = self.request(
+                    self.broker(broker_id),
+                    "find_coordinator",
+                    group_id,
+                    timeout_s=max(0.0, deadline - time.monotonic()),
                 )
-            except RAY_ACTOR_ERRORS:
+                return found
+            except TransportError:
                 self.forget(names.broker_actor_name(broker_id))
+            if time.monotonic() >= deadline:
+                break
         return FindCoordinatorResponse(
             Errors.COORDINATOR_NOT_AVAILABLE, error_message="no broker answered FindCoordinator"
         )
 
     def topic(self, topic: str, refresh: bool = False) -> TopicMetadata:
-        """Cached metadata of a topic; UNKNOWN_TOPIC_OR_PARTITION if the cluster does not know it."""
+        """Cached metadata of a topic; UNKNOWN_TOPIC_OR_PARTITION if the cluster does not know
+        it."""
         with self._lock:
             cached = self._topics.get(topic)
         if cached is None or refresh:
@@ -236,7 +239,8 @@ class ClusterConnection:
     def leader_replica(
         self, topic: str, partition: int, refresh: bool = False
     ) -> tuple[Any, PartitionMetadata]:
-        """The partition leader's replica actor and the metadata naming it; LEADER_NOT_AVAILABLE if none."""
+        """The partition leader's replica actor and the metadata naming it; LEADER_NOT_AVAILABLE if
+        none."""
         metadata = self.partition(topic, partition, refresh)
         if metadata.leader < 0 or metadata.error is not Errors.NONE:
             raise Errors.LEADER_NOT_AVAILABLE.exception(
@@ -245,7 +249,8 @@ class ClusterConnection:
         return self.replica(topic, partition, metadata.leader), metadata
 
     def wait_for(self, predicate: Any, timeout_s: float, what: str) -> Any:
-        """Poll ``predicate()`` until it returns a truthy value or ``timeout_s`` passes (KafkaTimeoutError)."""
+        """Poll ``predicate()`` until it returns a truthy value or ``timeout_s`` passes
+        (KafkaTimeoutError)."""
         deadline = time.monotonic() + timeout_s
         delay = 0.01
         last_error: Exception | None = None
@@ -266,8 +271,9 @@ class ClusterConnection:
 
 
 def _freshness(topic: TopicMetadata) -> tuple[bool, int, int]:
-    """How up to date one broker's view of a topic is: known at all, then total leader epochs. At equal
-    epochs, fewer leaderless partitions win: a client tries a live leader and learns fast if it died."""
+    """How up to date one broker's view of a topic is: known at all, then total leader epochs. At
+    equal epochs, fewer leaderless partitions win: a client tries a live leader and learns fast if
+    it died."""
     return (
         topic.error is Errors.NONE,
         sum(p.leader_epoch for p in topic.partitions),

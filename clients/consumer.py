@@ -1,14 +1,15 @@
 """The consumer: kafka-python's ``KafkaConsumer`` API over the leader replica actors.
 
-Standalone mode: the application chooses partitions with ``assign`` (or ``subscribe`` to whole topics,
-which without a ``group_id`` assigns every partition of them) and positions with ``seek``; ``poll``
-returns ``{TopicPartition: [ConsumerRecord]}`` and iteration yields records one by one.
+Standalone mode: the application chooses partitions with ``assign`` (or ``subscribe`` to whole
+topics, which without a ``group_id`` assigns every partition of them) and positions with ``seek``;
+``poll`` returns ``{TopicPartition: [ConsumerRecord]}`` and iteration yields records one by one.
 
 Group mode (``group_id`` set, then ``subscribe``): the group's coordinator splits the subscribed
 partitions among the members; ``poll`` joins, rebalances and (with ``enable_auto_commit``) commits,
-a background thread heartbeats, and a member starts each partition at the group's committed offset
-(``auto_offset_reset`` where there is none). ``assign`` with a ``group_id`` consumes chosen partitions
-and may commit them while the group has no members, as Kafka allows.
+never past its timeout (a join not finished goes on at the next poll), a background thread
+heartbeats, and a member starts each partition at the group's committed offset
+(``auto_offset_reset`` where there is none). ``assign`` with a ``group_id`` consumes chosen
+partitions and may commit them while the group has no members, as Kafka allows.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future
 from typing import Any
 
@@ -29,6 +30,7 @@ from rafka.clients.consumer_coordinator import (
 )
 from rafka.clients.fetcher import Fetcher
 from rafka.clients.records import ConsumerRecord, OffsetAndTimestamp
+from rafka.clients.transport import Transport
 from rafka.groups.group_metadata import validate_group_id
 from rafka.protocol.errors import (
     Errors,
@@ -68,30 +70,34 @@ logger = logging.getLogger(__name__)
 
 
 class Consumer:
-    """Read records from rafka partitions (``assign``/``seek``/``poll``, or ``for record in consumer``)."""
+    """Read records from rafka partitions (``assign``/``seek``/``poll``, or ``for record in
+    consumer``)."""
 
     def __init__(
         self,
         *topics: str,
         namespace: str = names.DEFAULT_NAMESPACE,
         ray_address: str | None = None,
+        transport: Transport | None = None,
         **configs: Any,
     ) -> None:
         unknown = set(configs) - set(DEFAULT_CONFIG)
         if unknown:
             raise InvalidConfigError(
-                f"unknown consumer config {sorted(unknown)}; known: {', '.join(sorted(DEFAULT_CONFIG))}"
+                f"unknown consumer config {sorted(unknown)}; "
+                f"known: {', '.join(sorted(DEFAULT_CONFIG))}"
             )
         self.config = {**DEFAULT_CONFIG, **configs}
         if self.config["group_id"] is not None:
             validate_group_id(self.config["group_id"])
             if int(self.config["heartbeat_interval_ms"]) >= int(self.config["session_timeout_ms"]):
                 raise InvalidConfigError(
-                    f"heartbeat_interval_ms={self.config['heartbeat_interval_ms']} must be lower than "
+                    f"heartbeat_interval_ms={self.config['heartbeat_interval_ms']} "
+                    "must be lower than "
                     f"session_timeout_ms={self.config['session_timeout_ms']}"
                 )
         self._cluster = ClusterConnection(
-            namespace, ray_address, int(self.config["request_timeout_ms"])
+            namespace, ray_address, int(self.config["request_timeout_ms"]), transport
         )
         self._group = (
             ConsumerCoordinator(self._cluster, self.config)
@@ -140,9 +146,9 @@ class Consumer:
         pattern: str | None = None,
         listener: RebalanceListener | None = None,
     ) -> None:
-        """With a ``group_id``: join the group for these topics (or every topic matching ``pattern``), the
-        coordinator deciding which partitions are this member's; ``listener`` hears of each change.
-        Without one: assign every partition of the topics."""
+        """With a ``group_id``: join the group for these topics (or every topic matching
+        ``pattern``), the coordinator deciding which partitions are this member's; ``listener``
+        hears of each change. Without one: assign every partition of the topics."""
         if isinstance(topics, str):
             raise TypeError(f"subscribe() takes a list of topics, got the string {topics!r}")
         names_ = list(topics)
@@ -169,14 +175,16 @@ class Consumer:
     def unsubscribe(self) -> None:
         """Drop every partition (and leave the group)."""
         if self._group is not None and self._subscribed:
-            self._commit_on_revoke(set(self._assignment))
-            self._group.leave_group()
-            self._group.assignment = set()
+            if not self._group.partitions_lost:
+                self._commit_on_revoke(set(self._assignment))
+            self._group.unsubscribe()
             self._subscribed = False
         self.assign([])
 
     def assignment(self) -> set[TopicPartition]:
-        """The partitions being consumed."""
+        """The partitions being consumed (none once the group removed this member)."""
+        if self._group is not None and self._group.partitions_lost:
+            return set()
         return set(self._assignment)
 
     def pause(self, *partitions: TopicPartition) -> None:
@@ -244,7 +252,8 @@ class Consumer:
     def offsets_for_times(
         self, timestamps: dict[TopicPartition, int]
     ) -> dict[TopicPartition, OffsetAndTimestamp | None]:
-        """First offset whose timestamp is >= the given one, per partition (None if there is none)."""
+        """First offset whose timestamp is >= the given one, per partition (None if there is
+        none)."""
         result: dict[TopicPartition, OffsetAndTimestamp | None] = {}
         for tp, timestamp in timestamps.items():
             if timestamp < 0:
@@ -262,18 +271,28 @@ class Consumer:
     def poll(
         self, timeout_ms: int = 0, max_records: int | None = None
     ) -> dict[TopicPartition, list[ConsumerRecord]]:
-        """Fetched records by partition: what is buffered, else what arrives within ``timeout_ms``."""
+        """Fetched records by partition: what is buffered, else what arrives within ``timeout_ms``.
+
+        In a group, the join or rebalance goes as far as the timeout allows first; the call never
+        blocks much longer than ``timeout_ms``."""
         if self._closed:
             raise RuntimeError("poll() on a closed consumer")
         limit = max_records or int(self.config["max_poll_records"])
         deadline = time.monotonic() + timeout_ms / 1000
-        if self._group is not None and self._subscribed:
-            self._group.ensure_active_group(self._apply_assignment)
+        group = self._group if self._subscribed else None
+        if group is not None and group.poll(deadline, self._apply_assignment):
             self._maybe_auto_commit()
         active = [tp for tp in self._assignment if tp not in self._paused]
+        if not active and not self._fetcher.has_buffered():
+            time.sleep(max(0.0, deadline - time.monotonic()))
+            return {}
         while True:
             if self._fetcher.has_buffered():
                 records = self._fetcher.drain(limit)
+                if group is not None and group.partitions_lost:
+                    # Removed from the group while these were fetched: they are no longer ours.
+                    group.drop_lost_partitions(self._apply_assignment)
+                    return {}
                 # Prefetch: the partitions just emptied fetch again while the caller handles these.
                 self._fetcher.send_fetches(active)
                 return records
@@ -302,12 +321,16 @@ class Consumer:
             elif time.monotonic() - idle_since >= timeout_s:
                 return
 
-    # ------------------------------------------------------------------ groups and committed offsets
+    # ------------------------------------------------------------------ groups and committed
+    # offsets
 
-    def _apply_assignment(self, revoked: set[TopicPartition], added: set[TopicPartition]) -> None:
-        """A rebalance's outcome: stop on revoked partitions (committing them first), start added ones at
-        the group's committed offsets."""
-        self._commit_on_revoke(revoked)
+    def _apply_assignment(
+        self, revoked: set[TopicPartition], added: set[TopicPartition], lost: bool
+    ) -> None:
+        """A rebalance's outcome: stop on revoked partitions (committing them first unless they were
+        lost), start added ones at the group's committed offsets."""
+        if not lost:
+            self._commit_on_revoke(revoked)
         self._fetcher.forget(revoked)
         self._paused -= revoked
         self._assignment = [tp for tp in self._assignment if tp not in revoked] + sorted(
@@ -355,26 +378,32 @@ class Consumer:
             raise InvalidGroupIdError(f"{what} requires a group_id")
         return self._group
 
-    def commit(self, offsets: dict[TopicPartition, OffsetAndMetadata | int] | None = None) -> None:
-        """Commit ``offsets`` (default: the position of every assigned partition) and wait for it.
+    def commit(
+        self,
+        offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None = None,
+        timeout_ms: int | None = None,
+    ) -> None:
+        """Commit ``offsets`` (default: the position of every assigned partition) and wait for it,
+        up to ``timeout_ms`` (default: the request timeout; KafkaTimeoutError after it).
 
-        Raises CommitFailedError if the group rebalanced since this member joined.
+        Raises CommitFailedError if the group rebalanced since this member joined, or removed it.
         """
         group = self._require_group("commit()")
-        group.commit(self._normalise(offsets))
+        group.commit(self._normalise(offsets), _seconds(timeout_ms))
 
     def commit_async(
         self,
-        offsets: dict[TopicPartition, OffsetAndMetadata | int] | None = None,
+        offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None = None,
         callback: Callable[[dict[TopicPartition, OffsetAndMetadata], Exception | None], None]
         | None = None,
-    ) -> Future:
-        """Commit in the background; ``callback(offsets, exception_or_None)`` runs when it completes."""
+    ) -> Future[None]:
+        """Commit in the background; ``callback(offsets, exception_or_None)`` runs when it
+        completes."""
         group = self._require_group("commit_async()")
         return group.commit_async(self._normalise(offsets), callback)
 
     def _normalise(
-        self, offsets: dict[TopicPartition, OffsetAndMetadata | int] | None
+        self, offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None
     ) -> dict[TopicPartition, OffsetAndMetadata]:
         if offsets is None:
             return self._current_offsets()
@@ -386,11 +415,13 @@ class Consumer:
         }
 
     def committed(
-        self, partition: TopicPartition, metadata: bool = False
+        self, partition: TopicPartition, metadata: bool = False, timeout_ms: int | None = None
     ) -> int | OffsetAndMetadata | None:
-        """The group's committed offset of ``partition`` (None if it has none); with ``metadata``, an OffsetAndMetadata."""
+        """The group's committed offset of ``partition`` (None if it has none); with ``metadata``,
+        an OffsetAndMetadata. Waits up to ``timeout_ms`` (default: the request timeout)."""
         group = self._require_group("committed()")
-        found = group.fetch_committed([TopicPartition(*partition)])[TopicPartition(*partition)]
+        tp = TopicPartition(*partition)
+        found = group.fetch_committed([tp], _seconds(timeout_ms))[tp]
         if found is None or metadata:
             return found
         return found.offset
@@ -410,22 +441,27 @@ class Consumer:
         except UnknownTopicOrPartitionError:
             return None
 
-    def close(self, autocommit: bool = True) -> None:
-        """Stop consuming; in a group, commit (if auto-commit is on) and leave it at once. Idempotent."""
+    def close(self, autocommit: bool = True, timeout_ms: int | None = None) -> None:
+        """Stop consuming; in a group, commit (if auto-commit is on) and leave it at once, within
+        ``timeout_ms`` (default: the request timeout). Idempotent."""
         if self._closed:
             return
         self._closed = True
+        timeout_s = (
+            int(self.config["request_timeout_ms"]) if timeout_ms is None else timeout_ms
+        ) / 1000
+        deadline = time.monotonic() + timeout_s
         if self._group is not None:
             if autocommit and self.config["enable_auto_commit"] and self._subscribed:
                 try:
                     offsets = self._current_offsets()
-                    if offsets:
-                        self._group.commit(offsets)
+                    if offsets and not self._group.partitions_lost:
+                        self._group.commit(offsets, timeout_s)
                 except (CommitFailedError, RafkaError) as exc:
                     logger.warning(
                         "final auto-commit of group %s failed: %s", self.config["group_id"], exc
                     )
-            self._group.close()
+            self._group.close(deadline)
         self._fetcher.forget(set(self._assignment))
 
     def __enter__(self) -> Consumer:
@@ -433,3 +469,7 @@ class Consumer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _seconds(timeout_ms: int | None) -> float | None:
+    return None if timeout_ms is None else timeout_ms / 1000

@@ -1,12 +1,16 @@
-"""The consumer's side of the group protocol: find the coordinator, join and sync, heartbeat, commit.
+"""The consumer's side of the group protocol: find the coordinator, join and sync, heartbeat,
+commit.
 
-``Consumer.poll`` calls ``ensure_active_group`` first; the join and sync run on the caller's thread so
-rebalance listeners run where the application expects them. A background thread heartbeats every
-``heartbeat_interval_ms`` and, like the Java client, leaves the group when the application has not
-called ``poll`` within ``max_poll_interval_ms``, so a stuck consumer's partitions move to a live one.
-Errors from the coordinator decide what happens next: REBALANCE_IN_PROGRESS / ILLEGAL_GENERATION mean
-rejoin, UNKNOWN_MEMBER_ID means rejoin as a new member, NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE /
-COORDINATOR_LOAD_IN_PROGRESS mean look the coordinator up again.
+``Consumer.poll`` calls ``poll(deadline, apply)``, which moves the member's state machine
+(``rafka.clients.member_state``) as far as the deadline allows. FindCoordinator, JoinGroup and
+SyncGroup are transport calls that outlive one poll, so a poll with a short timeout returns on time
+and the next one goes on with the join where it stood (KIP-266); rebalance listeners run on the
+polling thread. A background thread heartbeats every ``heartbeat_interval_ms`` while the member is
+stable and, like the Java client, leaves the group when the application has not called ``poll``
+within ``max_poll_interval_ms``, so a stuck consumer's partitions move to a live one. When a
+heartbeat, commit or join answers UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION the coordinator has
+removed this member: its partitions are lost at once (no commit, ``on_partitions_lost``) and it
+rejoins.
 """
 
 from __future__ import annotations
@@ -17,17 +21,19 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, Protocol
 
-import ray
-
 from rafka.actors import names
-from rafka.clients.cluster import (
-    COORDINATOR_MOVING,
-    RAY_ACTOR_ERRORS,
-    ClusterConnection,
+from rafka.clients.cluster import COORDINATOR_MOVING, ClusterConnection
+from rafka.clients.member_state import (
+    MemberState,
+    MemberStateMachine,
+    Reaction,
+    forgets_member_id,
+    reaction_to,
 )
+from rafka.clients.transport import Call, Endpoint, TransportError, UnreachableError
 from rafka.groups.assignors import Assignor, Subscription, get_assignor
 from rafka.groups.subscription_codec import (
     decode_assignment,
@@ -41,35 +47,52 @@ from rafka.protocol.messages.groups import (
     NO_MEMBER,
     HeartbeatRequest,
     JoinGroupRequest,
+    JoinGroupResponse,
     LeaveGroupRequest,
     OffsetCommitEntry,
     OffsetCommitRequest,
     OffsetFetchRequest,
     SyncGroupRequest,
+    SyncGroupResponse,
 )
 from rafka.protocol.types import OffsetAndMetadata, TopicPartition
 
 logger = logging.getLogger(__name__)
 
-REJOIN_ERRORS = frozenset(
-    {Errors.REBALANCE_IN_PROGRESS, Errors.ILLEGAL_GENERATION, Errors.UNKNOWN_MEMBER_ID}
-)
 RETRY_BACKOFF_S = 0.1
+
+ApplyAssignment = Callable[[set[TopicPartition], set[TopicPartition], bool], None]
+"""The consumer's side of a change, ``apply(revoked, added, lost)``: stop on ``revoked`` (committing
+their positions first unless ``lost``) and start on ``added``."""
 
 
 class CommitFailedError(RafkaError):
-    """A commit was refused because the group rebalanced since this consumer's last join: its partitions
-    may belong to another member now (kafka-python's ``CommitFailedError``)."""
+    """A commit was refused because the group rebalanced since this consumer's last join: its
+    partitions may belong to another member now (kafka-python's ``CommitFailedError``)."""
 
     error = Errors.ILLEGAL_GENERATION
 
 
 class RebalanceListener(Protocol):
-    """Called on the polling thread around rebalances (kafka-python's ``ConsumerRebalanceListener``)."""
+    """Called on the polling thread around rebalances (kafka-python's
+    ``ConsumerRebalanceListener``).
+
+    A listener may also define ``on_partitions_lost(lost)``, called instead of
+    ``on_partitions_revoked`` when the coordinator removed this member, whose partitions may already
+    belong to another member (as in Kafka's Java client)."""
 
     def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None: ...
 
     def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None: ...
+
+
+def _pause(deadline: float) -> bool:
+    """Back off before a retry, never past ``deadline``; False if the deadline has passed."""
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        return False
+    time.sleep(min(RETRY_BACKOFF_S, remaining))
+    return True
 
 
 class ConsumerCoordinator:
@@ -77,6 +100,7 @@ class ConsumerCoordinator:
 
     def __init__(self, cluster: ClusterConnection, config: dict[str, Any]) -> None:
         self.cluster = cluster
+        self.transport = cluster.transport
         self.group_id: str = config["group_id"]
         self.client_id: str = config["client_id"]
         self.session_timeout_ms = int(config["session_timeout_ms"])
@@ -97,19 +121,39 @@ class ConsumerCoordinator:
         self.pattern: re.Pattern[str] | None = None
         self.listener: RebalanceListener | None = None
         self.assignment: set[TopicPartition] = set()
-        self._coordinator: Any = None
+        self._machine = MemberStateMachine()
+        self._subscribed = False
+        self._lost = False
+        self._inflight: Call | None = None
+        self._join_topics: list[str] = []
+        self._join_counts: dict[str, int] = {}
+        self._retry_at = 0.0
+        self._coordinator: Endpoint | None = None
         self._coordinator_id = -1
+        self._lookup: Call | None = None
+        self._lookup_broker = -1
         self._rejoin_needed = True
         self._joined_metadata: dict[str, int] = {}
         self._metadata_checked = 0.0
         self._last_poll = time.monotonic()
         self._closed = threading.Event()
         self._lock = threading.RLock()
-        self._rebalancing = False
         self._heartbeat_thread: threading.Thread | None = None
         self._committer = ThreadPoolExecutor(
             max_workers=1, thread_name_prefix=f"rafka-commit-{self.group_id}"
         )
+        self._last_async_commit: Future[None] | None = None
+
+    @property
+    def state(self) -> MemberState:
+        """Where the member stands in joining its group."""
+        return self._machine.state
+
+    @property
+    def partitions_lost(self) -> bool:
+        """Whether the coordinator removed this member and the next poll must drop its
+        partitions."""
+        return self._lost
 
     # ------------------------------------------------------------------ subscription
 
@@ -120,10 +164,12 @@ class ConsumerCoordinator:
         self.topics = tuple(sorted(set(topics)))
         self.pattern = re.compile(pattern) if pattern is not None else None
         self.listener = listener
+        self._subscribed = True
         self._rejoin_needed = True
 
     def subscribed_topics(self) -> list[str]:
-        """The topics the subscription covers now (a pattern is matched against current metadata)."""
+        """The topics the subscription covers now (a pattern is matched against current
+        metadata)."""
         if self.pattern is None:
             return list(self.topics)
         response = self.cluster.refresh_metadata(None)
@@ -136,34 +182,80 @@ class ConsumerCoordinator:
         )
 
     def _partition_counts(self, topics: list[str]) -> dict[str, int]:
-        """Partition count of each existing topic among ``topics``, from one metadata request; topics
-        not created yet are left out (the assignors skip them; a later metadata check rejoins)."""
+        """Partition count of each existing topic among ``topics``, from one metadata request;
+        topics not created yet are left out (the assignors skip them; a later metadata check
+        rejoins)."""
         if not topics:
             return {}
         response = self.cluster.refresh_metadata(list(topics))
         return {t.name: len(t.partitions) for t in response.topics if t.error is Errors.NONE}
 
+    def unsubscribe(self) -> None:
+        """Leave the group and hold no partitions (the consumer committed them first)."""
+        self.leave_group(time.monotonic() + self.request_timeout_s)
+        with self._lock:
+            self.assignment = set()
+            self._lost = False
+            self._subscribed = False
+
     # ------------------------------------------------------------------ coordinator discovery
 
-    def _ensure_coordinator(self, deadline: float) -> Any:
-        while self._coordinator is None:
-            response = self.cluster.find_coordinator(self.group_id)
+    def _find_coordinator(self, deadline: float) -> Endpoint | None:
+        """The coordinator's endpoint, or None if it is not known by ``deadline``. The
+        FindCoordinator request stays in flight past the deadline, so the next call goes on waiting
+        for the same one."""
+        while True:
+            with self._lock:
+                if self._coordinator is not None:
+                    return self._coordinator
+                if self._lookup is None:
+                    self._lookup = self._send_lookup()
+                lookup = self._lookup
+            remaining = max(0.0, deadline - time.monotonic())
+            if lookup is not None:
+                if not self.transport.ready([lookup], 1, remaining):
+                    return None
+                self._lookup_answered(lookup)
+                if self._coordinator is not None:
+                    continue
+            if not _pause(deadline):
+                return None
+
+    def _send_lookup(self) -> Call | None:
+        """FindCoordinator to the next live broker (each attempt asks another one)."""
+        ids = self.cluster.broker_ids()
+        if not ids:
+            return None
+        later = [b for b in ids if b > self._lookup_broker]
+        self._lookup_broker = later[0] if later else ids[0]
+        try:
+            return self.transport.send(
+                self.cluster.broker(self._lookup_broker), "find_coordinator", self.group_id
+            )
+        except UnreachableError:
+            self.cluster.forget(names.broker_actor_name(self._lookup_broker))
+            return None
+
+    def _lookup_answered(self, lookup: Call) -> None:
+        with self._lock:
+            if self._lookup is lookup:
+                self._lookup = None
+            try:
+                response = self.transport.result(lookup, 0)
+            except TransportError:
+                self.cluster.forget(names.broker_actor_name(self._lookup_broker))
+                return
             if response.error is Errors.NONE:
-                self._coordinator_id = response.coordinator_id
-                self._coordinator = self.cluster.actor(
-                    names.coordinator_actor_name(response.coordinator_id)
-                )
-                break
+                try:
+                    self._coordinator = self.transport.coordinator(response.coordinator_id)
+                    self._coordinator_id = response.coordinator_id
+                except UnreachableError:
+                    pass  # its broker is starting or dying: the next lookup may name another one
+                return
             if response.error not in COORDINATOR_MOVING:
                 raise response.error.exception(
                     f"group {self.group_id!r}: {response.error_message or response.error.message}"
                 )
-            if time.monotonic() > deadline:
-                raise KafkaTimeoutError(
-                    f"no coordinator for group {self.group_id!r} within the deadline: {response.error_message}"
-                )
-            time.sleep(RETRY_BACKOFF_S)
-        return self._coordinator
 
     def _coordinator_dead(self) -> None:
         with self._lock:
@@ -171,34 +263,38 @@ class ConsumerCoordinator:
                 self.cluster.forget(names.coordinator_actor_name(self._coordinator_id))
             self._coordinator, self._coordinator_id = None, -1
 
-    def _call(self, method: str, request: Any, timeout_s: float, deadline: float) -> Any:
-        """One request to the coordinator, rediscovering it on coordinator errors until ``deadline``."""
+    def _request(self, method: str, request: Any, deadline: float) -> Any:
+        """One request to the coordinator, rediscovering it on coordinator errors until ``deadline``
+        (KafkaTimeoutError then)."""
         while True:
-            coordinator = self._ensure_coordinator(deadline)
-            try:
-                response = ray.get(getattr(coordinator, method).remote(request), timeout=timeout_s)
-            except RAY_ACTOR_ERRORS as exc:
-                logger.info(
-                    "group %s: coordinator %d unreachable (%s); looking it up again",
-                    self.group_id,
-                    self._coordinator_id,
-                    exc,
-                )
-                self._coordinator_dead()
-            else:
-                if response.error not in COORDINATOR_MOVING:
-                    return response
-                self._coordinator_dead()
-            if time.monotonic() > deadline:
+            coordinator = self._find_coordinator(deadline)
+            if coordinator is not None:
+                try:
+                    call = self.transport.send(coordinator, method, request)
+                    response = self.transport.result(call, max(0.0, deadline - time.monotonic()))
+                except TransportError as exc:
+                    logger.info(
+                        "group %s: coordinator %d did not answer %s (%s); looking it up again",
+                        self.group_id,
+                        self._coordinator_id,
+                        method,
+                        exc,
+                    )
+                    self._coordinator_dead()
+                else:
+                    if response.error not in COORDINATOR_MOVING:
+                        return response
+                    self._coordinator_dead()
+            if not _pause(deadline):
                 raise KafkaTimeoutError(
-                    f"group {self.group_id!r}: {method} found no coordinator before its deadline"
+                    f"group {self.group_id!r}: {method} got no answer from a coordinator in time"
                 )
-            time.sleep(RETRY_BACKOFF_S)
 
     # ------------------------------------------------------------------ joining
 
     def need_rejoin(self) -> bool:
-        """Whether the next poll must (re)join: a rebalance began, or the subscribed metadata changed."""
+        """Whether the next poll must (re)join: a rebalance began, or the subscribed metadata
+        changed."""
         if self._rejoin_needed:
             return True
         now = time.monotonic()
@@ -212,59 +308,65 @@ class ConsumerCoordinator:
                 self._rejoin_needed = True
         return self._rejoin_needed
 
-    def ensure_active_group(
-        self, apply_assignment: Callable[[set[TopicPartition], set[TopicPartition]], None]
-    ) -> bool:
-        """Join and sync if needed; ``apply_assignment(revoked, added)`` updates the consumer. True if it rebalanced."""
+    def poll(self, deadline: float, apply: ApplyAssignment) -> bool:
+        """Move the membership on until the member is stable or ``deadline`` passes; True if stable.
+
+        Lost partitions are dropped first; a needed rebalance revokes the partitions (eager
+        protocol) and sends JoinGroup; answers that have not come by the deadline are waited for by
+        the next poll.
+        """
         self._last_poll = time.monotonic()
-        if not self.need_rejoin():
-            return False
-        deadline = time.monotonic() + self.max_poll_interval_ms / 1000 + self.request_timeout_s
-        with self._lock:
-            self._rebalancing = True
-        try:
-            cooperative = self._protocol_is_cooperative()
-            if not cooperative and self.assignment:
-                self._revoke(set(self.assignment), apply_assignment)
-            while True:
-                assigned = self._join_and_sync(deadline)
-                if assigned is not None:
-                    break
-            revoked = self.assignment - assigned
-            if revoked:
-                self._revoke(revoked, apply_assignment)
-            added = assigned - self.assignment
-            self.assignment = set(assigned)
-            apply_assignment(set(), added)
-            self._rejoin_needed = cooperative and bool(
-                revoked
-            )  # cooperative: a second round hands revoked partitions on
-            if self.listener is not None:
-                self.listener.on_partitions_assigned(added if cooperative else set(assigned))
-        finally:
-            with self._lock:
-                self._rebalancing = False
-        # The poll timer restarts once the join completes (Java's HeartbeatThread.enable() resets it):
-        # a join that waited long for the other members is not the application failing to poll.
-        self._last_poll = time.monotonic()
-        self._start_heartbeats()
-        return True
+        self.drop_lost_partitions(apply)
+        while True:
+            state = self._machine.state
+            if state is MemberState.CLOSED:
+                return False
+            if state is MemberState.STABLE:
+                if not self.need_rejoin():
+                    return True
+                self._begin_rejoin(apply)
+            elif state is MemberState.UNJOINED:
+                if not self._send_join(deadline):
+                    return False
+            else:
+                call = self._inflight
+                if not self.transport.ready([call], 1, max(0.0, deadline - time.monotonic())):
+                    return False
+                if state is MemberState.JOINING:
+                    self._joined(call)
+                else:
+                    self._synced(call, apply)
+                self.drop_lost_partitions(apply)
 
     def _protocol_is_cooperative(self) -> bool:
         return all(a.name == "cooperative-sticky" for a in self.assignors[:1])
 
-    def _revoke(
-        self,
-        revoked: set[TopicPartition],
-        apply_assignment: Callable[[set[TopicPartition], set[TopicPartition]], None],
-    ) -> None:
+    def _begin_rejoin(self, apply: ApplyAssignment) -> None:
+        """Give the partitions up in order (eager protocol) and go back to UNJOINED."""
+        if not self._protocol_is_cooperative() and self.assignment:
+            self._revoke(set(self.assignment), apply)
+        with self._lock:
+            # A heartbeat may have found the member removed meanwhile, and moved it already.
+            if self._machine.state is MemberState.STABLE:
+                self._machine.transition_to(MemberState.UNJOINED)
+
+    def _revoke(self, revoked: set[TopicPartition], apply: ApplyAssignment) -> None:
         if self.listener is not None:
             self.listener.on_partitions_revoked(set(revoked))
         self.assignment -= revoked
-        apply_assignment(revoked, set())
+        apply(revoked, set(), False)
 
-    def _join_and_sync(self, deadline: float) -> set[TopicPartition] | None:
-        """One JoinGroup + SyncGroup round: the assignment, or None to try again."""
+    def _send_join(self, deadline: float) -> bool:
+        """Send JoinGroup (after the backoff of a failed round); False if the deadline passed
+        first."""
+        wait_s = self._retry_at - time.monotonic()
+        if wait_s > 0:
+            time.sleep(max(0.0, min(wait_s, deadline - time.monotonic())))
+            if time.monotonic() < self._retry_at:
+                return False
+        coordinator = self._find_coordinator(deadline)
+        if coordinator is None:
+            return False
         topics = self.subscribed_topics()
         owned = tuple(sorted(self.assignment))
         protocols = tuple(
@@ -281,37 +383,77 @@ class ConsumerCoordinator:
             self.client_id,
             socket.gethostname(),
         )
-        join_timeout = self.max_poll_interval_ms / 1000 + self.request_timeout_s
-        joined = self._call("join_group", request, join_timeout, deadline)
-        if joined.error is Errors.UNKNOWN_MEMBER_ID:
-            self.member_id = NO_MEMBER
-            return self._retry(deadline, joined)
-        if joined.error is Errors.REBALANCE_IN_PROGRESS:
-            return self._retry(deadline, joined)
-        if joined.error is not Errors.NONE:
-            raise joined.error.exception(
-                f"joining group {self.group_id!r}: {joined.error_message or joined.error.message}"
-            )
-        self.member_id, self.generation = joined.member_id, joined.generation_id
-        counts = self._partition_counts(topics)
+        try:
+            call = self.transport.send(coordinator, "join_group", request)
+        except UnreachableError:
+            self._coordinator_dead()
+            return _pause(deadline)
+        with self._lock:
+            self._inflight = call
+            self._join_topics = topics
+            self._rejoin_needed = False
+            self._machine.transition_to(MemberState.JOINING)
+        return True
+
+    def _answer(self, call: Call) -> Any:
+        """The in-flight call's answer; a lost coordinator reads as COORDINATOR_NOT_AVAILABLE."""
+        with self._lock:
+            self._inflight = None
+        try:
+            return self.transport.result(call, 0)
+        except TransportError as exc:
+            return JoinGroupResponse(Errors.COORDINATOR_NOT_AVAILABLE, error_message=str(exc))
+
+    def _joined(self, call: Call) -> None:
+        """JoinGroup answered: as the leader assign, then send SyncGroup; else retry."""
+        joined = self._answer(call)
+        reaction = reaction_to(joined.error)
+        if reaction is not Reaction.PROCEED:
+            self._join_failed("joining", joined.error, joined.error_message, reaction)
+            return
+        counts = self._partition_counts(self._join_topics)
         assignments: tuple[tuple[str, bytes], ...] = ()
         if joined.leader_id == joined.member_id:
             assignments = self._assign(joined.protocol_name, joined.members, counts)
-        synced = self._call(
-            "sync_group",
-            SyncGroupRequest(self.group_id, self.generation, self.member_id, assignments),
-            join_timeout,
-            deadline,
+        request = SyncGroupRequest(
+            self.group_id, joined.generation_id, joined.member_id, assignments
         )
-        if synced.error is Errors.UNKNOWN_MEMBER_ID:
-            self.member_id = NO_MEMBER
-        if synced.error in REJOIN_ERRORS:
-            return self._retry(deadline, synced)
-        if synced.error is not Errors.NONE:
-            raise synced.error.exception(
-                f"syncing group {self.group_id!r}: {synced.error_message or synced.error.message}"
-            )
-        self._joined_metadata = counts
+        with self._lock:
+            self.member_id, self.generation = joined.member_id, joined.generation_id
+            coordinator, call = self._coordinator, None
+            if coordinator is not None:
+                try:
+                    call = self.transport.send(coordinator, "sync_group", request)
+                except UnreachableError:
+                    call = None
+            if call is None:
+                self._join_failed(
+                    "syncing", Errors.COORDINATOR_NOT_AVAILABLE, None, Reaction.FIND_COORDINATOR
+                )
+                return
+            self._inflight = call
+            self._join_counts = counts
+            self._machine.transition_to(MemberState.SYNCING)
+
+    def _synced(self, call: Call, apply: ApplyAssignment) -> None:
+        """SyncGroup answered: take the assignment and become stable; else rejoin."""
+        synced: SyncGroupResponse = self._answer(call)
+        reaction = reaction_to(synced.error)
+        if reaction is not Reaction.PROCEED:
+            self._join_failed("syncing", synced.error, synced.error_message, reaction)
+            return
+        assigned = {TopicPartition(*tp) for tp in decode_assignment(synced.assignment)}
+        cooperative = self._protocol_is_cooperative()
+        revoked = self.assignment - assigned
+        if revoked:
+            self._revoke(revoked, apply)
+        added = assigned - self.assignment
+        with self._lock:
+            self.assignment = set(assigned)
+            self._machine.transition_to(MemberState.STABLE)
+            # Cooperative: a second round hands the revoked partitions on.
+            self._rejoin_needed = self._rejoin_needed or (cooperative and bool(revoked))
+        self._joined_metadata = self._join_counts
         self._metadata_checked = time.monotonic()
         logger.info(
             "group %s: member %s joined generation %d",
@@ -319,15 +461,27 @@ class ConsumerCoordinator:
             self.member_id,
             self.generation,
         )
-        return {TopicPartition(*tp) for tp in decode_assignment(synced.assignment)}
+        apply(set(), added, False)
+        if self.listener is not None:
+            self.listener.on_partitions_assigned(added if cooperative else set(assigned))
+        # The poll timer restarts once the join completes (Java's HeartbeatThread.enable() resets
+        # it): a join that waited long for the other members is not the application failing to poll.
+        self._last_poll = time.monotonic()
+        self._start_heartbeats()
 
-    def _retry(self, deadline: float, response: Any) -> None:
-        if time.monotonic() > deadline:
-            raise KafkaTimeoutError(
-                f"group {self.group_id!r}: could not join before the deadline ({response.error.name})"
-            )
-        time.sleep(RETRY_BACKOFF_S)
-        return None
+    def _join_failed(
+        self, step: str, error: Errors, message: str | None, reaction: Reaction
+    ) -> None:
+        """A JoinGroup or SyncGroup failed: back to UNJOINED to retry after a backoff, or raise."""
+        with self._lock:
+            self._machine.transition_to(MemberState.UNJOINED)
+            self._retry_at = time.monotonic() + RETRY_BACKOFF_S
+        if reaction is Reaction.FIND_COORDINATOR:
+            self._coordinator_dead()
+        elif reaction is Reaction.LOST:
+            self._mark_lost(error, self.generation)
+        elif reaction is Reaction.FAIL:
+            raise error.exception(f"{step} group {self.group_id!r}: {message or error.message}")
 
     def _assign(
         self, protocol: str, members: tuple[tuple[str, bytes], ...], own_counts: dict[str, int]
@@ -348,6 +502,44 @@ class ConsumerCoordinator:
         )
         return tuple((member, encode_assignment(tps)) for member, tps in result.items())
 
+    # ------------------------------------------------------------------ removal from the group
+
+    def _mark_lost(self, error: Errors, generation: int) -> None:
+        """The coordinator removed this member from ``generation`` (or fenced it): its partitions
+        are lost, to be dropped by the polling thread at once, and it must rejoin."""
+        with self._lock:
+            if generation != self.generation:
+                return  # a newer generation was joined since: that answer is old news
+            logger.warning(
+                "group %s: member %s was removed from generation %d (%s); dropping its partitions",
+                self.group_id,
+                self.member_id,
+                generation,
+                error.name,
+            )
+            if forgets_member_id(error):
+                self.member_id = NO_MEMBER
+            self.generation = NO_GENERATION
+            self._lost = bool(self.assignment)
+            self._rejoin_needed = True
+            if self._machine.state is MemberState.STABLE:
+                self._machine.transition_to(MemberState.UNJOINED)
+
+    def drop_lost_partitions(self, apply: ApplyAssignment) -> None:
+        """If the member was removed, give its partitions up now without committing them, telling
+        the listener's ``on_partitions_lost`` (else ``on_partitions_revoked``)."""
+        with self._lock:
+            if not self._lost:
+                return
+            self._lost = False
+            lost, self.assignment = self.assignment, set()
+        if not lost:
+            return
+        if self.listener is not None:
+            callback = getattr(self.listener, "on_partitions_lost", None)
+            (callback or self.listener.on_partitions_revoked)(set(lost))
+        apply(set(lost), set(), True)
+
     # ------------------------------------------------------------------ heartbeats
 
     def _start_heartbeats(self) -> None:
@@ -360,69 +552,79 @@ class ConsumerCoordinator:
     def _heartbeat_loop(self) -> None:
         while not self._closed.wait(self.heartbeat_interval_s):
             with self._lock:
-                # Heartbeats go on after REBALANCE_IN_PROGRESS until poll() rejoins, or the coordinator would
-                # expire a member that is still busy with its last records.
-                if self._rebalancing or self.member_id == NO_MEMBER:
+                # Heartbeats go on after REBALANCE_IN_PROGRESS until poll() rejoins, or the
+                # coordinator would expire a member that is still busy with its last records.
+                if self._machine.state is not MemberState.STABLE:
                     continue
                 member_id, generation = self.member_id, self.generation
             if (time.monotonic() - self._last_poll) * 1000 > self.max_poll_interval_ms:
                 logger.warning(
-                    "group %s: poll() not called for over max_poll_interval_ms=%d; leaving the group so its "
-                    "partitions move to a live member",
+                    "group %s: poll() not called for over max_poll_interval_ms=%d; leaving the "
+                    "group so its partitions move to a live member",
                     self.group_id,
                     self.max_poll_interval_ms,
                 )
-                self.leave_group()
+                self._mark_lost(Errors.UNKNOWN_MEMBER_ID, generation)
+                self._send_leave(member_id, time.monotonic() + self.request_timeout_s)
                 continue
             try:
-                coordinator = self._coordinator or self._ensure_coordinator(
-                    time.monotonic() + self.heartbeat_interval_s
+                response = self._request(
+                    "heartbeat",
+                    HeartbeatRequest(self.group_id, generation, member_id),
+                    time.monotonic() + self.request_timeout_s,
                 )
-                response = ray.get(
-                    coordinator.heartbeat.remote(
-                        HeartbeatRequest(self.group_id, generation, member_id)
-                    ),
-                    timeout=self.request_timeout_s,
-                )
-            except (RafkaError, *RAY_ACTOR_ERRORS) as exc:
-                logger.info(
-                    "group %s: heartbeat failed (%s); looking up the coordinator again",
-                    self.group_id,
-                    exc,
-                )
-                self._coordinator_dead()
+            except RafkaError as exc:
+                logger.info("group %s: heartbeat failed (%s)", self.group_id, exc)
                 continue
-            if response.error in COORDINATOR_MOVING:
-                self._coordinator_dead()
-            elif response.error is Errors.UNKNOWN_MEMBER_ID:
-                with self._lock:
-                    self.member_id, self._rejoin_needed = NO_MEMBER, True
-            elif response.error in REJOIN_ERRORS:
+            reaction = reaction_to(response.error)
+            if reaction is Reaction.REJOIN:
                 self._rejoin_needed = True
+            elif reaction is Reaction.LOST:
+                self._mark_lost(response.error, generation)
 
-    def leave_group(self) -> None:
-        """LeaveGroup now (on close, or when polling stalled) so the rest rebalance without waiting."""
+    def leave_group(self, deadline: float) -> None:
+        """LeaveGroup now (on close or unsubscribe) so the rest rebalance without waiting."""
         with self._lock:
             member_id, self.member_id, self.generation = self.member_id, NO_MEMBER, NO_GENERATION
             self._rejoin_needed = True
+            self._inflight = None
+            if self._machine.state in (
+                MemberState.JOINING,
+                MemberState.SYNCING,
+                MemberState.STABLE,
+            ):
+                self._machine.transition_to(MemberState.UNJOINED)
+        self._send_leave(member_id, deadline)
+
+    def _send_leave(self, member_id: str, deadline: float) -> None:
         if member_id == NO_MEMBER or self._coordinator is None:
             return
         try:
-            ray.get(
-                self._coordinator.leave_group.remote(LeaveGroupRequest(self.group_id, member_id)),
-                timeout=self.request_timeout_s,
+            self.transport.request(
+                self._coordinator,
+                "leave_group",
+                LeaveGroupRequest(self.group_id, member_id),
+                timeout_s=max(0.0, deadline - time.monotonic()),
             )
-        except RAY_ACTOR_ERRORS as exc:
+        except TransportError as exc:
             logger.info(
-                "group %s: LeaveGroup not delivered (%s); the session timeout will remove the member",
+                "group %s: LeaveGroup not delivered (%s); the session timeout will remove the "
+                "member",
                 self.group_id,
                 exc,
             )
 
     # ------------------------------------------------------------------ offsets
 
-    def commit(self, offsets: dict[TopicPartition, OffsetAndMetadata]) -> None:
-        """Commit synchronously; CommitFailedError if the group moved on, the Kafka error otherwise."""
+    def _deadline(self, timeout_s: float | None) -> float:
+        return time.monotonic() + (self.request_timeout_s if timeout_s is None else timeout_s)
+
+    def commit(
+        self, offsets: dict[TopicPartition, OffsetAndMetadata], timeout_s: float | None = None
+    ) -> None:
+        """Commit synchronously within ``timeout_s`` (default: the request timeout);
+        CommitFailedError if the group moved on or removed this member, the Kafka error
+        otherwise."""
         for tp, value in offsets.items():
             if value.offset < 0:
                 raise ValueError(f"cannot commit negative offset {value.offset} for {tp}")
@@ -432,18 +634,29 @@ class ConsumerCoordinator:
         )
         with self._lock:
             generation, member_id = self.generation, self.member_id
-        deadline = time.monotonic() + self.request_timeout_s
-        response = self._call(
+            stale = self._subscribed and (generation == NO_GENERATION or self._lost)
+        if stale:
+            # A subscribed member out of every generation (removed, or not joined yet) must not
+            # commit: with no generation the coordinator would take it for an admin's commit.
+            raise CommitFailedError(
+                f"commit of group {self.group_id!r} refused: this member is not in a generation of "
+                "the group (it was removed, or has not joined yet), so these partitions may belong "
+                "to another member"
+            )
+        response = self._request(
             "offset_commit",
             OffsetCommitRequest(self.group_id, generation, member_id, entries),
-            self.request_timeout_s,
-            deadline,
+            self._deadline(timeout_s),
         )
-        if response.error in REJOIN_ERRORS:
+        reaction = reaction_to(response.error)
+        if reaction in (Reaction.LOST, Reaction.REJOIN):
+            if reaction is Reaction.LOST:
+                self._mark_lost(response.error, generation)
             self._rejoin_needed = True
             raise CommitFailedError(
-                f"commit of group {self.group_id!r} refused ({response.error.name}): the group rebalanced and these "
-                f"partitions may belong to another member now; {response.error_message}"
+                f"commit of group {self.group_id!r} refused ({response.error.name}): the group "
+                "rebalanced and these partitions may belong to another member now; "
+                f"{response.error_message}"
             )
         if response.error is not Errors.NONE:
             raise response.error.exception(
@@ -461,8 +674,9 @@ class ConsumerCoordinator:
         offsets: dict[TopicPartition, OffsetAndMetadata],
         callback: Callable[[dict[TopicPartition, OffsetAndMetadata], Exception | None], None]
         | None,
-    ) -> Future:
-        """Commit on a background thread, in order with other async commits; ``callback(offsets, error)``."""
+    ) -> Future[None]:
+        """Commit on a background thread, in order with other async commits; ``callback(offsets,
+        error)``."""
 
         def run() -> None:
             try:
@@ -476,17 +690,18 @@ class ConsumerCoordinator:
             if callback is not None:
                 callback(offsets, None)
 
-        return self._committer.submit(run)
+        self._last_async_commit = self._committer.submit(run)
+        return self._last_async_commit
 
     def fetch_committed(
-        self, partitions: list[TopicPartition]
+        self, partitions: list[TopicPartition], timeout_s: float | None = None
     ) -> dict[TopicPartition, OffsetAndMetadata | None]:
-        """Committed offsets of ``partitions`` (None where the group has none)."""
-        deadline = time.monotonic() + self.request_timeout_s
+        """Committed offsets of ``partitions`` (None where the group has none), within
+        ``timeout_s``."""
         request = OffsetFetchRequest(
             self.group_id, tuple((tp.topic, tp.partition) for tp in partitions)
         )
-        response = self._call("offset_fetch", request, self.request_timeout_s, deadline)
+        response = self._request("offset_fetch", request, self._deadline(timeout_s))
         if response.error is not Errors.NONE:
             raise response.error.exception(
                 f"fetching offsets of group {self.group_id!r}: {response.error_message}"
@@ -498,10 +713,14 @@ class ConsumerCoordinator:
             for o in response.offsets
         }
 
-    def close(self) -> None:
-        """Finish pending commits, stop heartbeating and leave the group."""
-        self._committer.shutdown(wait=True)
+    def close(self, deadline: float) -> None:
+        """Finish pending commits, stop heartbeating and leave the group, all by ``deadline``."""
+        self._committer.shutdown(wait=False)
+        if self._last_async_commit is not None:
+            wait([self._last_async_commit], timeout=max(0.0, deadline - time.monotonic()))
         self._closed.set()
         if self._heartbeat_thread is not None:
-            self._heartbeat_thread.join(timeout=self.request_timeout_s)
-        self.leave_group()
+            self._heartbeat_thread.join(timeout=max(0.0, deadline - time.monotonic()))
+        self.leave_group(deadline)
+        with self._lock:
+            self._machine.transition_to(MemberState.CLOSED)

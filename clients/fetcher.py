@@ -16,11 +16,10 @@ from collections.abc import Callable
 from itertools import repeat
 from typing import Any
 
-import ray
-
 from rafka.actors import names
 from rafka.clients.cluster import ClusterConnection
 from rafka.clients.records import ConsumerRecord
+from rafka.clients.transport import UnreachableError
 from rafka.protocol.errors import Errors, OffsetOutOfRangeError, RafkaError
 from rafka.protocol.messages.fetch import FetchRequest, FetchResponse
 from rafka.protocol.messages.offsets import (
@@ -66,6 +65,7 @@ class Fetcher:
                 f"auto_offset_reset={auto_offset_reset!r} must be 'earliest', 'latest' or 'none'"
             )
         self.cluster = cluster
+        self._transport = cluster.transport
         self.max_partition_fetch_bytes = max_partition_fetch_bytes
         self.fetch_min_bytes = fetch_min_bytes
         self.fetch_max_wait_ms = fetch_max_wait_ms
@@ -128,7 +128,7 @@ class Fetcher:
                 leader, metadata = self.cluster.leader_replica(
                     tp.topic, tp.partition, refresh=tp in self._retry_at
                 )
-            except (RafkaError, ValueError) as exc:
+            except (RafkaError, UnreachableError) as exc:
                 logger.debug("no leader for %s: %s", tp, exc)
                 self._retry_at[tp] = now + RETRY_BACKOFF_S
                 continue
@@ -141,16 +141,18 @@ class Fetcher:
                 self.fetch_min_bytes,
                 current_leader_epoch=metadata.leader_epoch,
             )
-            self._inflight[leader.fetch.remote(request)] = (tp, offset)
+            self._inflight[self._transport.send(leader, "fetch", request)] = (tp, offset)
             self._busy.add(tp)
 
     def collect(self, timeout_s: float) -> bool:
-        """Wait up to ``timeout_s`` for in-flight fetches; buffer what arrived. True if any completed."""
+        """Wait up to ``timeout_s`` for in-flight fetches; buffer what arrived. True if any
+        completed."""
         if not self._inflight:
             return False
-        done, _ = ray.wait(list(self._inflight), num_returns=len(self._inflight), timeout=0)
+        inflight = list(self._inflight)
+        done = self._transport.ready(inflight, len(inflight), 0)
         if not done and timeout_s > 0:
-            done, _ = ray.wait(list(self._inflight), num_returns=1, timeout=timeout_s)
+            done = self._transport.ready(inflight, 1, timeout_s)
         for ref in done:
             tp, offset = self._inflight.pop(ref)
             self._busy.discard(tp)
@@ -161,8 +163,8 @@ class Fetcher:
         if self.positions.get(tp) != offset:
             return  # reassigned or sought while the fetch was in flight
         try:
-            response: FetchResponse = ray.get(ref)
-        except ray.exceptions.RayActorError:
+            response: FetchResponse = self._transport.result(ref, None)
+        except UnreachableError:
             self.cluster.forget(
                 names.replica_actor_name(
                     tp.topic, tp.partition, self.cluster.partition(tp.topic, tp.partition).leader
@@ -207,8 +209,8 @@ class Fetcher:
                 )
                 columns = decode_columns(data, start, header)
                 if kd is None and vd is None and base >= position:
-                    # The common case (no deserializers, whole batch wanted) runs without Python bytecode
-                    # per record: map and zip feed tuple.__new__ straight from the columns.
+                    # The common case (no deserializers, whole batch wanted) runs without Python
+                    # bytecode per record: map and zip feed tuple.__new__ straight from the columns.
                     ods = columns.offset_deltas
                     offsets = (
                         range(base, base + len(ods))
@@ -279,11 +281,12 @@ def list_offsets(
     timestamp: int,
     timeout_s: float = 30.0,
 ) -> dict[TopicPartition, tuple[int, int]]:
-    """(offset, timestamp) of each partition from ListOffsets at its leader; the admin client shares it
-    with the consumer.
+    """(offset, timestamp) of each partition from ListOffsets at its leader; the admin client shares
+    it with the consumer.
 
-    Each round refreshes metadata once and asks every leader still unanswered at once; partitions whose
-    leader moved or could not be reached are asked again, after a fresh look-up, until ``timeout_s``.
+    Each round refreshes metadata once and asks every leader still unanswered at once; partitions
+    whose leader moved or could not be reached are asked again, after a fresh look-up, until
+    ``timeout_s``.
     """
     answers: dict[TopicPartition, tuple[int, int]] = {}
     wanted = list(dict.fromkeys(partitions))
@@ -294,11 +297,11 @@ def list_offsets(
         requests = {}
         for tp in pending:
             leader, metadata = cluster.leader_replica(tp.topic, tp.partition)
-            requests[tp] = leader.list_offsets.remote(
-                ListOffsetsRequest(timestamp, metadata.leader_epoch)
+            requests[tp] = cluster.transport.send(
+                leader, "list_offsets", ListOffsetsRequest(timestamp, metadata.leader_epoch)
             )
-        for tp, ref in requests.items():
-            response: ListOffsetsResponse = ray.get(ref, timeout=timeout_s)
+        for tp, call in requests.items():
+            response: ListOffsetsResponse = cluster.transport.result(call, timeout_s)
             if response.error is Errors.NONE:
                 answers[tp] = (response.offset, response.timestamp)
             elif not response.error.retriable:

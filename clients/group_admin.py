@@ -16,14 +16,9 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-import ray
-
 from rafka.actors import names
-from rafka.clients.cluster import (
-    COORDINATOR_MOVING,
-    RAY_ACTOR_ERRORS,
-    ClusterConnection,
-)
+from rafka.clients.cluster import COORDINATOR_MOVING, ClusterConnection
+from rafka.clients.transport import TransportError
 from rafka.protocol.errors import (
     Errors,
     IllegalGenerationError,
@@ -54,14 +49,16 @@ def _group_error(group_id: str, error: Errors, message: str | None = None) -> Ra
 
 
 def _first_error(response: Any) -> tuple[Errors, str]:
-    """A coordinator answer's error and message: the request's own, else the first failed partition's
-    of an OffsetCommit (the coordinator reports a move detected while writing the offsets there)."""
+    """A coordinator answer's error and message: the request's own, else the first failed
+    partition's of an OffsetCommit (the coordinator reports a move detected while writing the
+    offsets there)."""
     if response.error is Errors.NONE and isinstance(response, OffsetCommitResponse):
         for result in response.partitions:
             if result.error is not Errors.NONE:
                 return (
                     result.error,
-                    f"{result.topic}-{result.partition}: {result.error_message or result.error.message}",
+                    f"{result.topic}-{result.partition}: "
+                    f"{result.error_message or result.error.message}",
                 )
     return response.error, response.error_message or response.error.message
 
@@ -81,19 +78,23 @@ class GroupAdminMixin:
                 found: tuple[GroupListing, ...] = self._call(
                     self._cluster.actor(name), "list_groups"
                 )
-            except RAY_ACTOR_ERRORS:
-                # A starting or dying broker has no coordinator to ask; the groups it owned are loaded
-                # by the new leaders of their offsets partitions, whose coordinators are asked too.
+            except TransportError:
+                # A starting or dying broker has no coordinator to ask; the groups it owned are
+                # loaded by the new leaders of their offsets partitions, whose coordinators are
+                # asked too.
                 self._cluster.forget(name)
                 continue
             for listing in found:
-                # While a group moves, its old and new coordinator may both report it: one is enough.
+                # While a group moves, its old and new coordinator may both report it: one is
+                # enough.
                 listings.setdefault(listing.group_id, listing)
         return [listings[group_id] for group_id in sorted(listings)]
 
     def describe_group(self, group_id: str) -> GroupDescription:
-        """The group's state, protocol type, assignor, generation and members (assignments encoded)."""
-        return self._ask_coordinator(group_id, "describe_group", group_id)
+        """The group's state, protocol type, assignor, generation and members (assignments
+        encoded)."""
+        found: GroupDescription = self._ask_coordinator(group_id, "describe_group", group_id)
+        return found
 
     def list_group_offsets(self, group_id: str) -> dict[TopicPartition, OffsetAndMetadata]:
         """The group's committed offsets, by partition in (topic, partition) order."""
@@ -107,11 +108,13 @@ class GroupAdminMixin:
         return dict(sorted(found.items()))
 
     def alter_group_offsets(self, group_id: str, offsets: Mapping[TopicPartition, int]) -> None:
-        """Commit ``offsets`` (the next offset to consume, per partition) for the group from outside it.
+        """Commit ``offsets`` (the next offset to consume, per partition) for the group from outside
+        it.
 
         The coordinator accepts such a commit only while the group has no members; otherwise this
-        raises the error it answers (UNKNOWN_MEMBER_ID, ...) with a message saying so. A partition it
-        refuses (e.g. UNKNOWN_TOPIC_OR_PARTITION) raises that partition's error; the others are committed.
+        raises the error it answers (UNKNOWN_MEMBER_ID, ...) with a message saying so. A partition
+        it refuses (e.g. UNKNOWN_TOPIC_OR_PARTITION) raises that partition's error; the others are
+        committed.
         """
         entries = tuple(
             OffsetCommitEntry(tp.topic, tp.partition, offset)
@@ -121,25 +124,28 @@ class GroupAdminMixin:
         try:
             self._ask_coordinator(group_id, "offset_commit", request)
         except (UnknownMemberIdError, IllegalGenerationError, RebalanceInProgressError) as exc:
-            # These name a member-protocol failure; for a commit made by no member they mean the group is active.
+            # These name a member-protocol failure; for a commit made by no member they mean the
+            # group is active.
             raise type(exc)(
                 f"group {group_id!r} has active members, and offsets can only be altered while it "
                 f"is empty ({exc.message})"
             ) from None
 
     def delete_group(self, group_id: str) -> None:
-        """Delete an empty group and its committed offsets (NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND otherwise)."""
+        """Delete an empty group and its committed offsets (NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND
+        otherwise)."""
         self._ask_coordinator(group_id, "delete_group", group_id)
 
     # ------------------------------------------------------------------ coordinator calls
 
     def _call(self, handle: Any, method: str, *args: Any) -> Any:
         """One actor call, waited for up to the request timeout."""
-        return ray.get(getattr(handle, method).remote(*args), timeout=self._timeout_s)
+        return self._cluster.request(handle, method, *args, timeout_s=self._timeout_s)
 
     def _ask_coordinator(self, group_id: str, method: str, request: Any) -> Any:
-        """``method(request)`` at the group's coordinator: the answer, once it carries no error; raises
-        the class of a non-retriable error at once, and of a retriable one when the timeout passes."""
+        """``method(request)`` at the group's coordinator: the answer, once it carries no error;
+        raises the class of a non-retriable error at once, and of a retriable one when the timeout
+        passes."""
         deadline = time.monotonic() + self._timeout_s
         delay = 0.01
         while True:
@@ -158,18 +164,20 @@ class GroupAdminMixin:
             delay = min(delay * 2, _MAX_BACKOFF_S)
 
     def _attempt(self, group_id: str, method: str, request: Any) -> Any:
-        """Find the coordinator and call it once; an unreachable one answers COORDINATOR_NOT_AVAILABLE."""
+        """Find the coordinator and call it once; an unreachable one answers
+        COORDINATOR_NOT_AVAILABLE."""
         found = self._cluster.find_coordinator(group_id)
         if found.error is not Errors.NONE:
             return found
         name = names.coordinator_actor_name(found.coordinator_id)
         try:
             return self._call(self._cluster.actor(name), method, request)
-        except RAY_ACTOR_ERRORS as exc:
-            # Its broker died or the actor is not up yet: Kafka's clients treat a lost connection to the
-            # coordinator the same way, as "coordinator not available, look it up again".
+        except TransportError as exc:
+            # Its broker died or the actor is not up yet: Kafka's clients treat a lost connection to
+            # the coordinator the same way, as "coordinator not available, look it up again".
             self._cluster.forget(name)
             return GroupResponse(
                 Errors.COORDINATOR_NOT_AVAILABLE,
-                f"the coordinator on broker {found.coordinator_id} is unreachable ({type(exc).__name__})",
+                f"the coordinator on broker {found.coordinator_id} is unreachable "
+                f"({type(exc).__name__})",
             )

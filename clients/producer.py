@@ -19,13 +19,12 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
-import ray
-
 from rafka.actors import names
 from rafka.clients.accumulator import ProducerBatch, RecordAccumulator
 from rafka.clients.cluster import ClusterConnection
 from rafka.clients.partitioner import DefaultPartitioner
 from rafka.clients.records import FutureRecordMetadata
+from rafka.clients.transport import RemoteError, Transport, UnreachableError
 from rafka.protocol.errors import (
     Errors,
     InvalidConfigError,
@@ -75,12 +74,14 @@ class Producer:
         self,
         namespace: str = names.DEFAULT_NAMESPACE,
         ray_address: str | None = None,
+        transport: Transport | None = None,
         **configs: Any,
     ) -> None:
         unknown = set(configs) - set(DEFAULT_CONFIG)
         if unknown:
             raise InvalidConfigError(
-                f"unknown producer config {sorted(unknown)}; known: {', '.join(sorted(DEFAULT_CONFIG))}"
+                f"unknown producer config {sorted(unknown)}; "
+                f"known: {', '.join(sorted(DEFAULT_CONFIG))}"
             )
         self.config = {**DEFAULT_CONFIG, **configs}
         acks = self.config["acks"]
@@ -96,7 +97,10 @@ class Producer:
         self._key_serializer: Callable[[Any], bytes] | None = self.config["key_serializer"]
         self._value_serializer: Callable[[Any], bytes] | None = self.config["value_serializer"]
         self._partitioner = self.config["partitioner"] or DefaultPartitioner()
-        self._cluster = ClusterConnection(namespace, ray_address, self.request_timeout_ms)
+        self._cluster = ClusterConnection(
+            namespace, ray_address, self.request_timeout_ms, transport
+        )
+        self._transport = self._cluster.transport
         self._accumulator = RecordAccumulator(
             int(self.config["batch_size"]),
             int(self.config["linger_ms"]),
@@ -108,8 +112,9 @@ class Producer:
         self._wakeup = threading.Event()
         self._io_lock = threading.Lock()
         self._inflight = 0
-        # Completed requests, appended by Ray's callback thread and drained under _io_lock.
-        self._responses: deque[tuple[ProducerBatch, Future]] = deque()
+        # Completed requests, appended by the transport's callback thread and drained under
+        # _io_lock.
+        self._responses: deque[tuple[ProducerBatch, Future[Any]]] = deque()
         self._busy: set[TopicPartition] = set()
         self._next_check = 0.0
         self._linger_zero = int(self.config["linger_ms"]) == 0
@@ -157,8 +162,8 @@ class Producer:
         if closed and key is None and hasattr(self._partitioner, "on_new_batch"):
             self._partitioner.on_new_batch(topic, count, partition, available)
         if closed or (opened and self._linger_zero):
-            # Ship from this thread when the sender is not mid-turn: waiting for the sender thread to
-            # win the GIL back from a busy send() loop would cost a switch interval per batch.
+            # Ship from this thread when the sender is not mid-turn: waiting for the sender thread
+            # to win the GIL back from a busy send() loop would cost a switch interval per batch.
             if self._io_lock.acquire(blocking=False):
                 try:
                     self._turn()
@@ -182,15 +187,16 @@ class Producer:
             self._accumulator.flushing -= 1
 
     def close(self, timeout: float | None = None) -> None:
-        """Flush, then stop the sender thread. Idempotent."""
+        """Flush, then stop the sender thread, all within ``timeout`` seconds. Idempotent."""
         if self._closed:
             return
+        deadline = None if timeout is None else time.monotonic() + timeout
         try:
             self.flush(timeout)
         finally:
             self._closed = True
             self._wakeup.set()
-            self._sender.join(timeout)
+            self._sender.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
 
     def partitions_for(self, topic: str) -> set[int]:
         """Partition ids of a topic."""
@@ -207,8 +213,8 @@ class Producer:
         self.close()
 
     def _load_partitions(self, topic: str) -> tuple[int, list[int], list[TopicPartition]]:
-        # A topic being auto-created answers LEADER_NOT_AVAILABLE until it has leaders: wait for it up
-        # to max_block_ms. An unknown topic fails at once, which is clearer than Kafka's timeout.
+        # A topic being auto-created answers LEADER_NOT_AVAILABLE until it has leaders: wait for it
+        # up to max_block_ms. An unknown topic fails at once, which is clearer than Kafka's timeout.
         deadline = time.monotonic() + self.max_block_s
         while True:
             try:
@@ -223,7 +229,8 @@ class Producer:
                     raise
                 time.sleep(METADATA_RETRY_BACKOFF_S)
         count = len(metadata.partitions)
-        # TopicPartition objects are built once per topic: building one per send is a measurable cost.
+        # TopicPartition objects are built once per topic: building one per send is a measurable
+        # cost.
         entry = (
             count,
             [p.partition for p in metadata.partitions if p.leader >= 0],
@@ -235,7 +242,8 @@ class Producer:
     # ------------------------------------------------------------------ sender thread
 
     def _turn(self) -> None:
-        """Complete answered requests, then ship every sendable batch (the caller holds ``_io_lock``)."""
+        """Complete answered requests, then ship every sendable batch (the caller holds
+        ``_io_lock``)."""
         responses = self._responses
         while responses:
             batch, answer = responses.popleft()
@@ -246,7 +254,8 @@ class Producer:
             self._send_batch(batch)
 
     def _run(self) -> None:
-        """The sender thread: turns whenever a request completes, a batch lingers long enough, or on wake-up."""
+        """The sender thread: turns whenever a request completes, a batch lingers long enough, or on
+        wake-up."""
         while True:
             self._wakeup.clear()
             with self._io_lock:
@@ -257,8 +266,8 @@ class Producer:
                 return
             self._wakeup.wait(sleep_s)
 
-    def _answered(self, batch: ProducerBatch, answer: Future) -> None:
-        """Ray's callback for a finished produce request: hand it to the sender thread."""
+    def _answered(self, batch: ProducerBatch, answer: Future[Any]) -> None:
+        """The transport's callback for a finished produce request: hand it to the sender thread."""
         self._responses.append((batch, answer))
         self._wakeup.set()
 
@@ -269,8 +278,8 @@ class Producer:
             self._stale.discard(tp)
             leader, _ = self._cluster.leader_replica(tp.topic, tp.partition, refresh=refresh)
             request = ProduceRequest(batch.encoded(), self.acks, self.request_timeout_ms)
-            ref = leader.produce.remote(request)
-        except (RafkaError, ValueError) as exc:
+            call = self._transport.send(leader, "produce", request)
+        except (RafkaError, UnreachableError) as exc:
             error = (
                 exc
                 if isinstance(exc, RafkaError)
@@ -283,21 +292,22 @@ class Producer:
         batch.attempts += 1
         self._inflight += 1
         self._busy.add(tp)
-        ref.future().add_done_callback(lambda answer: self._answered(batch, answer))
+        self._transport.on_done(call, lambda answer: self._answered(batch, answer))
         if self.acks == ACKS_NONE:
-            # Nothing to wait for, yet the partition's next batch goes only once this request has run:
-            # a replica actor runs concurrent requests, and only one at a time per partition keeps order.
+            # Nothing to wait for, yet the partition's next batch goes only once this request has
+            # run: a replica actor runs concurrent requests, and only one at a time per partition
+            # keeps order.
             self._finish(batch, -1, None)
 
-    def _complete(self, batch: ProducerBatch, answer: Future) -> None:
+    def _complete(self, batch: ProducerBatch, answer: Future[Any]) -> None:
         tp = batch.topic_partition
         self._busy.discard(tp)
         if self.acks == ACKS_NONE:
             self._sent_unacknowledged(tp, answer)
             return
         try:
-            response: ProduceResponse = answer.result()
-        except ray.exceptions.RayActorError as exc:
+            response: ProduceResponse = self._transport.answer(answer)
+        except UnreachableError as exc:
             self._forget_leader(tp)
             self._retry_or_fail(
                 batch,
@@ -306,8 +316,9 @@ class Producer:
                 ),
             )
             return
-        except ray.exceptions.RayError as exc:
-            # The leader raised: a bug, not a state a retry can fix; fail the batch rather than the sender.
+        except RemoteError as exc:
+            # The leader raised: a bug, not a state a retry can fix; fail the batch rather than the
+            # sender.
             self._finish(
                 batch,
                 -1,
@@ -321,13 +332,18 @@ class Producer:
         else:
             self._retry_or_fail(batch, response.error.exception(response.error_message))
 
-    def _sent_unacknowledged(self, tp: TopicPartition, answer: Future) -> None:
-        """acks=0: the batch completed when sent and errors go unreported (as in Kafka); a dead leader is
-        forgotten and a refused batch makes the partition's next one look its leader up afresh."""
-        error = answer.exception()
-        if isinstance(error, ray.exceptions.RayActorError):
+    def _sent_unacknowledged(self, tp: TopicPartition, answer: Future[Any]) -> None:
+        """acks=0: the batch completed when sent and errors go unreported (as in Kafka); a dead
+        leader is forgotten and a refused batch makes the partition's next one look its leader up
+        afresh."""
+        try:
+            response: ProduceResponse = self._transport.answer(answer)
+        except UnreachableError:
             self._forget_leader(tp)
-        elif error is None and answer.result().error is not Errors.NONE:
+            return
+        except RemoteError:
+            return  # acks=0 reports no errors
+        if response.error is not Errors.NONE:
             self._stale.add(tp)
 
     def _forget_leader(self, tp: TopicPartition) -> None:

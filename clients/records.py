@@ -2,8 +2,8 @@
 
 ``TopicPartition``, ``RecordMetadata``, ``ConsumerRecord``, ``OffsetAndTimestamp`` and
 ``OffsetAndMetadata`` are named tuples; ``FutureRecordMetadata`` is what ``Producer.send`` returns:
-``get(timeout)`` blocks for the record's offset, ``add_callback`` / ``add_errback`` run when its batch
-completes.
+``get(timeout)`` blocks for the record's offset, ``add_callback`` / ``add_errback`` run when its
+batch completes.
 """
 
 from __future__ import annotations
@@ -129,7 +129,8 @@ class FutureRecordMetadata:
         )
 
     def get(self, timeout: float | None = None) -> RecordMetadata:
-        """Block until the record is acknowledged; raise its error, or KafkaTimeoutError after ``timeout`` s."""
+        """Block until the record is acknowledged; raise its error, or KafkaTimeoutError after
+        ``timeout`` s."""
         if not self._result.wait(timeout):
             tp = self._result.topic_partition
             raise KafkaTimeoutError(

@@ -24,7 +24,7 @@ import ray
 from rafka.actors import names, spawn
 from rafka.actors.broker.config import LAUNCH_DEFAULTS, BrokerConfig
 from rafka.clients.admin import Admin, ClusterDescription
-from rafka.clients.cluster import RAY_ACTOR_ERRORS
+from rafka.clients.ray_transport import RAY_ACTOR_ERRORS
 from rafka.cluster.local_cluster import RAY_ENV_DEFAULTS
 from rafka.cluster.zookeeper_server import ZooKeeperServer
 

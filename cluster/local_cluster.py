@@ -20,7 +20,7 @@ import ray
 from rafka.actors import names, spawn
 from rafka.actors.broker.config import LAUNCH_DEFAULTS, BrokerConfig
 from rafka.clients.admin import Admin
-from rafka.clients.cluster import RAY_ACTOR_ERRORS
+from rafka.clients.ray_transport import RAY_ACTOR_ERRORS
 from rafka.cluster.zookeeper_server import ZooKeeperServer
 from rafka.protocol.errors import KafkaTimeoutError
 

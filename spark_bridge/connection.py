@@ -21,9 +21,10 @@ from typing import Any
 
 import ray
 
-from rafka.clients.cluster import ClusterConnection, ensure_ray
+from rafka.clients.cluster import ClusterConnection
 from rafka.clients.consumer import Consumer
 from rafka.clients.producer import Producer
+from rafka.clients.ray_transport import ensure_ray
 from rafka.protocol.errors import KafkaTimeoutError
 from rafka.protocol.types import TopicPartition
 from rafka.spark_bridge.offset_ranges import PartitionOffsets
@@ -31,8 +32,8 @@ from rafka.spark_bridge.options import ClusterSettings, option_error
 
 PROBE_TIMEOUT_S = 5.0
 AUTH_HINT = (
-    "Spark tasks connect with the option 'rafka.ray.address' (else RAY_ADDRESS, else 'auto'); if the Ray "
-    "cluster uses token authentication, pass spark.executorEnv.RAY_AUTH_MODE=token and "
+    "Spark tasks connect with the option 'rafka.ray.address' (else RAY_ADDRESS, else 'auto'); "
+    "if the Ray cluster uses token authentication, pass spark.executorEnv.RAY_AUTH_MODE=token and "
     "spark.executorEnv.RAY_AUTH_TOKEN=<token> (see `ray get-auth-token`)"
 )
 
@@ -48,7 +49,8 @@ def _target(settings: ClusterSettings) -> str:
 
 
 def _probe(address: str) -> None:
-    """Fail fast on an explicit host:port nobody listens on; ``ray.init`` would retry for minutes."""
+    """Fail fast on an explicit host:port nobody listens on; ``ray.init`` would retry for
+    minutes."""
     host, _, port = address.rpartition(":")
     if not host or not port.isdigit():
         return
@@ -62,7 +64,8 @@ def _probe(address: str) -> None:
 
 
 def connect(settings: ClusterSettings) -> None:
-    """Join the Ray cluster unless this process already has; a different explicit address is an error."""
+    """Join the Ray cluster unless this process already has; a different explicit address is an
+    error."""
     target = _target(settings)
     if ray.is_initialized():
         current = ray.get_runtime_context().gcs_address
@@ -74,7 +77,8 @@ def connect(settings: ClusterSettings) -> None:
             )
         return
     if "RAY_AUTH_TOKEN" in os.environ:
-        # A token alone still fails with a misleading ConnectionError unless token mode is switched on.
+        # A token alone still fails with a misleading ConnectionError unless token mode is switched
+        # on.
         os.environ.setdefault("RAY_AUTH_MODE", "token")
     _probe(target)
     try:

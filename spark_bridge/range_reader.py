@@ -1,4 +1,5 @@
-"""Reading one offset range of one partition, straight from its leader replica, as Arrow record batches.
+"""Reading one offset range of one partition, straight from its leader replica, as Arrow record
+batches.
 
 This is what a Spark task runs. It fetches committed records (the leader answers consumers only
 below the high watermark) from ``start`` until ``end`` and keeps exactly the offsets in
@@ -15,10 +16,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
-import ray
 
 from rafka.actors import names
 from rafka.clients.cluster import ClusterConnection
+from rafka.clients.transport import TransportError
 from rafka.protocol.errors import (
     Errors,
     KafkaTimeoutError,
@@ -36,7 +37,8 @@ RETRY_BACKOFF_S = 0.1
 
 
 class LeaderFetcher:
-    """Sends fetches for one partition to its current leader replica, finding a new one when it moves."""
+    """Sends fetches for one partition to its current leader replica, finding a new one when it
+    moves."""
 
     def __init__(
         self,
@@ -57,7 +59,8 @@ class LeaderFetcher:
         self._stale = False
 
     def send(self, offset: int) -> Any:
-        """Start a fetch at ``offset``; returns its ObjectRef. Looks the leader up if none is known."""
+        """Start a fetch at ``offset``; returns the transport's call. Looks the leader up if none is
+        known."""
         if self._leader is None:
             self._leader, metadata = self.cluster.leader_replica(
                 self.topic, self.partition, refresh=self._stale
@@ -70,7 +73,7 @@ class LeaderFetcher:
         request = FetchRequest(
             offset, self.max_bytes, self.max_wait_ms, 1, current_leader_epoch=self._epoch
         )
-        return self._leader.fetch.remote(request)
+        return self.cluster.transport.send(self._leader, "fetch", request)
 
     def forget_leader(self) -> None:
         """The leader moved or died: the next send refreshes metadata first."""
@@ -105,14 +108,15 @@ def read_range(
     while position < end:
         if time.monotonic() > progress_deadline:
             raise KafkaTimeoutError(
-                f"option 'kafkaConsumer.pollTimeoutMs': no records of {topic}-{partition} at offset "
-                f"{position} within {poll_timeout_ms} ms (reading [{offsets.start}, {end}))"
+                f"option 'kafkaConsumer.pollTimeoutMs': no records of {topic}-{partition} "
+                f"at offset {position} within {poll_timeout_ms} ms "
+                f"(reading [{offsets.start}, {end}))"
             )
         try:
             if ref is None:
                 ref = fetcher.send(position)
-            response: FetchResponse = ray.get(
-                ref, timeout=max_wait_ms / 1000 + cluster.request_timeout_s
+            response: FetchResponse = cluster.transport.result(
+                ref, max_wait_ms / 1000 + cluster.request_timeout_s
             )
         except UnknownTopicOrPartitionError as exc:
             report_data_loss(
@@ -120,12 +124,7 @@ def read_range(
                 fail_on_data_loss,
             )
             return
-        except (
-            RafkaError,
-            ValueError,
-            ray.exceptions.RayActorError,
-            ray.exceptions.GetTimeoutError,
-        ) as exc:
+        except (RafkaError, TransportError) as exc:
             logger.info(
                 "fetch of %s-%d at %d failed (%s); looking up the leader again",
                 topic,
@@ -142,15 +141,15 @@ def read_range(
             if position < response.log_start_offset:
                 resume = min(response.log_start_offset, end)
                 report_data_loss(
-                    f"Cannot fetch offsets [{position}, {resume}) of {topic}-{partition}: the log now starts "
-                    f"at {response.log_start_offset}",
+                    f"Cannot fetch offsets [{position}, {resume}) of {topic}-{partition}: "
+                    f"the log now starts at {response.log_start_offset}",
                     fail_on_data_loss,
                 )
                 position = resume
             else:
                 report_data_loss(
-                    f"Cannot fetch offsets [{position}, {end}) of {topic}-{partition}: the log now ends at "
-                    f"{response.log_end_offset}",
+                    f"Cannot fetch offsets [{position}, {end}) of {topic}-{partition}: "
+                    f"the log now ends at {response.log_end_offset}",
                     fail_on_data_loss,
                 )
                 return

@@ -1,23 +1,27 @@
-"""Shared fixtures for unit tests of client code: ``fake_ray``, a fake Ray boundary.
+"""Shared fixtures for unit tests of client code: ``fake_cluster``, an in-memory rafka cluster.
 
-The real clients (ClusterConnection, Admin, the CLI) run unchanged; only Ray's calls are replaced.
-Named actors are plain Python objects answering with the protocol dataclasses, and
-``handle.method.remote(...)`` runs at ``ray.get`` time, so actor failures surface where Ray raises them.
-The brokers, partition leaders and group coordinators model just what their contracts promise.
+The real clients (ClusterConnection, Admin, the CLI) run unchanged over a ``LocalTransport`` whose
+actors are plain Python objects answering with the protocol dataclasses; the transport is installed
+for the default namespace, so clients made deep inside the code under test reach it. The brokers,
+partition leaders and group coordinators model just what their contracts promise.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import threading
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-import ray
 
 from rafka.actors import names
+from rafka.clients.local_transport import LocalTransport
+from rafka.clients.transport import install, uninstall
 from rafka.groups.subscription_codec import encode_assignment
 from rafka.protocol.errors import Errors
+from rafka.protocol.messages.fetch import FetchRequest, FetchResponse
 from rafka.protocol.messages.groups import (
     CommittedOffset,
     FindCoordinatorResponse,
@@ -59,7 +63,8 @@ class FakePartitionLog:
 
 @dataclass
 class FakeGroup:
-    """A group as its coordinator keeps it; ``offsets`` maps (topic, partition) to (offset, metadata)."""
+    """A group as its coordinator keeps it; ``offsets`` maps (topic, partition) to (offset,
+    metadata)."""
 
     state: str = "Empty"
     members: list[MemberDescription] = field(default_factory=list)
@@ -69,10 +74,19 @@ class FakeGroup:
 
 
 class FakeReplica:
-    """A partition leader answering ListOffsets from a FakePartitionLog."""
+    """A partition leader answering ListOffsets from a FakePartitionLog, and fetches with no records
+    once their ``max_wait_ms`` passed (a long poll that found nothing new)."""
 
     def __init__(self, log: FakePartitionLog) -> None:
         self.log = log
+
+    def fetch(self, request: FetchRequest) -> Future[FetchResponse]:
+        answer: Future[FetchResponse] = Future()
+        empty = FetchResponse(Errors.NONE, self.log.high_watermark, self.log.log_start)
+        timer = threading.Timer(request.max_wait_ms / 1000, answer.set_result, (empty,))
+        timer.daemon = True
+        timer.start()
+        return answer
 
     def list_offsets(self, request: ListOffsetsRequest) -> ListOffsetsResponse:
         if request.timestamp == EARLIEST_TIMESTAMP:
@@ -90,7 +104,7 @@ class FakeReplica:
 class FakeBroker:
     """A broker: metadata, topic configs and FindCoordinator."""
 
-    def __init__(self, fake: FakeRay, broker_id: int) -> None:
+    def __init__(self, fake: FakeCluster, broker_id: int) -> None:
         self.fake = fake
         self.broker_id = broker_id
         self.find_coordinator_calls: list[str] = []
@@ -132,7 +146,7 @@ class FakeBroker:
 class FakeCoordinator:
     """A group coordinator keeping FakeGroups; groups another broker owns get NOT_COORDINATOR."""
 
-    def __init__(self, fake: FakeRay, broker_id: int) -> None:
+    def __init__(self, fake: FakeCluster, broker_id: int) -> None:
         self.fake = fake
         self.broker_id = broker_id
         self.groups: dict[str, FakeGroup] = {}
@@ -210,35 +224,13 @@ class FakeCoordinator:
         return GroupResponse(Errors.NONE)
 
 
-class FakeRef:
-    """What ``.remote()`` returns: the call, run when ``ray.get`` asks for it."""
-
-    def __init__(self, call: Callable[[], Any]) -> None:
-        self.call = call
-
-
-class FakeHandle:
-    """An actor handle: ``handle.method.remote(*args)`` calls the named object's method at ray.get time."""
-
-    def __init__(self, fake: FakeRay, name: str) -> None:
-        self._fake = fake
-        self._name = name
-
-    def __getattr__(self, method: str) -> Any:
-        class Method:
-            @staticmethod
-            def remote(*args: Any) -> FakeRef:
-                return FakeRef(lambda: self._fake.invoke(self._name, method, args))
-
-        return Method
-
-
-class FakeRay:
-    """Named actors of one rafka cluster, and the Ray functions the clients call to reach them."""
+class FakeCluster:
+    """Named actors of one rafka cluster, reached through a LocalTransport."""
 
     def __init__(self) -> None:
-        self.actors: dict[str, Any] = {}
-        self.dead: set[str] = set()
+        self.transport = LocalTransport(NAMESPACE)
+        self.actors: dict[str, Any] = self.transport.actors
+        self.dead: set[str] = self.transport.dead
         self.broker_ids: list[int] = []
         self.topics: dict[str, list[FakePartitionLog]] = {}
         self.group_owner: dict[str, int] = {}
@@ -278,7 +270,8 @@ class FakeRay:
         offsets: dict[tuple[str, int], int] | None = None,
         broker_id: int = 0,
     ) -> FakeGroup:
-        """A group owned by ``broker_id``'s coordinator, with committed ``offsets`` {(topic, partition): offset}."""
+        """A group owned by ``broker_id``'s coordinator, with committed ``offsets`` {(topic,
+        partition): offset}."""
         members = list(members)
         group = FakeGroup(
             state,
@@ -310,43 +303,15 @@ class FakeRay:
         client_id: str = "rafka-consumer",
         host: str = "/127.0.0.1",
     ) -> MemberDescription:
-        """A member as DescribeGroups reports it, with its assignment encoded as consumers encode it."""
+        """A member as DescribeGroups reports it, with its assignment encoded as consumers encode
+        it."""
         return MemberDescription(member_id, client_id, host, encode_assignment(partitions))
-
-    # ------------------------------------------------------------------ the Ray API
-
-    def invoke(self, name: str, method: str, args: tuple[Any, ...]) -> Any:
-        if name in self.dead:
-            raise ray.exceptions.RayActorError()
-        return getattr(self.actors[name], method)(*args)
-
-    def get(self, ref: FakeRef, timeout: float | None = None) -> Any:
-        return ref.call()
-
-    def wait(
-        self, refs: list[FakeRef], num_returns: int = 1, timeout: float | None = None
-    ) -> tuple[list[FakeRef], list[FakeRef]]:
-        # Fake calls run when fetched, so every one is ready at once.
-        return refs[:num_returns], refs[num_returns:]
-
-    def get_actor(self, name: str, namespace: str | None = None) -> FakeHandle:
-        if name not in self.actors or name in self.dead or namespace != NAMESPACE:
-            raise ValueError(f"Failed to look up actor with name '{name}'")
-        return FakeHandle(self, name)
-
-    def list_named_actors(self, all_namespaces: bool = False) -> list[dict[str, str]]:
-        return [
-            {"name": name, "namespace": NAMESPACE} for name in self.actors if name not in self.dead
-        ]
 
 
 @pytest.fixture
-def fake_ray(monkeypatch: pytest.MonkeyPatch) -> FakeRay:
-    """A fake Ray boundary with no actors yet; clients created in the test reach only it."""
-    fake = FakeRay()
-    monkeypatch.setattr(ray, "is_initialized", lambda: True)
-    monkeypatch.setattr(ray, "get", fake.get)
-    monkeypatch.setattr(ray, "wait", fake.wait)
-    monkeypatch.setattr(ray, "get_actor", fake.get_actor)
-    monkeypatch.setattr(ray.util, "list_named_actors", fake.list_named_actors)
-    return fake
+def fake_cluster() -> Iterator[FakeCluster]:
+    """An in-memory cluster with no actors yet; clients created in the test reach only it."""
+    fake = FakeCluster()
+    install(fake.transport)
+    yield fake
+    uninstall(fake.transport)

@@ -1,4 +1,4 @@
-"""Tests for ``rafka groups`` (rafka.cli.groups) through ``main``, against a fake Ray boundary: Kafka's
+"""Tests for ``rafka groups`` (rafka.cli.groups) through ``main``, against an in-memory fake cluster: Kafka's
 tables and lag arithmetic, dry runs against --execute, and refusing to reset an active group."""
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ ACTIVE = ("Stable", "PreparingRebalance", "CompletingRebalance")
 
 
 @pytest.fixture
-def cluster(fake_ray):
+def cluster(fake_cluster):
     """One broker; 'events' has partitions [0, 10) and [4, 20), 'logs' one partition [0, 5).
 
     Records 4, 5 and 6 of events-1 have timestamps 1 s, 2 s and 3 s after the epoch."""
-    fake_ray.add_brokers(1)
-    fake_ray.add_topic("events", [(0, 10), (4, 20)], timestamps={1: {4: 1000, 5: 2000, 6: 3000}})
-    fake_ray.add_topic("logs", [(0, 5)])
-    return fake_ray
+    fake_cluster.add_brokers(1)
+    fake_cluster.add_topic("events", [(0, 10), (4, 20)], timestamps={1: {4: 1000, 5: 2000, 6: 3000}})
+    fake_cluster.add_topic("logs", [(0, 5)])
+    return fake_cluster
 
 
 def table(text: str, header: str) -> list[list[str]]:

@@ -1,4 +1,5 @@
-"""Tests for rafka.clients.accumulator: per-partition producer batches, linger, retries and buffer memory."""
+"""Tests for rafka.clients.accumulator: per-partition producer batches, linger, retries and buffer
+memory."""
 
 from __future__ import annotations
 

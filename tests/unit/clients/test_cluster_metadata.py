@@ -1,4 +1,5 @@
-"""ClusterConnection.refresh_metadata: the freshest view of each topic across the brokers' caches."""
+"""ClusterConnection.refresh_metadata: the freshest view of each topic across the brokers'
+caches."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ NAMESPACE = "rafka"
 
 
 def lagging(fake: Any, broker_id: int, view: dict[str, TopicMetadata]) -> None:
-    """Make ``broker_id`` answer from its own (possibly stale) view instead of the fake cluster's."""
+    """Make ``broker_id`` answer from its own (possibly stale) view instead of the fake
+    cluster's."""
     broker = fake.broker(broker_id)
 
     def metadata(request: MetadataRequest) -> MetadataResponse:
@@ -28,27 +30,40 @@ def lagging(fake: Any, broker_id: int, view: dict[str, TopicMetadata]) -> None:
     broker.metadata = metadata
 
 
-def test_a_topic_one_broker_does_not_know_yet_is_taken_from_one_that_does(fake_ray: Any) -> None:
-    fake_ray.add_brokers(3)
-    fake_ray.add_topic("events", [(0, 10), (0, 10)])
+def test_a_topic_one_broker_does_not_know_yet_is_taken_from_one_that_does(
+    fake_cluster: Any,
+) -> None:
+    fake_cluster.add_brokers(3)
+    fake_cluster.add_topic("events", [(0, 10), (0, 10)])
     lagging(
-        fake_ray, 0, {"events": TopicMetadata("events", error=Errors.UNKNOWN_TOPIC_OR_PARTITION)}
+        fake_cluster,
+        0,
+        {"events": TopicMetadata("events", error=Errors.UNKNOWN_TOPIC_OR_PARTITION)},
     )
-    found = ClusterConnection(NAMESPACE).topic("events", refresh=True)
+    found = ClusterConnection(NAMESPACE, transport=fake_cluster.transport).topic(
+        "events", refresh=True
+    )
     assert found.error is Errors.NONE and len(found.partitions) == 2
 
 
-def test_the_view_with_the_newest_leader_epochs_wins(fake_ray: Any) -> None:
-    fake_ray.add_brokers(2)
-    fake_ray.add_topic("events", [(0, 10)])
+def test_the_view_with_the_newest_leader_epochs_wins(fake_cluster: Any) -> None:
+    fake_cluster.add_brokers(2)
+    fake_cluster.add_topic("events", [(0, 10)])
     newer = TopicMetadata("events", (PartitionMetadata(0, 1, 7, (0, 1), (1,)),))
-    lagging(fake_ray, 1, {"events": newer})
-    found = ClusterConnection(NAMESPACE).topic("events", refresh=True)
+    lagging(fake_cluster, 1, {"events": newer})
+    found = ClusterConnection(NAMESPACE, transport=fake_cluster.transport).topic(
+        "events", refresh=True
+    )
     assert (found.partitions[0].leader, found.partitions[0].leader_epoch) == (1, 7)
 
 
-def test_a_dead_broker_is_skipped(fake_ray: Any) -> None:
-    fake_ray.add_brokers(2)
-    fake_ray.add_topic("events", [(0, 10)])
-    fake_ray.dead.add("broker-0")
-    assert ClusterConnection(NAMESPACE).topic("events", refresh=True).error is Errors.NONE
+def test_a_dead_broker_is_skipped(fake_cluster: Any) -> None:
+    fake_cluster.add_brokers(2)
+    fake_cluster.add_topic("events", [(0, 10)])
+    fake_cluster.dead.add("broker-0")
+    assert (
+        ClusterConnection(NAMESPACE, transport=fake_cluster.transport)
+        .topic("events", refresh=True)
+        .error
+        is Errors.NONE
+    )

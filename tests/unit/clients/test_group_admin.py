@@ -1,5 +1,6 @@
-"""Tests for the Admin client's consumer-group operations (rafka.clients.group_admin) against a fake
-Ray boundary: coordinator lookup and its retries, error mapping, and the offsets round trip."""
+"""Tests for the Admin client's consumer-group operations (rafka.clients.group_admin) against an
+in-memory fake cluster: coordinator lookup and its retries, error mapping, and the offsets round
+trip."""
 
 from __future__ import annotations
 
@@ -30,22 +31,24 @@ from rafka.protocol.types import OffsetAndMetadata, TopicPartition
 
 
 @pytest.fixture
-def admin(fake_ray) -> Admin:
+def admin(fake_cluster) -> Admin:
     """An admin client of a fake three-broker cluster with topic 'events' (two partitions)."""
-    fake_ray.add_brokers(3)
-    fake_ray.add_topic("events", [(0, 10), (4, 20)], timestamps={1: {4: 1000, 5: 2000, 6: 3000}})
+    fake_cluster.add_brokers(3)
+    fake_cluster.add_topic(
+        "events", [(0, 10), (4, 20)], timestamps={1: {4: 1000, 5: 2000, 6: 3000}}
+    )
     return Admin(request_timeout_ms=2000)
 
 
 # ------------------------------------------------------------------ list_groups
 
 
-def test_list_groups_merges_every_coordinator_sorted_by_id(fake_ray, admin: Admin) -> None:
-    fake_ray.add_group("zeta", broker_id=0)
-    fake_ray.add_group(
-        "alpha", state="Stable", members=[fake_ray.member("m1", [("events", 0)])], broker_id=2
+def test_list_groups_merges_every_coordinator_sorted_by_id(fake_cluster, admin: Admin) -> None:
+    fake_cluster.add_group("zeta", broker_id=0)
+    fake_cluster.add_group(
+        "alpha", state="Stable", members=[fake_cluster.member("m1", [("events", 0)])], broker_id=2
     )
-    fake_ray.add_group("mid", broker_id=1)
+    fake_cluster.add_group("mid", broker_id=1)
     assert admin.list_groups() == [
         GroupListing("alpha", "consumer", "Stable"),
         GroupListing("mid", "consumer", "Empty"),
@@ -54,11 +57,11 @@ def test_list_groups_merges_every_coordinator_sorted_by_id(fake_ray, admin: Admi
 
 
 def test_list_groups_reports_the_reachable_coordinators_when_one_is_dead(
-    fake_ray, admin: Admin
+    fake_cluster, admin: Admin
 ) -> None:
-    fake_ray.add_group("on-zero", broker_id=0)
-    fake_ray.add_group("on-one", broker_id=1)
-    fake_ray.dead.add("group-coordinator-1")
+    fake_cluster.add_group("on-zero", broker_id=0)
+    fake_cluster.add_group("on-one", broker_id=1)
+    fake_cluster.dead.add("group-coordinator-1")
     assert [g.group_id for g in admin.list_groups()] == ["on-zero"]
 
 
@@ -66,10 +69,10 @@ def test_list_groups_reports_the_reachable_coordinators_when_one_is_dead(
 
 
 def test_describe_group_asks_the_coordinator_that_find_coordinator_names(
-    fake_ray, admin: Admin
+    fake_cluster, admin: Admin
 ) -> None:
-    member = fake_ray.member("m1", [("events", 1)], client_id="app")
-    fake_ray.add_group("g", state="Stable", members=[member], broker_id=2)
+    member = fake_cluster.member("m1", [("events", 1)], client_id="app")
+    fake_cluster.add_group("g", state="Stable", members=[member], broker_id=2)
     description = admin.describe_group("g")
     assert (description.state, description.protocol, description.members) == (
         "Stable",
@@ -79,40 +82,42 @@ def test_describe_group_asks_the_coordinator_that_find_coordinator_names(
 
 
 def test_coordinator_not_available_is_retried_until_the_lookup_succeeds(
-    fake_ray, admin: Admin
+    fake_cluster, admin: Admin
 ) -> None:
-    fake_ray.add_group("g", state="Empty", broker_id=1)
-    fake_ray.find_coordinator_errors = [Errors.COORDINATOR_NOT_AVAILABLE] * 3
+    fake_cluster.add_group("g", state="Empty", broker_id=1)
+    fake_cluster.find_coordinator_errors = [Errors.COORDINATOR_NOT_AVAILABLE] * 3
     assert admin.describe_group("g").state == "Empty"
-    assert fake_ray.broker(0).find_coordinator_calls == ["g"] * 4
+    assert fake_cluster.broker(0).find_coordinator_calls == ["g"] * 4
 
 
 def test_not_coordinator_makes_the_admin_look_the_coordinator_up_again(
-    fake_ray, admin: Admin
+    fake_cluster, admin: Admin
 ) -> None:
     # The first lookup names broker 0, whose coordinator no longer owns the group (it moved to 2).
-    fake_ray.add_group("g", offsets={("events", 0): 7}, broker_id=2)
-    fake_ray.stale_coordinator_answers = [0]
+    fake_cluster.add_group("g", offsets={("events", 0): 7}, broker_id=2)
+    fake_cluster.stale_coordinator_answers = [0]
     assert admin.list_group_offsets("g") == {TopicPartition("events", 0): OffsetAndMetadata(7, "")}
-    assert len(fake_ray.broker(0).find_coordinator_calls) == 2
+    assert len(fake_cluster.broker(0).find_coordinator_calls) == 2
 
 
-def test_a_dead_broker_is_skipped_when_looking_up_the_coordinator(fake_ray, admin: Admin) -> None:
-    fake_ray.add_group("g", state="Empty", broker_id=1)
-    fake_ray.dead.add("broker-0")
+def test_a_dead_broker_is_skipped_when_looking_up_the_coordinator(
+    fake_cluster, admin: Admin
+) -> None:
+    fake_cluster.add_group("g", state="Empty", broker_id=1)
+    fake_cluster.dead.add("broker-0")
     assert admin.describe_group("g").state == "Empty"
-    assert fake_ray.broker(1).find_coordinator_calls == ["g"]
+    assert fake_cluster.broker(1).find_coordinator_calls == ["g"]
 
 
 def test_an_unreachable_coordinator_is_retried_until_it_is_back(
-    fake_ray, admin: Admin, monkeypatch: pytest.MonkeyPatch
+    fake_cluster, admin: Admin, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fake_ray.add_group("g", state="Empty", broker_id=1)
-    fake_ray.dead.add("group-coordinator-1")
+    fake_cluster.add_group("g", state="Empty", broker_id=1)
+    fake_cluster.dead.add("group-coordinator-1")
     real_sleep = time.sleep
 
     def sleep_then_revive(seconds: float) -> None:
-        fake_ray.dead.discard("group-coordinator-1")
+        fake_cluster.dead.discard("group-coordinator-1")
         real_sleep(seconds)
 
     monkeypatch.setattr(time, "sleep", sleep_then_revive)
@@ -120,10 +125,10 @@ def test_an_unreachable_coordinator_is_retried_until_it_is_back(
 
 
 def test_retriable_errors_past_the_request_timeout_raise_their_error_naming_the_group(
-    fake_ray,
+    fake_cluster,
 ) -> None:
-    fake_ray.add_brokers(1)
-    fake_ray.find_coordinator_errors = [Errors.COORDINATOR_LOAD_IN_PROGRESS] * 10_000
+    fake_cluster.add_brokers(1)
+    fake_cluster.find_coordinator_errors = [Errors.COORDINATOR_LOAD_IN_PROGRESS] * 10_000
     admin = Admin(request_timeout_ms=150)
     started = time.monotonic()
     with pytest.raises(
@@ -133,28 +138,28 @@ def test_retriable_errors_past_the_request_timeout_raise_their_error_naming_the_
     assert 0.1 <= time.monotonic() - started < 2
 
 
-def test_no_live_broker_means_coordinator_not_available(fake_ray) -> None:
+def test_no_live_broker_means_coordinator_not_available(fake_cluster) -> None:
     with pytest.raises(CoordinatorNotAvailableError, match="group 'g'"):
         Admin(request_timeout_ms=50).describe_group("g")
 
 
-def test_a_non_retriable_lookup_error_raises_at_once(fake_ray, admin: Admin) -> None:
+def test_a_non_retriable_lookup_error_raises_at_once(fake_cluster, admin: Admin) -> None:
     with pytest.raises(InvalidGroupIdError, match="group ''"):
         admin.describe_group("")
-    assert fake_ray.broker(0).find_coordinator_calls == [""]
+    assert fake_cluster.broker(0).find_coordinator_calls == [""]
 
 
 # ------------------------------------------------------------------ offsets
 
 
 def test_alter_group_offsets_makes_an_admin_commit_that_list_group_offsets_reads_back(
-    fake_ray, admin: Admin
+    fake_cluster, admin: Admin
 ) -> None:
-    fake_ray.add_group("g", offsets={("events", 0): 3}, broker_id=1)
+    fake_cluster.add_group("g", offsets={("events", 0): 3}, broker_id=1)
     admin.alter_group_offsets(
         "g", {TopicPartition("events", 1): 15, TopicPartition("events", 0): 9}
     )
-    (commit,) = fake_ray.coordinator(1).commits
+    (commit,) = fake_cluster.coordinator(1).commits
     assert (commit.generation_id, commit.member_id) == (NO_GENERATION, NO_MEMBER)
     assert commit.offsets == (OffsetCommitEntry("events", 0, 9), OffsetCommitEntry("events", 1, 15))
     assert admin.list_group_offsets("g") == {
@@ -164,26 +169,28 @@ def test_alter_group_offsets_makes_an_admin_commit_that_list_group_offsets_reads
 
 
 def test_alter_group_offsets_of_an_active_group_raises_unknown_member_saying_it_is_active(
-    fake_ray, admin: Admin
+    fake_cluster, admin: Admin
 ) -> None:
-    fake_ray.add_group("busy", state="Stable", members=[fake_ray.member("m1", [("events", 0)])])
+    fake_cluster.add_group(
+        "busy", state="Stable", members=[fake_cluster.member("m1", [("events", 0)])]
+    )
     with pytest.raises(UnknownMemberIdError, match="group 'busy' has active members"):
         admin.alter_group_offsets("busy", {TopicPartition("events", 0): 0})
-    assert fake_ray.coordinator(0).commits == []
+    assert fake_cluster.coordinator(0).commits == []
 
 
 def test_a_partition_error_in_the_commit_raises_its_class_naming_group_and_partition(
-    fake_ray, admin: Admin
+    fake_cluster, admin: Admin
 ) -> None:
     with pytest.raises(UnknownTopicOrPartitionError, match="group 'g': gone-3"):
         admin.alter_group_offsets("g", {TopicPartition("gone", 3): 1})
 
 
 def test_a_commit_failing_with_not_coordinator_on_its_partitions_is_retried(
-    fake_ray, admin: Admin
+    fake_cluster, admin: Admin
 ) -> None:
-    fake_ray.add_group("g", broker_id=1)
-    fake_ray.coordinator(1).append_errors = [Errors.NOT_COORDINATOR]
+    fake_cluster.add_group("g", broker_id=1)
+    fake_cluster.coordinator(1).append_errors = [Errors.NOT_COORDINATOR]
     admin.alter_group_offsets("g", {TopicPartition("events", 0): 2})
     assert admin.list_group_offsets("g") == {TopicPartition("events", 0): OffsetAndMetadata(2, "")}
 
@@ -201,14 +208,16 @@ def test_list_offsets_answers_earliest_latest_and_by_time(admin: Admin) -> None:
 # ------------------------------------------------------------------ delete
 
 
-def test_delete_group_removes_an_empty_group(fake_ray, admin: Admin) -> None:
-    fake_ray.add_group("old", offsets={("events", 0): 1}, broker_id=2)
+def test_delete_group_removes_an_empty_group(fake_cluster, admin: Admin) -> None:
+    fake_cluster.add_group("old", offsets={("events", 0): 1}, broker_id=2)
     admin.delete_group("old")
     assert admin.list_groups() == []
 
 
-def test_delete_group_with_members_raises_non_empty_group_naming_it(fake_ray, admin: Admin) -> None:
-    fake_ray.add_group("busy", state="Stable", members=[fake_ray.member("m1", [])])
+def test_delete_group_with_members_raises_non_empty_group_naming_it(
+    fake_cluster, admin: Admin
+) -> None:
+    fake_cluster.add_group("busy", state="Stable", members=[fake_cluster.member("m1", [])])
     with pytest.raises(NonEmptyGroupError, match="group 'busy'"):
         admin.delete_group("busy")
     assert [g.group_id for g in admin.list_groups()] == ["busy"]

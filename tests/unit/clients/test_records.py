@@ -1,4 +1,5 @@
-"""Tests for rafka.clients.records: FutureRecordMetadata's get, callbacks and errbacks, including thread races."""
+"""Tests for rafka.clients.records: FutureRecordMetadata's get, callbacks and errbacks, including
+thread races."""
 
 from __future__ import annotations
 

@@ -1,0 +1,127 @@
+"""The clients' transport over Ray: endpoints are named actors in the cluster's namespace.
+
+A client needs no broker address list. If Ray is not initialised in this process, it connects to the
+running Ray cluster (``RAY_ADDRESS`` or ``"auto"``); brokers are the named actors ``broker-<id>`` in
+the cluster's namespace (default ``rafka``), and every partition replica is
+``replica-<t>-<p>@<id>``. A call is a Ray ObjectRef, so waiting on many fetches at once is one
+``ray.wait``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from typing import Any
+
+import ray
+
+from rafka.actors import names
+from rafka.clients.transport import (
+    Call,
+    Endpoint,
+    NoAnswerError,
+    RemoteError,
+    Transport,
+    UnreachableError,
+)
+from rafka.protocol.errors import KafkaTimeoutError
+
+RAY_ACTOR_ERRORS = (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError, ValueError)
+"""What a Ray call to an actor raises when the actor is missing, dead or silent."""
+
+
+def ensure_ray(address: str | None = None, namespace: str = names.DEFAULT_NAMESPACE) -> None:
+    """Connect this process to the running Ray cluster unless it already is connected."""
+    if ray.is_initialized():
+        return
+    target = address or os.environ.get("RAY_ADDRESS") or "auto"
+    try:
+        ray.init(
+            address=target, namespace=namespace, log_to_driver=False, logging_level=logging.ERROR
+        )
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        raise KafkaTimeoutError(
+            f"cannot reach a Ray cluster at {target!r} (set RAY_ADDRESS, or start one with "
+            f"`rafka up`): {exc}"
+        ) from exc
+
+
+class RayTransport(Transport):
+    """Requests as Ray actor method calls; endpoints are cached actor handles."""
+
+    def __init__(
+        self, namespace: str = names.DEFAULT_NAMESPACE, ray_address: str | None = None
+    ) -> None:
+        ensure_ray(ray_address, namespace)
+        self.namespace = namespace
+        self._lock = threading.Lock()
+        self._handles: dict[str, Any] = {}
+
+    def broker_ids(self) -> list[int]:
+        """Ids of the brokers that exist as actors in the namespace."""
+        found = []
+        for entry in ray.util.list_named_actors(all_namespaces=True):
+            if entry["namespace"] == self.namespace:
+                broker_id = names.broker_id_of(entry["name"])
+                if broker_id is not None:
+                    found.append(broker_id)
+        return sorted(found)
+
+    def endpoint(self, name: str) -> Endpoint:
+        """A named actor's handle in the cluster's namespace (cached)."""
+        with self._lock:
+            handle = self._handles.get(name)
+        if handle is None:
+            try:
+                handle = ray.get_actor(name, namespace=self.namespace)
+            except ValueError as exc:
+                raise UnreachableError(
+                    f"no actor {name!r} in namespace {self.namespace!r}"
+                ) from exc
+            with self._lock:
+                self._handles[name] = handle
+        return handle
+
+    def forget(self, name: str) -> None:
+        """Drop a cached handle."""
+        with self._lock:
+            self._handles.pop(name, None)
+
+    def send(self, endpoint: Endpoint, method: str, *args: Any) -> Call:
+        """``handle.method.remote(*args)``: the ObjectRef is the call."""
+        return getattr(endpoint, method).remote(*args)
+
+    def ready(self, calls: Sequence[Call], num_returns: int, timeout_s: float) -> list[Call]:
+        """``ray.wait`` over the calls."""
+        if not calls:
+            return []
+        done, _ = ray.wait(list(calls), num_returns=min(num_returns, len(calls)), timeout=timeout_s)
+        return list(done)
+
+    def result(self, call: Call, timeout_s: float | None) -> Any:
+        """``ray.get``: a dead actor raises UnreachableError, a silent one NoAnswerError; an
+        exception the actor raised comes through as Ray raises it (an instance of the actor's
+        exception class)."""
+        try:
+            return ray.get(call, timeout=timeout_s)
+        except ray.exceptions.RayActorError as exc:
+            raise UnreachableError(f"the actor is gone: {type(exc).__name__}") from exc
+        except ray.exceptions.GetTimeoutError as exc:
+            raise NoAnswerError(f"no answer within {timeout_s}s") from exc
+
+    def on_done(self, call: Call, callback: Callable[[Future[Any]], None]) -> None:
+        """The ObjectRef's future calls back on Ray's callback thread."""
+        call.future().add_done_callback(callback)
+
+    def answer(self, done: Future[Any]) -> Any:
+        """A completed ObjectRef future's value; a lost actor is UnreachableError, any other failure
+        RemoteError."""
+        try:
+            return done.result()
+        except ray.exceptions.RayActorError as exc:
+            raise UnreachableError(f"the actor is gone: {type(exc).__name__}") from exc
+        except ray.exceptions.RayError as exc:
+            raise RemoteError(str(exc)) from exc
