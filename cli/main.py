@@ -92,8 +92,11 @@ def run(args: argparse.Namespace) -> int:
         for line in launcher.down(args.data_dir):
             print(line)
         return 0
-    launcher.connect(args.address, args.namespace)
+    if args.address:
+        # The clients below connect themselves, to RAY_ADDRESS or else "auto".
+        os.environ["RAY_ADDRESS"] = args.address
     if args.command == "status":
+        launcher.connect(args.address, args.namespace)
         print(json.dumps(launcher.status(args.namespace, args.address), indent=2))
         return 0
     if args.command == "topics":

@@ -108,6 +108,7 @@ _MODULE_ORDER = (
     "test_fault_injection",
     "test_restart",
     "test_consumer_groups",
+    "test_consumer_deadlines",
 )
 
 
