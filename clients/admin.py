@@ -18,6 +18,7 @@ from rafka.clients.group_admin import GroupAdminMixin
 from rafka.clients.records import OffsetAndTimestamp
 from rafka.clients.transport import Transport, TransportError
 from rafka.protocol.errors import Errors
+from rafka.protocol.messages.admin import CreateTopicResult
 from rafka.protocol.messages.metadata import (
     BrokerMetadata,
     MetadataRequest,
@@ -82,24 +83,24 @@ class Admin(GroupAdminMixin):
         )
         return self.describe_topic(name)
 
-    def create_topics(self, topics: list[NewTopic], timeout_ms: int | None = None) -> None:
-        """Create several topics; the first failure raises (INVALID_REPLICATION_FACTOR,
-        TOPIC_ALREADY_EXISTS, ...)."""
+    def create_topics(self, new_topics: list[NewTopic], timeout_ms: int | None = None) -> None:
+        """Create several topics (kafka-python's signature); the first failure raises
+        (INVALID_REPLICATION_FACTOR, TOPIC_ALREADY_EXISTS, ...)."""
         timeout_s = self._timeout_s if timeout_ms is None else timeout_ms / 1000
 
-        def attempt() -> list[tuple[str, Errors, str | None]] | None:
-            results: list[tuple[str, Errors, str | None]] = self._cluster.request(
-                self._cluster.controller(), "create_topics", list(topics), timeout_s=timeout_s
+        def attempt() -> list[CreateTopicResult] | None:
+            results: list[CreateTopicResult] = self._cluster.request(
+                self._cluster.controller(), "create_topics", list(new_topics), timeout_s=timeout_s
             )
-            if any(error is Errors.NOT_CONTROLLER for _, error, _ in results):
+            if any(result.error is Errors.NOT_CONTROLLER for result in results):
                 return None
             return results
 
         results = self._cluster.wait_for(attempt, timeout_s, "the controller to accept the topics")
-        for _name, error, message in results:
-            if error is not Errors.NONE:
-                raise error.exception(message)
-        for topic in topics:
+        for result in results:
+            if result.error is not Errors.NONE:
+                raise result.error.exception(result.message)
+        for topic in new_topics:
             self._cluster.wait_for(
                 lambda name=topic.name: self._led_everywhere(name),
                 timeout_s,
@@ -181,3 +182,7 @@ class Admin(GroupAdminMixin):
 
     def close(self) -> None:
         """Release nothing: endpoints hold no connections. Kept for kafka-python compatibility."""
+
+
+KafkaAdminClient = Admin
+"""kafka-python's name for the admin client."""

@@ -473,3 +473,7 @@ class Consumer:
 
 def _seconds(timeout_ms: int | None) -> float | None:
     return None if timeout_ms is None else timeout_ms / 1000
+
+
+KafkaConsumer = Consumer
+"""kafka-python's name for the consumer."""

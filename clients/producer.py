@@ -375,3 +375,7 @@ class Producer:
             self.stats["errors"] += 1
         self._accumulator.release(batch)
         batch.result.complete(base_offset, error)
+
+
+KafkaProducer = Producer
+"""kafka-python's name for the producer."""

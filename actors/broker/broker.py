@@ -28,6 +28,7 @@ from rafka.groups.group_metadata import validate_group_id
 from rafka.groups.offsets_codec import OFFSETS_TOPIC, partition_for
 from rafka.log.config import LogConfig
 from rafka.protocol.errors import Errors, RafkaError
+from rafka.protocol.messages.admin import AlterIsrResponse, CreateTopicResult
 from rafka.protocol.messages.control import (
     ControlResponse,
     LeaderAndIsrPartitionState,
@@ -287,14 +288,14 @@ class Broker:
 
     async def alter_isr(
         self, topic: str, partition: int, state: LeaderIsrAndEpoch
-    ) -> tuple[Errors, int]:
+    ) -> AlterIsrResponse:
         """A leader replica's ISR change: compare-and-set the state znode, then notify the controller."""
         try:
             written = await asyncio.get_running_loop().run_in_executor(
                 None, self.zk.update_partition_state, topic, partition, state, None
             )
         except (BadVersionError, NoNodeError):
-            return Errors.INVALID_UPDATE_VERSION, -1
+            return AlterIsrResponse(Errors.INVALID_UPDATE_VERSION, -1)
         logger.info(
             "broker %d: ISR of %s-%d is now %s (leader epoch %d, znode version %d)",
             self.broker_id,
@@ -313,7 +314,7 @@ class Broker:
             self.partition_states[(topic, partition)] = dataclasses.replace(
                 known, isr=state.isr, zk_version=written.zk_version
             )
-        return Errors.NONE, written.zk_version
+        return AlterIsrResponse(Errors.NONE, written.zk_version)
 
     async def metadata(self, request: MetadataRequest) -> MetadataResponse:
         """Answer from the metadata cache; with ``auto_create_topics_enable``, unknown topics asked for
@@ -352,7 +353,7 @@ class Broker:
             cluster_id=self.cluster_id,
         )
 
-    async def _create_topics(self, topics: list[NewTopic]) -> list[tuple[str, Errors, str | None]]:
+    async def _create_topics(self, topics: list[NewTopic]) -> list[CreateTopicResult]:
         """Ask the controller to create topics; creation is idempotent for our purposes, so an
         unreachable controller or an existing topic is left for the caller's retry to find."""
         try:
@@ -368,7 +369,7 @@ class Broker:
                 [t.name for t in topics],
                 exc,
             )
-            return [(t.name, Errors.NOT_CONTROLLER, str(exc)) for t in topics]
+            return [CreateTopicResult(t.name, Errors.NOT_CONTROLLER, str(exc)) for t in topics]
 
     async def find_coordinator(self, group_id: str) -> FindCoordinatorResponse:
         """FindCoordinator: the leader of the group's ``__consumer_offsets`` partition, creating the
@@ -395,7 +396,7 @@ class Broker:
             )
             return FindCoordinatorResponse(
                 Errors.COORDINATOR_NOT_AVAILABLE,
-                error_message=f"{OFFSETS_TOPIC} is being created: {results[0][1].name}",
+                error_message=f"{OFFSETS_TOPIC} is being created: {results[0].error.name}",
             )
         leader = partitions[partition_for(group_id, len(partitions))]
         if leader.error is not Errors.NONE or leader.leader < 0:
@@ -443,7 +444,7 @@ class Broker:
                 controller = ray.get_actor(
                     names.controller_actor_name(controller_id), namespace=self.namespace
                 )
-                error, remaining = await controller.controlled_shutdown.remote(self.broker_id)
+                answer = await controller.controlled_shutdown.remote(self.broker_id)
             except (ValueError, ray.exceptions.RayActorError) as exc:
                 logger.warning(
                     "controlled shutdown of broker %d: controller %d unreachable: %s",
@@ -452,14 +453,14 @@ class Broker:
                     exc,
                 )
             else:
-                if error is Errors.NONE and remaining == 0:
+                if answer.error is Errors.NONE and answer.remaining == 0:
                     logger.info("controlled shutdown of broker %d succeeded", self.broker_id)
                     return
                 logger.warning(
                     "controlled shutdown of broker %d: %s, still leading %d partitions",
                     self.broker_id,
-                    error.name,
-                    remaining,
+                    answer.error.name,
+                    answer.remaining,
                 )
             await asyncio.sleep(CONTROLLED_SHUTDOWN_BACKOFF_S)
 

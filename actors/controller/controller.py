@@ -69,6 +69,7 @@ from rafka.actors.controller.state_machines import PartitionState
 from rafka.actors.process import configure_actor_logging
 from rafka.actors.zk.client import ControllerMovedError, ZkClient
 from rafka.protocol.errors import Errors, TopicAlreadyExistsError
+from rafka.protocol.messages.admin import ControlledShutdownResponse, CreateTopicResult
 from rafka.protocol.types import NewTopic, TopicPartition
 
 logger = logging.getLogger(__name__)
@@ -100,17 +101,16 @@ class Controller:
 
     # ------------------------------------------------------------------ remote API (enqueue only)
 
-    async def create_topics(self, topics: list[NewTopic]) -> list[tuple[str, Errors, str | None]]:
-        """Validate and create topics; per topic (name, error, message). NOT_CONTROLLER if
-        inactive."""
+    async def create_topics(self, topics: list[NewTopic]) -> list[CreateTopicResult]:
+        """Validate and create topics; one result per topic, NOT_CONTROLLER if inactive."""
         reply, _ = await self._ask(lambda request_id: CreateTopics(request_id, tuple(topics)))
         assert isinstance(reply, CreateTopicsReply)
-        return [(r.name, r.error, r.message) for r in reply.results]
+        return list(reply.results)
 
     async def controlled_shutdown(
         self, broker_id: int, timeout_s: float = 30.0
-    ) -> tuple[Errors, int]:
-        """Move leadership off a stopping broker; return (error, partitions it still leads) once
+    ) -> ControlledShutdownResponse:
+        """Move leadership off a stopping broker; answer how many partitions it still leads once
         the brokers have answered the requests that moved it, so clients find the new leaders at
         once."""
         reply, answers = await self._ask(
@@ -119,7 +119,7 @@ class Controller:
         assert isinstance(reply, ControlledShutdownReply)
         if answers:
             await asyncio.wait(answers, timeout=timeout_s)
-        return reply.error, reply.remaining
+        return ControlledShutdownResponse(reply.error, reply.remaining)
 
     async def resign(self) -> None:
         """The hosting broker is stopping: stop acting as controller and release ``/controller``."""

@@ -23,7 +23,6 @@ from rafka.actors.controller.effects import (
     CreateTopic,
     CreateTopicsReply,
     Effects,
-    TopicResult,
     UpdatePartitionState,
     ZkWrite,
 )
@@ -68,6 +67,7 @@ from rafka.actors.controller.state_machines import (
 from rafka.actors.zk.data import BrokerRegistration, LeaderIsrAndEpoch
 from rafka.log.config import LogConfig
 from rafka.protocol.errors import Errors, RafkaError, TopicAlreadyExistsError
+from rafka.protocol.messages.admin import CreateTopicResult
 from rafka.protocol.types import NewTopic, TopicPartition
 
 RECENT_RESPONSE_ERRORS = 20
@@ -468,19 +468,20 @@ class ControllerCore(OperationRunner):
                 CreateTopicsReply(
                     event.request_id,
                     tuple(
-                        TopicResult(t.name, Errors.NOT_CONTROLLER, message) for t in event.topics
+                        CreateTopicResult(t.name, Errors.NOT_CONTROLLER, message)
+                        for t in event.topics
                     ),
                 )
             )
             return
-        results: dict[int, TopicResult] = {}
+        results: dict[int, CreateTopicResult] = {}
 
         def reply() -> CreateTopicsReply:
             moved = f"broker {self.broker_id} stopped being the controller"
             return CreateTopicsReply(
                 event.request_id,
                 tuple(
-                    results.get(i, TopicResult(t.name, Errors.NOT_CONTROLLER, moved))
+                    results.get(i, CreateTopicResult(t.name, Errors.NOT_CONTROLLER, moved))
                     for i, t in enumerate(event.topics)
                 ),
             )
@@ -491,7 +492,7 @@ class ControllerCore(OperationRunner):
             try:
                 write = self._topic_write(topic)
             except RafkaError as exc:
-                results[i] = TopicResult(topic.name, exc.error, exc.message)
+                results[i] = CreateTopicResult(topic.name, exc.error, exc.message)
                 continue
             if write in writes:
                 results[i] = _already_exists(topic.name)
@@ -501,7 +502,7 @@ class ControllerCore(OperationRunner):
         created: list[TopicSnapshot] = []
         for write, i in writes.items():
             if isinstance(outcomes[write], ZkWriteSucceeded):
-                results[i] = TopicResult(write.name, Errors.NONE)
+                results[i] = CreateTopicResult(write.name, Errors.NONE)
                 created.append(
                     TopicSnapshot(write.name, dict(write.assignment), dict(write.config), {})
                 )
@@ -551,6 +552,6 @@ class ControllerCore(OperationRunner):
             self._log(line)
 
 
-def _already_exists(name: str) -> TopicResult:
+def _already_exists(name: str) -> CreateTopicResult:
     error = TopicAlreadyExistsError(f"topic {name!r} already exists")
-    return TopicResult(name, error.error, error.message)
+    return CreateTopicResult(name, error.error, error.message)

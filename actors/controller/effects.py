@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from rafka.actors.zk.data import LeaderIsrAndEpoch
 from rafka.protocol.errors import Errors
+from rafka.protocol.messages.admin import CreateTopicResult
 from rafka.protocol.messages.control import (
     LeaderAndIsrRequest,
     StopReplicaRequest,
@@ -67,20 +68,11 @@ class BrokerRequest:
 
 
 @dataclass(frozen=True)
-class TopicResult:
-    """The outcome of creating one topic (``message`` explains an error)."""
-
-    name: str
-    error: Errors
-    message: str | None = None
-
-
-@dataclass(frozen=True)
 class CreateTopicsReply:
     """Answer to ``CreateTopics``: one result per requested topic, in request order."""
 
     request_id: int
-    results: tuple[TopicResult, ...]
+    results: tuple[CreateTopicResult, ...]
 
 
 @dataclass(frozen=True)

@@ -344,9 +344,10 @@ class PartitionReplica:
             )
             # No timeout: giving up on a write ZooKeeper may still apply would leave this leader
             # with a stale znode version, and every later ISR change would fail its version check.
-            error, version = ray.get(
+            answer = ray.get(
                 broker.alter_isr.remote(partition.topic, partition.partition, proposal)
             )
+            error, version = answer.error, answer.zk_version
         except _LEADER_UNREACHABLE as exc:
             logger.warning(
                 "%s: ISR change to %s failed: %s", partition.name, list(proposal.isr), exc

@@ -18,7 +18,6 @@ from rafka.actors.controller.effects import (
     CreateTopic,
     CreateTopicsReply,
     Effects,
-    TopicResult,
     UpdatePartitionState,
     ZkWrite,
 )
@@ -42,6 +41,7 @@ from rafka.actors.controller.state_machines import PartitionState
 from rafka.actors.zk.data import BrokerRegistration, LeaderIsrAndEpoch
 from rafka.log.config import LogConfig
 from rafka.protocol.errors import Errors
+from rafka.protocol.messages.admin import CreateTopicResult
 from rafka.protocol.messages.control import (
     LeaderAndIsrRequest,
     PartitionError,
@@ -394,7 +394,7 @@ def test_resigning_while_writes_are_outstanding_abandons_the_operation(
     effects = core.handle(Resigned())
     moved = "broker 0 stopped being the controller"
     assert effects.replies == (
-        CreateTopicsReply(4, (TopicResult("audit", Errors.NOT_CONTROLLER, moved),)),
+        CreateTopicsReply(4, (CreateTopicResult("audit", Errors.NOT_CONTROLLER, moved),)),
     )
     assert not core.awaiting_writes and not core.active
 
@@ -415,7 +415,7 @@ def test_create_topics_writes_fenced_znodes_answers_and_elects_new_leaders(
     assert zk.topics["audit"] == CreateTopic(
         "audit", ((0, (0, 1)), (1, (1, 2))), (("retention.ms", "5"),), EPOCH_VERSION
     )
-    assert run.replies == [CreateTopicsReply(9, (TopicResult("audit", Errors.NONE),))]
+    assert run.replies == [CreateTopicsReply(9, (CreateTopicResult("audit", Errors.NONE),))]
     assert zk.states[TopicPartition("audit", 1)] == LeaderIsrAndEpoch(1, 0, (1, 2), EPOCH, 0)
     assert partition_states(run.leader_and_isr[1])[TopicPartition("audit", 0)] == (0, (0, 1))
     assert "audit" in core.ctx.assignments
