@@ -8,6 +8,7 @@ the time from the fault to the first acknowledgement of a record sent right afte
 
 from __future__ import annotations
 
+import itertools
 import os
 import tempfile
 import threading
@@ -59,7 +60,7 @@ def _measure(case: str) -> float:
                 time.sleep(0.01)
             stop.set()
             thread.join(timeout=60)
-            return max(b - a for a, b in zip(acks, acks[1:]))
+            return max(b - a for a, b in itertools.pairwise(acks))
 
 
 def run() -> list[tuple[str, ...]]:

@@ -111,11 +111,14 @@ def encode_decode(records: int) -> dict[str, float]:
     headers = [read_header(data) for data in batches]
     started = time.perf_counter()
     decoded = sum(
-        len(decode_columns(data, 0, header).values) for data, header in zip(batches, headers)
+        len(decode_columns(data, 0, header).values)
+        for data, header in zip(batches, headers, strict=True)
     )
     rates["decode columns"] = decoded / (time.perf_counter() - started)
     started = time.perf_counter()
-    decoded = sum(len(decode_records(data, 0, header)) for data, header in zip(batches, headers))
+    decoded = sum(
+        len(decode_records(data, 0, header)) for data, header in zip(batches, headers, strict=True)
+    )
     rates["decode records"] = decoded / (time.perf_counter() - started)
     return rates
 

@@ -94,7 +94,7 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """Left-aligned columns as wide as their widest cell, one space apart, as Kafka's tools print them."""
     widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
     return "\n".join(
-        " ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
+        " ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
         for row in (header, *rows)
     )
 

@@ -31,7 +31,7 @@ def write_sample_events(options: dict[str, str], topic: str, count: int) -> None
         ray_address=options.get("rafka.ray.address"),
         linger_ms=5,
     ) as producer:
-        for i in range(count):
+        for _ in range(count):
             event = {
                 "user": f"u{rng.randrange(50)}",
                 "action": rng.choice(["view", "click", "buy"]),

@@ -99,7 +99,7 @@ def _offset_map(segments: list[LogSegment], first_dirty: int) -> dict[bytes, int
             if header.last_offset < first_dirty:
                 continue
             columns = decode_columns(segment.read_slice(position, header.size_in_bytes), 0, header)
-            for od, key in zip(columns.offset_deltas, columns.keys):
+            for od, key in zip(columns.offset_deltas, columns.keys, strict=True):
                 if key is not None:
                     latest[key] = header.base_offset + od
     return latest
@@ -116,7 +116,7 @@ def _clean_segment(
         columns = decode_columns(raw, 0, header)
         kept: list[int] = []
         for index, (od, key, value) in enumerate(
-            zip(columns.offset_deltas, columns.keys, columns.values)
+            zip(columns.offset_deltas, columns.keys, columns.values, strict=True)
         ):
             offset = header.base_offset + od
             if key is not None and latest.get(key, offset) > offset:

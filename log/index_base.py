@@ -127,7 +127,7 @@ class SortedIndex:
 
     def entries(self) -> list[tuple[int, int]]:
         """All entries, oldest first (for tests and tools)."""
-        return list(zip(self._keys, self._values))
+        return list(zip(self._keys, self._values, strict=True))
 
     def delete(self) -> None:
         """Remove the index file."""

@@ -213,7 +213,7 @@ def split_ranges(ranges: list[OffsetRange], min_partitions: int | None) -> list[
     total = sum(r.size for r in ranges)
 
     def parts_of(size: int, out_of: int, tasks: int) -> int:
-        return max(int(math.floor(size / out_of * tasks + 0.5)), 1)
+        return max(math.floor(size / out_of * tasks + 0.5), 1)
 
     whole = {
         (r.topic, r.partition, r.start)

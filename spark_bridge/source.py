@@ -69,7 +69,7 @@ def kafka_schema(include_headers: bool) -> StructType:
         StructField("timestamp", TimestampType()),
         StructField("timestampType", IntegerType()),
     ]
-    return StructType(fields + [HEADERS_FIELD] if include_headers else fields)
+    return StructType([*fields, HEADERS_FIELD] if include_headers else fields)
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ rather than Python work per record, and the Spark bridge gets its Arrow columns 
 from __future__ import annotations
 
 import gc
+import itertools
 import struct
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -125,12 +126,19 @@ class RecordColumns(NamedTuple):
         """Columns from ``(offset_delta, timestamp_delta, key, value, headers)`` rows (tools and tests)."""
         if not rows:
             return cls((), (), (), (), ())
-        ods, tds, keys, values, headers = zip(*rows)
+        ods, tds, keys, values, headers = zip(*rows, strict=True)
         return cls(ods, tds, keys, values, headers)  # type: ignore[arg-type]
 
     def rows(self) -> Iterator[tuple[int, int, bytes | None, bytes | None, Sequence[Header]]]:
         """The records as ``(offset_delta, timestamp_delta, key, value, headers)`` rows."""
-        return zip(self.offset_deltas, self.timestamp_deltas, self.keys, self.values, self.headers)
+        return zip(
+            self.offset_deltas,
+            self.timestamp_deltas,
+            self.keys,
+            self.values,
+            self.headers,
+            strict=True,
+        )
 
     def select(self, indexes: Sequence[int]) -> RecordColumns:
         """The records at ``indexes`` (in that order), e.g. those compaction keeps."""
@@ -431,7 +439,7 @@ def decode_records(
         with gc_paused():
             return [
                 make(Record, (base_offset + od, first_timestamp + td, k, v, h))
-                for od, td, k, v, h in zip(ods, tds, keys, values, headers)
+                for od, td, k, v, h in zip(ods, tds, keys, values, headers, strict=True)
             ]
     except TypeError as exc:
         raise CorruptMessageError(
@@ -452,7 +460,7 @@ def validate_records(
     if not isinstance(ods, range):
         if (
             any(type(od) is not int for od in ods)
-            or any(b <= a for a, b in zip(ods, ods[1:]))
+            or any(b <= a for a, b in itertools.pairwise(ods))
             or (ods and ods[0] < 0)
         ):
             raise CorruptMessageError(f"{where} has offset deltas that are not increasing integers")

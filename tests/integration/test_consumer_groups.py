@@ -210,7 +210,9 @@ def group_away_from_the_controller(cluster: LocalCluster, admin: Admin, prefix: 
         group = f"{prefix}-{i}"
         if (
             wait_until(
-                lambda: coordinator_id(cluster, admin, group), 60, f"the coordinator of {group}"
+                lambda group=group: coordinator_id(cluster, admin, group),
+                60,
+                f"the coordinator of {group}",
             )
             != controller
         ):

@@ -11,6 +11,7 @@ the HW. The report (faults, acknowledged, lost, duplicates, longest unavailabili
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import signal
@@ -291,7 +292,7 @@ def test_no_acknowledged_record_is_lost_under_injected_faults(
             for seq in seqs:
                 if seq not in firsts:
                     firsts.append(seq)
-            order_violations += sum(1 for a, b in zip(firsts, firsts[1:]) if b < a)
+            order_violations += sum(1 for a, b in itertools.pairwise(firsts) if b < a)
     divergent = []
     for p in range(PARTITIONS):
         end = ends[TopicPartition(TOPIC, p)]
@@ -302,7 +303,7 @@ def test_no_acknowledged_record_is_lost_under_injected_faults(
     gaps_s: dict[int, float] = {}
     for p in range(PARTITIONS):
         times = sorted(t for _, m, t in workload.acked if m.partition == p)
-        gaps_s[p] = max((b - a for a, b in zip(times, times[1:])), default=0.0)
+        gaps_s[p] = max((b - a for a, b in itertools.pairwise(times)), default=0.0)
 
     print(
         f"\nfault injection (seed {SEED}, {FAULT_PHASE_S:.0f}s): {len(faults.injected)} faults: {faults.injected}"

@@ -182,7 +182,7 @@ def test_bad_options_fail_naming_the_option(
         ),
         ({"assign": json.dumps({topic_name: [0, 5]})}, "option 'assign': topic"),
         (
-            {"subscribe": topic_name, "startingOffsets": '{"%s": {"0": 1,' % topic_name},
+            {"subscribe": topic_name, "startingOffsets": f'{{"{topic_name}": {{"0": 1,'},
             "option 'startingOffsets': malformed JSON",
         ),
         (

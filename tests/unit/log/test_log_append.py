@@ -122,7 +122,7 @@ def test_append_of_no_bytes_is_rejected_without_touching_the_epoch_cache(harness
 def _leader_bytes(tmp_path, clock, batches, epochs) -> bytes:
     """Bytes a leader log holds after appending ``batches`` with the given epochs."""
     leader = Log(tmp_path / "leader-0", clock=clock)
-    for records, epoch in zip(batches, epochs):
+    for records, epoch in zip(batches, epochs, strict=True):
         leader.append_as_leader(build_batch(records), epoch)
     data = leader.read(0, max_bytes=1 << 30)
     leader.abandon()

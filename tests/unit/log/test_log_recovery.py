@@ -83,9 +83,7 @@ def test_cut_last_segment_keeps_every_whole_batch_before_the_cut(harness, crashe
     size = len(files[last_name])
     rng = random.Random(2)
     ends = [b.position + b.header.size_in_bytes for b in last]
-    cuts = sorted(
-        set(rng.sample(range(size), CRASH_ROUNDS - 4) + [0, ends[0], ends[-2], ends[-2] + 1])
-    )
+    cuts = sorted({*rng.sample(range(size), CRASH_ROUNDS - 4), 0, ends[0], ends[-2], ends[-2] + 1})
     for cut in cuts:
         harness.restore({**files, last_name: files[last_name][:cut]})
         log = harness.open()
@@ -215,7 +213,7 @@ def test_damaged_indexes_are_rebuilt_and_reads_stay_correct(
     assert harness.read_all() == harness.records
     rng = random.Random(6)
     for offset in rng.sample(range(log.log_end_offset), 40):
-        header, records = decode_batches(log.read(offset, max_bytes=1))[0]
+        _header, records = decode_batches(log.read(offset, max_bytes=1))[0]
         assert list(records) == list(harness.batches[harness.batch_index(offset)].records)
     for ts in rng.sample(sorted({r.timestamp for r in harness.records}), 40):
         assert log.offset_for_timestamp(ts) == harness.offset_for_timestamp(ts), ts
@@ -245,7 +243,7 @@ def test_flushed_data_survives_losing_everything_written_after_the_flush(
     files = harness.snapshot()
     full_model = list(harness.batches)
     name = f"{0:020d}.log"
-    for cut in [flushed_size] + sorted(rng.sample(range(flushed_size + 1, len(files[name])), 9)):
+    for cut in [flushed_size, *sorted(rng.sample(range(flushed_size + 1, len(files[name])), 9))]:
         # The OS lost some of the page cache after the flush point: the file ends anywhere after it.
         harness.restore({**files, name: files[name][:cut]})
         log = harness.open()

@@ -79,7 +79,8 @@ def _reframe(batch: bytes, **changes: int) -> bytes:
 
 def _raw_header(batch: bytes, **changes: int) -> bytes:
     """Overwrite header fields without validating them first (read_header would refuse)."""
-    values = dict(zip((f.name for f in dataclasses.fields(BatchHeader)), HEADER.unpack_from(batch)))
+    names = (f.name for f in dataclasses.fields(BatchHeader))
+    values = dict(zip(names, HEADER.unpack_from(batch), strict=True))
     values.update(changes)
     return HEADER.pack(*values.values()) + batch[HEADER_SIZE:]
 
@@ -377,7 +378,7 @@ def test_read_header_at_a_position_counts_from_there():
     ],
 )
 def test_read_header_rejects_nonsense_counts_and_lengths(changes):
-    with pytest.raises(CorruptMessageError, match="record_count|length"):
+    with pytest.raises(CorruptMessageError, match=r"record_count|length"):
         read_header(_raw_header(_sample(), **changes))
 
 

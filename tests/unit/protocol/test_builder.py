@@ -251,7 +251,7 @@ def test_extend_builds_the_same_batch_as_one_append_per_record():
     values = [b"1", b"22", None]
     timestamps = [700, 650, 900]
     one_by_one = RecordBatchBuilder()
-    for key, value, ts in zip(keys, values, timestamps):
+    for key, value, ts in zip(keys, values, timestamps, strict=True):
         one_by_one.append(ts, key, value)
     columns = RecordBatchBuilder()
     assert columns.extend(values, keys, timestamps) == 0

@@ -180,7 +180,7 @@ def test_generated_classes_use_camel_case_names() -> None:
 
 def test_none_has_no_exception() -> None:
     with pytest.raises(ValueError):
-        Errors.NONE.exception_class
+        _ = Errors.NONE.exception_class
     with pytest.raises(ValueError):
         Errors.NONE.exception()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 
 import pytest
@@ -81,7 +82,7 @@ def test_timestamps_find_the_first_record_at_or_after() -> None:
 
 
 def test_unmatched_starting_timestamp_fails_by_default_and_naming_the_option() -> None:
-    with pytest.raises(InvalidConfigError, match="'startingTimestamp'.*a-0 .timestamp 999"):
+    with pytest.raises(InvalidConfigError, match=r"'startingTimestamp'.*a-0 .timestamp 999"):
         plan.resolve(OffsetSpec("timestamp", "startingTimestamp", timestamp=999), [A0], LOOKUP)
 
 
@@ -174,7 +175,7 @@ def test_split_ranges_covers_every_offset_exactly_once(
     for r in ranges:
         mine = [p for p in pieces if p.partition == r.partition]
         assert mine[0].start == r.start and mine[-1].end == r.end
-        assert all(a.end == b.start for a, b in zip(mine, mine[1:]))
+        assert all(a.end == b.start for a, b in itertools.pairwise(mine))
     assert len(pieces) >= min(min_partitions, sum(sizes)) - len(sizes)
 
 
