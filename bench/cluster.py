@@ -36,10 +36,11 @@ WARM_UP_RECORDS = 20_000
 
 
 def _idle_replica_memory_mb() -> tuple[float, float, float]:
-    """(RSS, PSS, USS) in MB of an idle replica actor's process, from Linux's /proc/<pid>/smaps_rollup.
+    """(RSS, PSS, USS) in MB of an idle replica actor's
+    process, from Linux's /proc/<pid>/smaps_rollup.
 
-    USS (private pages) is what one more replica costs; PSS adds its share of the pages it shares with
-    other processes (Ray's and Python's libraries); RSS counts every shared page in full.
+    USS (private pages) is what one more replica costs; PSS adds its share of the pages it shares
+    with other processes (Ray's and Python's libraries); RSS counts every shared page in full.
     """
     replica = ray.get_actor(names.replica_actor_name("idle", 0, 0), namespace=NAMESPACE)
     pid = ray.get(replica.describe.remote(), timeout=30)["pid"]
@@ -55,9 +56,10 @@ def _idle_replica_memory_mb() -> tuple[float, float, float]:
 def _warm_up() -> None:
     """Two seconds of the latency workload, not measured.
 
-    A process's first requests to an actor open Ray's connection to it, and a new topic's followers
-    are still joining the ISR: measured, that start counts in a 10-second run's p99 (18-35 ms in the
-    first run of a process against 6.7-9.5 ms in the next ones). Latency is measured in steady state.
+    A process's first requests to an actor open Ray's connection to it, and a
+    new topic's followers are still joining the ISR: measured, that start
+    counts in a 10-second run's p99 (18-35 ms in the first run of a process
+    against 6.7-9.5 ms in the next ones). Latency is measured in steady state.
     """
     producer_perf(NAMESPACE, "lat", WARM_UP_RECORDS, 100, 10_000, LATENCY_TEST, progress=False)
 

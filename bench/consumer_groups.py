@@ -1,14 +1,15 @@
-"""Consumer-group benchmark (issue: consumer groups): rebalance times, commit throughput, grouped consumption.
+"""Consumer-group benchmark (issue: consumer groups):
+rebalance times, commit throughput, grouped consumption.
 
 One 3-broker cluster. On an 8-partition topic, groups of 1, 2, 4 and 8 members (one thread and one
-``Consumer`` each, polling every 100 ms) are timed from their start until the group is Stable: every
-member holds the same generation, their assignments cover the 8 partitions exactly once, and the
-coordinator reports that generation Stable with as many members. Then, for groups of 2 or more, one
-member is killed (its poll loop and heartbeat thread stop without a LeaveGroup, so the coordinator
-only notices when its session times out), a new member is added, and one member closes cleanly
-(LeaveGroup); each is timed until the group is Stable again. Then one member's offset commits of 8
-partitions (synchronous and ``commit_async``), and a single-member group's consumption of ``records``
-100-byte records against a standalone consumer's, both timed from the first poll.
+``Consumer`` each, polling every 100 ms) are timed from their start until the group is Stable:
+every member holds the same generation, their assignments cover the 8 partitions exactly once, and
+the coordinator reports that generation Stable with as many members. Then, for groups of 2 or more,
+one member is killed (its poll loop and heartbeat thread stop without a LeaveGroup, so the
+coordinator only notices when its session times out), a new member is added, and one member closes
+cleanly (LeaveGroup); each is timed until the group is Stable again. Then one member's offset
+commits of 8 partitions (synchronous and ``commit_async``), and a single-member group's consumption
+of ``records`` 100-byte records against a standalone consumer's, both timed from the first poll.
 """
 
 from __future__ import annotations
@@ -101,7 +102,8 @@ class Member:
         self._stop = "kill"
         consumer = self.consumer
         if consumer is not None and consumer._group is not None:
-            # Bench-only hook: the heartbeat thread exits when this event is set; nothing is sent to the coordinator.
+            # Bench-only hook: the heartbeat thread exits when this
+            # event is set; nothing is sent to the coordinator.
             consumer._group._closed.set()
 
     def close(self) -> None:
@@ -279,8 +281,8 @@ def _consume(records: int, group_id: str | None) -> tuple[int, float, float]:
 
 
 def _warm_up(admin: Admin) -> None:
-    """Create ``__consumer_offsets`` and wait until every coordinator has loaded its partitions, so the
-    first measured join does not pay for it: one committed() lookup per offsets partition."""
+    """Create ``__consumer_offsets`` and wait until every coordinator has loaded its partitions,
+    so the first measured join does not pay for it: one committed() lookup per offsets partition."""
     wanted = set(range(OFFSETS_PARTITIONS))
     index = 0
     while wanted:
@@ -417,7 +419,8 @@ def run(records: int = 1_000_000) -> list[tuple[str, ...]]:
                     "first record (join, offset fetch)" + received(group),
                 )
             )
-            # The same ratio without the time to the first record (the group's join and offset fetch).
+            # The same ratio without the time to the first
+            # record (the group's join and offset fetch).
             steady = (
                 (group[0] / (group[1] - group[2])) / (alone[0] / (alone[1] - alone[2]))
                 if group[1] > group[2] and alone[1] > alone[2]

@@ -81,7 +81,8 @@ def read_back(log: Log) -> tuple[float, int, int]:
 
 
 def encode_decode(records: int) -> dict[str, float]:
-    """Records/s on one core for each way in and out of a batch of 100-byte records (~1 MiB batches).
+    """Records/s on one core for each way in and out of a
+    batch of 100-byte records (~1 MiB batches).
 
     Encode: ``extend`` (whole columns in one call) and ``append`` (one call per record, as
     ``Producer.send`` does); both end with ``build()``. Decode: to columns (every key

@@ -1,5 +1,5 @@
-"""``rafka groups``: list, describe, reset the offsets of and delete consumer groups, with the options
-of kafka-consumer-groups.sh and the tables it prints.
+"""``rafka groups``: list, describe, reset the offsets of and delete consumer
+groups, with the options of kafka-consumer-groups.sh and the tables it prints.
 
     rafka groups --list
     rafka groups --describe --group G
@@ -104,8 +104,9 @@ def describe_rows(
     committed: dict[TopicPartition, OffsetAndMetadata],
     log_end: dict[TopicPartition, int],
 ) -> list[tuple[str, ...]]:
-    """One DESCRIBE_HEADER row per partition the group's members own or it has committed, by topic and
-    partition; "-" marks what is unknown (no commit, no owner, a topic that no longer exists)."""
+    """One DESCRIBE_HEADER row per partition the group's members own
+    or it has committed, by topic and partition; "-" marks what is
+    unknown (no commit, no owner, a topic that no longer exists)."""
     owners = _owners(description)
     rows = []
     for tp in sorted(set(owners) | set(committed)):
@@ -130,8 +131,9 @@ def describe_rows(
 
 
 def parse_datetime(text: str) -> int:
-    """Milliseconds since the epoch of a --to-datetime value, YYYY-MM-DDTHH:MM:SS.sss with an optional
-    zone (Z or +hh:mm); without one the time is local, as kafka-consumer-groups.sh reads it."""
+    """Milliseconds since the epoch of a --to-datetime value,
+    YYYY-MM-DDTHH:MM:SS.sss with an optional zone (Z or +hh:mm); without
+    one the time is local, as kafka-consumer-groups.sh reads it."""
     try:
         # fromisoformat accepts a trailing Z only from Python 3.11.
         moment = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
@@ -176,7 +178,8 @@ def describe(admin: Admin, group_id: str) -> int:
         print(f"Warning: Consumer group '{group_id}' is rebalancing.", file=sys.stderr)
     committed = admin.list_group_offsets(group_id)
     partitions = set(committed) | set(_owners(description))
-    # A deleted topic's partitions have no leader to ask; they show "-" instead of waiting out the timeout.
+    # A deleted topic's partitions have no leader to ask;
+    # they show "-" instead of waiting out the timeout.
     existing = set(admin.list_topics())
     known = sorted(tp for tp in partitions if tp.topic in existing)
     log_end = {
@@ -210,8 +213,9 @@ def reset_offsets(admin: Admin, args: argparse.Namespace) -> int:
     )
     new_offsets = _new_offsets(admin, partitions, args)
     if args.execute:
-        # A member may join between the state check and this commit; the coordinator refuses a commit
-        # from outside the group once it has members, so that case fails here instead of racing.
+        # A member may join between the state check and this commit;
+        # the coordinator refuses a commit from outside the group once
+        # it has members, so that case fails here instead of racing.
         admin.alter_group_offsets(group_id, new_offsets)
     print(
         format_table(

@@ -1,4 +1,5 @@
-"""``rafka perf produce`` / ``rafka perf consume``: kafka-producer-perf-test and kafka-consumer-perf-test.
+"""``rafka perf produce`` / ``rafka perf consume``:
+kafka-producer-perf-test and kafka-consumer-perf-test.
 
 Both print Kafka's summary lines and return their figures, so ``make bench`` reuses them. Producer
 latency is measured per record from ``send`` to its acknowledgement, on every record or on an evenly
@@ -145,7 +146,8 @@ def producer_perf(
             if i & 1023 == 0:
                 bar.update(i)
             if throughput > 0 and i & 15 == 0:
-                # Kafka's ThroughputThrottler: sleep whenever ahead of schedule, checked every few records.
+                # Kafka's ThroughputThrottler: sleep whenever
+                # ahead of schedule, checked every few records.
                 ahead = i / throughput - (clock() - started)
                 if ahead > 0:
                     time.sleep(ahead)

@@ -1,10 +1,10 @@
 """``rafka up`` / ``rafka down`` / ``rafka status``: a cluster of detached broker actors on Ray.
 
 ``up`` joins the running Ray cluster (or starts a single-node one bound to 127.0.0.1), starts an
-embedded ZooKeeper in the data directory unless ``--zookeeper`` names an ensemble, and starts one
-detached broker per Ray node (node affinity keeps each broker's logs on its node's disk). What it
-started is recorded in ``<data_dir>/rafka-cluster.json`` so ``down`` stops exactly that, and a second
-``up`` on the same data directory brings back every topic and record.
+embedded ZooKeeper in the data directory unless ``--zookeeper`` names an ensemble, and starts
+one detached broker per Ray node (node affinity keeps each broker's logs on its node's disk).
+What it started is recorded in ``<data_dir>/rafka-cluster.json`` so ``down`` stops exactly that,
+and a second ``up`` on the same data directory brings back every topic and record.
 """
 
 from __future__ import annotations
@@ -157,7 +157,8 @@ def up(
             data_dir / "zookeeper"
         ).start(detach=True)
         zookeeper = server.connect_string
-    # One broker per Ray node on a real cluster; three on a single machine, enough for replication 3.
+    # One broker per Ray node on a real cluster; three on a
+    # single machine, enough for replication 3.
     count = brokers or (previous and len(previous.brokers)) or (len(nodes) if len(nodes) > 1 else 3)
     for broker_id in range(count):
         name = names.broker_actor_name(broker_id)

@@ -1,9 +1,9 @@
 """A whole rafka cluster in one Python process's reach: for notebooks, tests and the demo.
 
-``with LocalCluster(brokers=3, data_dir=...) as cluster:`` starts what is not running yet: an embedded
-ZooKeeper server (its data under ``data_dir/zookeeper``), a local Ray instance bound to 127.0.0.1,
-and the brokers (logs under ``data_dir/broker-<id>``); on exit it stops what it started. Entering it
-again on the same data directory is a restart that finds every topic and record.
+``with LocalCluster(brokers=3, data_dir=...) as cluster:`` starts what is not running yet: an
+embedded ZooKeeper server (its data under ``data_dir/zookeeper``), a local Ray instance bound to
+127.0.0.1, and the brokers (logs under ``data_dir/broker-<id>``); on exit it stops what it started.
+Entering it again on the same data directory is a restart that finds every topic and record.
 """
 
 from __future__ import annotations
@@ -26,10 +26,11 @@ from rafka.protocol.errors import KafkaTimeoutError
 
 logger = logging.getLogger(__name__)
 
-# Settings for a Ray instance rafka starts itself; a value already in the environment wins. Ray
-# records every task's state changes for its dashboard, and a broker cluster makes thousands of actor
-# calls a second: turning the recording off took acks=all p99 at 10,000 records/s from 12-21 ms to
-# 9-11 ms on the 2-core benchmark machine. `ray list tasks` then shows no tasks for this Ray instance.
+# Settings for a Ray instance rafka starts itself; a value already in the
+# environment wins. Ray records every task's state changes for its dashboard, and
+# a broker cluster makes thousands of actor calls a second: turning the recording
+# off took acks=all p99 at 10,000 records/s from 12-21 ms to 9-11 ms on the 2-core
+# benchmark machine. `ray list tasks` then shows no tasks for this Ray instance.
 RAY_ENV_DEFAULTS = {"RAY_task_events_report_interval_ms": "0"}
 
 

@@ -1,4 +1,5 @@
-"""The main job (``make demo``): a three-broker rafka cluster producing and consuming a million records.
+"""The main job (``make demo``): a three-broker rafka
+cluster producing and consuming a million records.
 
 It starts ZooKeeper, Ray and three brokers on this machine (loopback only), creates a topic with 6
 partitions and replication factor 3, produces 1,000,000 records of 100 bytes with acks=all, consumes

@@ -1,4 +1,5 @@
-"""Quickstart: a three-broker rafka cluster in this process's reach, one topic, JSON records in and out.
+"""Quickstart: a three-broker rafka cluster in this
+process's reach, one topic, JSON records in and out.
 
     .venv/bin/python examples/quickstart.py
 
@@ -49,7 +50,8 @@ def main() -> None:
                     f"  {TOPIC}-{p.partition}: leader {p.leader}, replicas {list(p.replicas)}, isr {list(p.isr)}"
                 )
 
-            # Produce: keys pick the partition (murmur2, as in Kafka), so one customer's orders stay in order.
+            # Produce: keys pick the partition (murmur2, as in
+            # Kafka), so one customer's orders stay in order.
             producer = rafka.Producer(
                 acks="all",
                 key_serializer=str.encode,

@@ -1,4 +1,5 @@
-"""Spark batch job: read a topic of JSON events, aggregate with Spark SQL, write the results to another topic.
+"""Spark batch job: read a topic of JSON events, aggregate
+with Spark SQL, write the results to another topic.
 
     python examples/spark_batch_job.py --local              # starts a LocalCluster and writes sample events
     python examples/spark_batch_job.py --ray-address 127.0.0.1:6379 --namespace rafka --events events

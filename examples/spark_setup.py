@@ -1,9 +1,11 @@
-"""What both Spark examples share: where the cluster is (``--local`` starts one), and a SparkSession.
+"""What both Spark examples share: where the cluster is
+(``--local`` starts one), and a SparkSession.
 
-Spark's Python workers reach the cluster through Ray with the data source options built here
-(``rafka.ray.address``, ``rafka.namespace``). On a Ray cluster in token mode, pass the token to the
-executors as Spark configuration: ``spark.executorEnv.RAY_AUTH_MODE=token`` and
-``spark.executorEnv.RAY_AUTH_TOKEN=<token>`` (``--conf`` with spark-submit, or ``--ray-token`` here).
+Spark's Python workers reach the cluster through Ray with the data source options built
+here (``rafka.ray.address``, ``rafka.namespace``). On a Ray cluster in token mode, pass
+the token to the executors as Spark configuration:
+``spark.executorEnv.RAY_AUTH_MODE=token`` and ``spark.executorEnv.RAY_AUTH_TOKEN=<token>``
+(``--conf`` with spark-submit, or ``--ray-token`` here).
 """
 
 from __future__ import annotations

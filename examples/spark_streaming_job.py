@@ -1,4 +1,5 @@
-"""Structured Streaming job: windowed counts of JSON events from one topic into another, restartable.
+"""Structured Streaming job: windowed counts of JSON events
+from one topic into another, restartable.
 
     python examples/spark_streaming_job.py --local --seconds 60     # LocalCluster + a sample event producer
     python examples/spark_streaming_job.py --ray-address 127.0.0.1:6379 --checkpoint /data/ck/counts

@@ -1,11 +1,11 @@
 """Log compaction (``cleanup.policy=compact``): keep the latest record of every key.
 
-One pass builds an offset map (key -> latest offset) over the dirty part of the log, from the cleaner
-checkpoint up to the active segment, then rewrites every inactive segment keeping only records that
-are the latest for their key. Offsets never change: surviving records keep their offsets and batches
-keep their base offsets, so a consumer's position stays valid. Tombstones (null values) are dropped
-once their batch is older than ``delete.retention.ms``, giving consumers that long to see the delete.
-The active segment is never touched.
+One pass builds an offset map (key -> latest offset) over the dirty part of the log, from the
+cleaner checkpoint up to the active segment, then rewrites every inactive segment keeping
+only records that are the latest for their key. Offsets never change: surviving records keep
+their offsets and batches keep their base offsets, so a consumer's position stays valid.
+Tombstones (null values) are dropped once their batch is older than ``delete.retention.ms``,
+giving consumers that long to see the delete. The active segment is never touched.
 
 A rewritten segment is written to ``.log.cleaned``, renamed to ``.log.swap`` and then over the
 original; a crash at any step leaves either the old or the new segment (``Log`` finishes swaps on
@@ -167,7 +167,8 @@ def _swap_in(log: Log, old: LogSegment, data: bytes) -> LogSegment:
         log.config.segment_index_bytes,
     )
     fresh.recover()
-    # An emptied segment still covers its offsets: keep its place so later base offsets stay ordered.
+    # An emptied segment still covers its offsets: keep its
+    # place so later base offsets stay ordered.
     fresh.next_offset = max(fresh.next_offset, old.next_offset)
     fresh.flush()
     return fresh

@@ -1,8 +1,8 @@
 """File names and durable file operations for partition directories.
 
-A partition lives in ``<topic>-<partition>``; its segments are ``<20-digit base offset>.log`` with
-``.index`` and ``.timeindex`` beside them, as in Kafka. Checkpoints are replaced atomically so a crash
-leaves either the old or the new content, never a torn file.
+A partition lives in ``<topic>-<partition>``; its segments are ``<20-digit base
+offset>.log`` with ``.index`` and ``.timeindex`` beside them, as in Kafka. Checkpoints are
+replaced atomically so a crash leaves either the old or the new content, never a torn file.
 """
 
 from __future__ import annotations

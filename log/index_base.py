@@ -1,9 +1,9 @@
 """The sorted, append-only index shared by the offset index and the time index.
 
 Entries are fixed-size (key, value) pairs with non-decreasing keys, appended as the segment grows.
-They are kept in memory (an index is small: one entry per ``index.interval.bytes`` of log) and written
-to the index file on flush and close. A crash can leave the file short or stale; segment recovery
-rebuilds it from the log, so the file is an accelerator, never the source of truth.
+They are kept in memory (an index is small: one entry per ``index.interval.bytes`` of log) and
+written to the index file on flush and close. A crash can leave the file short or stale; segment
+recovery rebuilds it from the log, so the file is an accelerator, never the source of truth.
 """
 
 from __future__ import annotations

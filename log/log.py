@@ -1,13 +1,14 @@
 """The partition log: an ordered list of segments with one active segment at the end.
 
-Appends are O(1) (write to the active segment's file and maybe add an index entry); reads by offset
-are a binary search over segment base offsets, then the segment's sparse index, then a short scan, so
-their cost does not grow with the log. The log is owned by one replica actor and is not thread-safe.
+Appends are O(1) (write to the active segment's file and maybe add an index
+entry); reads by offset are a binary search over segment base offsets, then
+the segment's sparse index, then a short scan, so their cost does not grow
+with the log. The log is owned by one replica actor and is not thread-safe.
 
-Durability follows Kafka: writes go to the page cache and ``flush.messages`` / ``flush.ms`` decide when
-to fsync (default: leave it to the OS). The recovery point is the offset below which everything was
-fsynced; on an unclean open every segment from the one holding the recovery point is re-verified and
-cut at the first torn or corrupt batch, so a batch that was written and flushed is never lost.
+Durability follows Kafka: writes go to the page cache and ``flush.messages`` / ``flush.ms`` decide
+when to fsync (default: leave it to the OS). The recovery point is the offset below which everything
+was fsynced; on an unclean open every segment from the one holding the recovery point is re-verified
+and cut at the first torn or corrupt batch, so a batch that was written and flushed is never lost.
 """
 
 from __future__ import annotations
@@ -124,8 +125,9 @@ class Log:
             self._add_segment(self._new_segment(self.log_start_offset))
         self.log_start_offset = max(self.log_start_offset, self.segments[0].base_offset)
         if self.log_end_offset < self.log_start_offset:
-            # The start offset was checkpointed (DeleteRecords) above data the crash lost before an fsync;
-            # as in Kafka, restart the log empty there rather than hand out offsets below its start.
+            # The start offset was checkpointed (DeleteRecords) above data
+            # the crash lost before an fsync; as in Kafka, restart the log
+            # empty there rather than hand out offsets below its start.
             self.truncate_fully_and_start_at(self.log_start_offset)
         self.recovery_point = min(self.recovery_point, self.log_end_offset)
         self.epoch_cache.truncate_from_end(self.log_end_offset)
@@ -208,7 +210,8 @@ class Log:
         """Check every batch before anything is written; a bad one rejects the whole append."""
         batches = list(iter_batches(data))
         if not batches:
-            # Rejected here, before the leader records its epoch in the cache for an append that never happens.
+            # Rejected here, before the leader records its epoch
+            # in the cache for an append that never happens.
             raise CorruptMessageError(f"append of {len(data)} bytes holds no whole batch")
         consumed = batches[-1][0] + batches[-1][1].size_in_bytes
         if consumed != len(data):
@@ -235,9 +238,9 @@ class Log:
         """Validate producer batches, assign offsets from the LEO, stamp the epoch and append.
 
         Nothing is written unless every batch is valid: MESSAGE_TOO_LARGE over max.message.bytes,
-        CORRUPT_MESSAGE for a bad CRC or framing, INVALID_RECORD for a null key on a compacted topic.
-        The CRC vouches for the bytes the producer built; records are decoded here only on compacted
-        topics, which must see keys, so appends cost O(batches), not O(records).
+        CORRUPT_MESSAGE for a bad CRC or framing, INVALID_RECORD for a null key on a compacted
+        topic. The CRC vouches for the bytes the producer built; records are decoded here only on
+        compacted topics, which must see keys, so appends cost O(batches), not O(records).
         """
         batches = self._validate(data, deep=self.config.compact)
         buffer = bytearray(data)
@@ -322,8 +325,9 @@ class Log:
         max_offset: int | None = None,
         min_one_batch: bool = True,
     ) -> bytes:
-        """Whole batches from the one holding ``offset``: at most ``max_bytes`` (but one batch at least
-        if ``min_one_batch``), none at or above ``max_offset`` (the high watermark for consumers).
+        """Whole batches from the one holding ``offset``: at most
+        ``max_bytes`` (but one batch at least if ``min_one_batch``), none
+        at or above ``max_offset`` (the high watermark for consumers).
 
         OFFSET_OUT_OF_RANGE outside [log start offset, LEO]; reading at the LEO returns no bytes.
         """
@@ -338,8 +342,9 @@ class Log:
         while index < len(self.segments):
             segment = self.segments[index]
             data = segment.read(offset, max_bytes, max_offset, min_one_batch)
-            # Only an offset in a gap at a segment's end (compaction) continues in the next segment; an
-            # empty answer for a batch that does not fit must not skip ahead to a later, smaller batch.
+            # Only an offset in a gap at a segment's end (compaction)
+            # continues in the next segment; an empty answer for a batch that
+            # does not fit must not skip ahead to a later, smaller batch.
             if data or segment.find(offset) is not None:
                 return data
             index += 1
@@ -392,7 +397,8 @@ class Log:
     # ------------------------------------------------------------------ retention
 
     def delete_old_segments(self) -> int:
-        """Apply retention.ms and retention.bytes (and the log start offset) to whole inactive segments.
+        """Apply retention.ms and retention.bytes (and the
+        log start offset) to whole inactive segments.
 
         Returns how many segments were deleted. The active segment is never deleted.
         """

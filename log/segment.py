@@ -1,9 +1,9 @@
 """One segment of a partition log: a ``.log`` file of whole batches plus its sparse indexes.
 
-Appends go to the end of the file (the page cache absorbs them; ``flush`` fsyncs). Reads find a batch
-through the offset index and a short forward scan of batch headers, then return raw batch bytes with
-no decoding. ``recover`` rebuilds the indexes from the file and cuts it at the first torn or corrupt
-batch, which is how a crash's damage is contained.
+Appends go to the end of the file (the page cache absorbs them; ``flush`` fsyncs). Reads
+find a batch through the offset index and a short forward scan of batch headers, then
+return raw batch bytes with no decoding. ``recover`` rebuilds the indexes from the file and
+cuts it at the first torn or corrupt batch, which is how a crash's damage is contained.
 """
 
 from __future__ import annotations
@@ -91,7 +91,8 @@ class LogSegment:
             break
 
     def recover(self) -> int:
-        """Rebuild the indexes from the file and cut it after the last valid batch; return bytes cut.
+        """Rebuild the indexes from the file and cut it
+        after the last valid batch; return bytes cut.
 
         A batch is valid when its header parses, it lies wholly in the file, its CRC matches and its
         offsets follow the previous batch's. Everything from the first invalid batch on is removed.

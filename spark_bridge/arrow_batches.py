@@ -75,7 +75,8 @@ def to_arrow(
             verify_crc(data, start, header)
             ods, tds, ks, vs, hs = decode_columns(data, start, header)
             base = header.base_offset
-            # Whole batches come back, so the first may begin before ``low`` and the last end past ``high``.
+            # Whole batches come back, so the first may begin
+            # before ``low`` and the last end past ``high``.
             first = bisect_left(ods, low - base) if base < low else 0
             last = bisect_left(ods, high - base) if header.next_offset > high else len(ods)
             if first >= last:

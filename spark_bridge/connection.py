@@ -74,7 +74,8 @@ def connect(settings: ClusterSettings) -> None:
             )
         return
     if "RAY_AUTH_TOKEN" in os.environ:
-        # A token alone still fails with a misleading ConnectionError unless token mode is switched on.
+        # A token alone still fails with a misleading
+        # ConnectionError unless token mode is switched on.
         os.environ.setdefault("RAY_AUTH_MODE", "token")
     _probe(target)
     try:

@@ -1,10 +1,11 @@
 """Offset ranges: where a read starts and ends in each partition, and how it becomes Spark tasks.
 
 Pure planning, mirroring Spark's Kafka source (``KafkaMicroBatchStream`` and
-``KafkaOffsetRangeCalculator``): resolve ``startingOffsets``/``endingOffsets``/timestamps to concrete
-offsets, cap a micro-batch by ``maxOffsetsPerTrigger`` in proportion to each partition's backlog,
-hold it back by ``minOffsetsPerTrigger``, and split large ranges for ``minPartitions``. The cluster
-is reached only through an ``OffsetLookup`` the caller passes in, so all of it is unit-testable.
+``KafkaOffsetRangeCalculator``): resolve ``startingOffsets``/``endingOffsets``/timestamps
+to concrete offsets, cap a micro-batch by ``maxOffsetsPerTrigger`` in proportion to each
+partition's backlog, hold it back by ``minOffsetsPerTrigger``, and split large ranges for
+``minPartitions``. The cluster is reached only through an ``OffsetLookup`` the caller
+passes in, so all of it is unit-testable.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def from_json(value: Mapping[str, Any]) -> PartitionOffsets:
     }
 
 
-# ---------------------------------------------------------------------- resolving a starting or ending point
+# ------------------------------------------------------------- resolving a starting or ending point
 
 
 def resolve(
@@ -84,9 +85,10 @@ def resolve(
 ) -> PartitionOffsets:
     """Concrete offsets for ``partitions`` from an OffsetSpec; errors name the spec's option.
 
-    As in Spark, per-partition JSON must list exactly the partitions read, -2/-1 mean earliest and
-    latest, and a timestamp with no record that new follows ``startingOffsetsByTimestampStrategy``
-    for starting points ('error' fails, 'latest' uses the high watermark) and means latest for ending ones.
+    As in Spark, per-partition JSON must list exactly the partitions read,
+    -2/-1 mean earliest and latest, and a timestamp with no record that new
+    follows ``startingOffsetsByTimestampStrategy`` for starting points ('error'
+    fails, 'latest' uses the high watermark) and means latest for ending ones.
     """
     wanted = sorted(set(partitions))
     if spec.kind == "earliest":
@@ -139,10 +141,12 @@ def resolve(
 def rate_limit(
     limit: int, start: Mapping[TopicPartition, int], latest: Mapping[TopicPartition, int]
 ) -> PartitionOffsets:
-    """Cap a micro-batch at about ``limit`` offsets, shared in proportion to each partition's backlog.
+    """Cap a micro-batch at about ``limit`` offsets, shared
+    in proportion to each partition's backlog.
 
-    Spark's ``rateLimit``: a partition's share is floored, but a share below one offset is rounded up
-    so that small partitions are never starved. ``start`` must cover every partition of ``latest``.
+    Spark's ``rateLimit``: a partition's share is floored, but a share
+    below one offset is rounded up so that small partitions are never
+    starved. ``start`` must cover every partition of ``latest``.
     """
     sizes = {tp: end - start[tp] for tp, end in latest.items() if end - start[tp] > 0}
     total = sum(sizes.values())

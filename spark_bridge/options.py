@@ -329,8 +329,9 @@ def _check_kafka_keys(options: dict[str, str], allowed: set[str]) -> None:
 
 
 def include_headers(options: Mapping[str, str]) -> bool:
-    """Just ``includeHeaders``: the schema depends on it, and Spark asks for the schema before it knows
-    whether the query is a batch or a streaming one (which decides what the other options may say)."""
+    """Just ``includeHeaders``: the schema depends on it, and Spark
+    asks for the schema before it knows whether the query is a batch
+    or a streaming one (which decides what the other options may say)."""
     return _bool(_lower(options), "includeHeaders", False)
 
 
@@ -396,8 +397,9 @@ def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceO
 def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     """Validate a writer's options: ``topic``, cluster settings and producer settings.
 
-    Producer settings use Kafka's names, bare (``linger.ms``) or as Spark writes them (``kafka.linger.ms``);
-    other options (``checkpointLocation``, ``path``) belong to Spark and are ignored here.
+    Producer settings use Kafka's names, bare (``linger.ms``) or as Spark
+    writes them (``kafka.linger.ms``); other options
+    (``checkpointLocation``, ``path``) belong to Spark and are ignored here.
     """
     lowered = _lower(options)
     known = producer_options()

@@ -1,4 +1,5 @@
-"""Reading one offset range of one partition, straight from its leader replica, as Arrow record batches.
+"""Reading one offset range of one partition, straight from
+its leader replica, as Arrow record batches.
 
 This is what a Spark task runs. It fetches committed records (the leader answers consumers only
 below the high watermark) from ``start`` until ``end`` and keeps exactly the offsets in

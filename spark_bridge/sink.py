@@ -1,10 +1,11 @@
-"""The ``rafka`` sink: ``df.write`` and ``df.writeStream`` with Spark's Kafka sink columns and semantics.
+"""The ``rafka`` sink: ``df.write`` and ``df.writeStream``
+with Spark's Kafka sink columns and semantics.
 
-Input columns: ``value`` (required, string or binary), ``key`` (string or binary), ``headers``
-(``array<struct<key:string,value:binary>>``), ``topic`` (string; the ``topic`` option wins) and
-``partition`` (int; null leaves it to the producer's partitioner). Each task sends through its Python
-worker's long-lived producer, reads Arrow batches column by column, flushes before it reports
-success and fails on the first record the cluster refused.
+Input columns: ``value`` (required, string or binary), ``key`` (string or binary),
+``headers`` (``array<struct<key:string,value:binary>>``), ``topic`` (string; the ``topic``
+option wins) and ``partition`` (int; null leaves it to the producer's partitioner). Each
+task sends through its Python worker's long-lived producer, reads Arrow batches column by
+column, flushes before it reports success and fails on the first record the cluster refused.
 
 Delivery is at-least-once, as with Spark's Kafka sink: a retried task or a replayed micro-batch
 writes its records again. Exactly-once results downstream need a deterministic identity per record
@@ -188,7 +189,8 @@ class RafkaStreamWriter(DataSourceStreamArrowWriter):
     """
 
     def __init__(self, options: dict[str, str], schema: StructType, overwrite: bool) -> None:
-        # ``overwrite`` is the complete output mode: each batch rewrites the whole result, as with Kafka.
+        # ``overwrite`` is the complete output mode: each
+        # batch rewrites the whole result, as with Kafka.
         self.sink = parse_sink_options(options)
         validate_columns(schema, self.sink)
 

@@ -1,11 +1,11 @@
 """The ``rafka`` PySpark data source and its batch and streaming readers.
 
 Spark runs the pieces in different processes (platform notes 1.3): ``schema()`` and the batch
-reader's ``partitions()`` in short-lived planner processes, the streaming reader's offset methods in
-one long-lived driver process, and ``read()`` in executor Python workers on a reader unpickled there.
-So the readers hold only validated options; every connection comes from ``connection``, per process,
-on first use. Each Spark input partition is one ``OffsetRange`` of one topic-partition, and
-``read()`` returns exactly that range, so a replayed micro-batch yields the same rows.
+reader's ``partitions()`` in short-lived planner processes, the streaming reader's offset methods
+in one long-lived driver process, and ``read()`` in executor Python workers on a reader unpickled
+there. So the readers hold only validated options; every connection comes from ``connection``, per
+process, on first use. Each Spark input partition is one ``OffsetRange`` of one topic-partition,
+and ``read()`` returns exactly that range, so a replayed micro-batch yields the same rows.
 """
 
 from __future__ import annotations
@@ -269,10 +269,12 @@ class RafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return _lookup(self.options).latest(discover(self.options, strict=False))
 
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
-        """The end of the next micro-batch: high watermarks, capped and held back by the read limits.
+        """The end of the next micro-batch: high watermarks,
+        capped and held back by the read limits.
 
-        Partitions that appeared since ``start`` are included (read from earliest). Returning ``start``
-        means no batch now. Under AvailableNow the minimum is ignored, or the last batch could wait forever.
+        Partitions that appeared since ``start`` are included (read from
+        earliest). Returning ``start`` means no batch now. Under AvailableNow
+        the minimum is ignored, or the last batch could wait forever.
         """
         begin = plan.from_json(start)
         latest = self._available_now if self._available_now is not None else self._current_latest()

@@ -109,8 +109,8 @@ class OffsetCommitEntry:
 
 @dataclass(frozen=True)
 class OffsetCommitRequest:
-    """Commit offsets as ``member_id`` of ``generation_id`` (NO_GENERATION/NO_MEMBER: an admin commit,
-    accepted only while the group has no members)."""
+    """Commit offsets as ``member_id`` of ``generation_id`` (NO_GENERATION/NO_MEMBER:
+    an admin commit, accepted only while the group has no members)."""
 
     group_id: str
     generation_id: int

@@ -1,8 +1,8 @@
 """The record batch: the one binary layout that carries records from producer to disk to consumer.
 
-A batch travels unchanged from the producer through the leader, the followers and the segment files to
-the consumer; the broker never re-encodes it. The leader only stamps two header fields in place (the
-base offset and the partition leader epoch), which is why the CRC starts after them.
+A batch travels unchanged from the producer through the leader, the followers and the segment
+files to the consumer; the broker never re-encodes it. The leader only stamps two header fields in
+place (the base offset and the partition leader epoch), which is why the CRC starts after them.
 
 Layout (big-endian), modelled on Kafka's v2 ``RecordBatch``::
 
@@ -34,9 +34,10 @@ Layout (big-endian), modelled on Kafka's v2 ``RecordBatch``::
     attributes bits: 0-2 compression codec (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd),
                      3 timestamp type (0 CreateTime, 1 LogAppendTime), 4 transactional, 5 control.
 
-The header is Kafka's to the byte. The records section differs: instead of Kafka's varint-framed rows
-it holds msgpack columns, so encoding and decoding a batch is a handful of C calls on whole lists
-rather than Python work per record, and the Spark bridge gets its Arrow columns without a transpose.
+The header is Kafka's to the byte. The records section differs: instead of
+Kafka's varint-framed rows it holds msgpack columns, so encoding and decoding
+a batch is a handful of C calls on whole lists rather than Python work per
+record, and the Spark bridge gets its Arrow columns without a transpose.
 """
 
 from __future__ import annotations
@@ -109,7 +110,8 @@ class Record(NamedTuple):
 
 
 class RecordColumns(NamedTuple):
-    """A batch's records as columns, every one ``record_count`` long, offsets and timestamps relative.
+    """A batch's records as columns, every one
+    ``record_count`` long, offsets and timestamps relative.
 
     This is the decoded form of the records section and what ``encode_batch`` frames: the builder
     fills it, the cleaner filters it, the consumer and the Spark bridge read it.
@@ -235,7 +237,8 @@ def encode_batch(
     Offset deltas given as ``range(count)``, all-null keys and absent headers are written as nil.
     """
     count = len(columns.values)
-    # Only the builder's range(count) is written as nil; a filtered column (compaction) stays explicit.
+    # Only the builder's range(count) is written as nil; a
+    # filtered column (compaction) stays explicit.
     offset_deltas = None if columns.offset_deltas == range(count) else columns.offset_deltas
     keys = None if columns.keys.count(None) == count else columns.keys
     headers = columns.headers if any(columns.headers) else None
@@ -355,7 +358,8 @@ def records_section(
     try:
         return decompress(codec, body)
     except (CorruptMessageError, UnsupportedCompressionTypeError):
-        # A codec this broker lacks is UNSUPPORTED_COMPRESSION_TYPE (not retriable), not a corrupt batch.
+        # A codec this broker lacks is UNSUPPORTED_COMPRESSION_TYPE
+        # (not retriable), not a corrupt batch.
         raise
     except Exception as exc:  # any codec failure means the bytes are not what the producer wrote
         raise CorruptMessageError(
@@ -383,7 +387,8 @@ def gc_paused() -> Iterator[None]:
 def decode_columns(
     buf: bytes | bytearray | memoryview, position: int, header: BatchHeader
 ) -> RecordColumns:
-    """Decode the batch's records section to columns, checking the section's shape and column lengths.
+    """Decode the batch's records section to columns,
+    checking the section's shape and column lengths.
 
     Element types are not checked here (``validate_records`` does that): a CRC-verified batch holds
     what a builder wrote.
@@ -433,7 +438,8 @@ def decode_records(
     ods, tds, keys, values, headers = decode_columns(buf, position, header)
     base_offset = header.base_offset
     first_timestamp = header.first_timestamp
-    # tuple.__new__ builds each Record in C; calling Record(...) runs a Python-level __new__ per record.
+    # tuple.__new__ builds each Record in C; calling
+    # Record(...) runs a Python-level __new__ per record.
     make = tuple.__new__
     try:
         with gc_paused():

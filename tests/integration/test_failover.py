@@ -311,8 +311,9 @@ def test_seed_003_all_in_sync_replicas_dead(
     fadmin.create_topic(
         topic, 1, 2, config={"unclean.leader.election.enable": str(unclean).lower()}
     )
-    # Read the leader rather than assume replicas[0]: a broker restarted by ensure_all_brokers may not
-    # have been live to the controller when the topic was created, and then the other replica leads.
+    # Read the leader rather than assume replicas[0]: a broker restarted
+    # by ensure_all_brokers may not have been live to the controller
+    # when the topic was created, and then the other replica leads.
     settled = wait_until(
         lambda: (
             (p := fadmin.describe_topic(topic).partitions[0]).leader >= 0 and len(p.isr) == 2 and p

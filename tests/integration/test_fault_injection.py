@@ -1,7 +1,7 @@
 """Fault injection under continuous acks=all production: nothing acknowledged is ever lost.
 
-Two producers send records with unique ids to a topic with replication factor 3, min.insync.replicas 2
-and unclean election off, while a seeded schedule kills brokers (kill -9), pauses one past its
+Two producers send records with unique ids to a topic with replication factor 3, min.insync.replicas
+2 and unclean election off, while a seeded schedule kills brokers (kill -9), pauses one past its
 ZooKeeper session timeout (a GC-pause zombie), expires ZooKeeper sessions, kills the controller's
 broker and kills single replica actors, restarting whatever it killed. Afterwards every acknowledged
 record must sit at its acknowledged offset, offsets below the HW must have no gaps, each producer's

@@ -108,9 +108,10 @@ def test_long_poll_fetch_wakes_when_data_arrives(admin: Admin, topic_name: str) 
 def test_parked_acks_all_produces_cannot_starve_the_follower_fetches(
     admin: Admin, topic_name: str
 ) -> None:
-    # Twice as many parked acks=all produces as the replica has handler threads: the followers'
-    # fetches that complete them run in a thread pool of their own. Starved, the followers would drop
-    # out of the ISR after replica_lag_time_max_ms and every produce would fail min.insync.replicas=3.
+    # Twice as many parked acks=all produces as the replica has handler threads:
+    # the followers' fetches that complete them run in a thread pool of their
+    # own. Starved, the followers would drop out of the ISR after
+    # replica_lag_time_max_ms and every produce would fail min.insync.replicas=3.
     admin.create_topic(
         topic_name, num_partitions=1, replication_factor=3, config={"min.insync.replicas": "3"}
     )

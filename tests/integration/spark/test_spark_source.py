@@ -28,7 +28,8 @@ TS0 = 1_700_000_000_000
 def produce(
     topic: str, count: int, partitions: int, namespace: str = NS, **config: Any
 ) -> dict[tuple[int, int], tuple]:
-    """Send ``count`` records round-robin over explicit partitions, record i at timestamp TS0 + 10 * (i // partitions).
+    """Send ``count`` records round-robin over explicit partitions,
+    record i at timestamp TS0 + 10 * (i // partitions).
 
     Returns {(partition, offset): (key, value, headers, timestamp_ms)} as acknowledged.
     """
@@ -317,7 +318,8 @@ def test_streaming_query_restarted_from_its_checkpoint_reads_every_record_once(
         eventually(lambda: batches_with_rows(query) >= 3, 120, "three micro-batches with data")
         assert max(p["numInputRows"] for p in query.recentProgress) <= 500
         query.stop()
-        # A topic matching the pattern appears while the query is down: it is read from its earliest offset.
+        # A topic matching the pattern appears while the
+        # query is down: it is read from its earliest offset.
         admin.create_topic(added, num_partitions=1, replication_factor=1)
         with Producer(namespace=NS) as extra:
             for i in range(100):

@@ -243,8 +243,8 @@ def random_batches(
 ) -> list[list[RecordSpec]]:
     """``count`` batches of 1..max_records records with varied value sizes and timestamps.
 
-    Timestamps rise by ``step_ms`` per record; ``jitter_ms`` moves each one randomly up or down, which
-    makes them non-monotonic (producers set CreateTime, so the log must cope with that).
+    Timestamps rise by ``step_ms`` per record; ``jitter_ms`` moves each one randomly up or down,
+    which makes them non-monotonic (producers set CreateTime, so the log must cope with that).
     """
     batches = []
     ts = start_ms

@@ -54,8 +54,8 @@ def _view(records) -> dict:
 
 
 def _expected_after_compaction(records, log, horizon: int, first_dirty: int = 0):
-    """The model of one pass over ``records``: inactive records that are latest for their key among the
-    dirty ones (and not expired tombstones), then the active segment's records unchanged."""
+    """The model of one pass over ``records``: inactive records that are latest for their key among
+    the dirty ones (and not expired tombstones), then the active segment's records unchanged."""
     active_base = log.active_segment.base_offset
     inactive = [r for r in records if r.offset < active_base]
     latest = {r.key: r.offset for r in inactive if r.offset >= first_dirty}
@@ -209,7 +209,7 @@ def test_compacted_log_reopens_with_the_same_records(harness, compacted_log, shu
     assert log.recovered_bytes_cut == 0
 
 
-# ---------------------------------------------------------------------- crash in the middle of a swap
+# -------------------------------------------------------------------- crash in the middle of a swap
 
 
 @pytest.fixture

@@ -83,7 +83,8 @@ def test_leader_append_does_not_change_the_callers_buffer(harness):
 
 
 def test_compacted_topic_rejects_batch_whose_records_disagree_with_header(harness):
-    # Compacted topics decode every record on append (they must see keys), so they catch bad content.
+    # Compacted topics decode every record on append (they
+    # must see keys), so they catch bad content.
     log = harness.open(cleanup_policy="compact")
     # Two records with the same offset delta: the header's CRC is right, the content is not.
     bad = encode_batch(
@@ -191,7 +192,7 @@ def test_follower_append_allows_gaps_on_compacted_log(harness, decode_batches):
     assert [h.base_offset for h, _ in decode_batches(log.read(6))] == [9]
 
 
-# ---------------------------------------------------------------------- validation leaves the log unchanged
+# -------------------------------------------------------------- validation leaves the log unchanged
 
 
 def test_batch_over_max_message_bytes_is_rejected_and_log_unchanged(harness):

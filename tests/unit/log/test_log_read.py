@@ -142,7 +142,8 @@ def test_read_without_min_one_batch_does_not_skip_to_the_next_segment(harness, d
     harness.append([[(b"a", b"x" * 500, 1)]])
     log.roll()
     harness.append([[(b"b", b"y", 2)]])
-    # The batch holding offset 0 does not fit; the small one in the next segment must not stand in for it.
+    # The batch holding offset 0 does not fit; the small one
+    # in the next segment must not stand in for it.
     assert log.read(0, max_bytes=200, min_one_batch=False) == b""
     assert [h.base_offset for h, _ in decode_batches(log.read(0, max_bytes=200))] == [0]
 

@@ -13,15 +13,17 @@ from rafka.log.segment import LogSegment
 from rafka.protocol.errors import OffsetOutOfRangeError
 from rafka.protocol.records.batch import LEADER_EPOCH_OFFSET
 
-# The base offset and leader epoch lie outside the CRC (the leader stamps them in place, as in Kafka), so
-# a flip there cannot be detected; the flip tests damage the rest of each batch, which the CRC covers.
+# The base offset and leader epoch lie outside the CRC (the leader stamps
+# them in place, as in Kafka), so a flip there cannot be detected; the
+# flip tests damage the rest of each batch, which the CRC covers.
 UNPROTECTED_PREFIX = LEADER_EPOCH_OFFSET + 4
 CRASH_ROUNDS = 30
 
 
 @pytest.fixture(params=["never-checkpointed", "stale-checkpoint"])
 def crashed(request, harness, make_batches, scan_segment_files):
-    """A log of several segments with batches of many sizes, crashed (no flush, no clean-shutdown marker).
+    """A log of several segments with batches of many sizes,
+    crashed (no flush, no clean-shutdown marker).
 
     "never-checkpointed" leaves the recovery point at 0, so every segment is verified on open; with
     "stale-checkpoint" the recovery point on disk is from halfway, so only later segments are.
@@ -176,8 +178,8 @@ def _damage_indexes(harness, kind: str, rng: random.Random) -> None:
             width = 12 if is_time else 8
             path.write_bytes(data[width : 2 * width] + data[:width] + data[2 * width :])
         elif kind == "last-position-flipped" and not is_time and path.stat().st_size:
-            # The open scans the tail from the last entry's position: a low bit makes it point inside a
-            # batch, the top bit makes it negative.
+            # The open scans the tail from the last entry's position: a low bit
+            # makes it point inside a batch, the top bit makes it negative.
             data = bytearray(path.read_bytes())
             data[-4 if rng.random() < 0.3 else -1] ^= (
                 0x80 if rng.random() < 0.3 else 1 << rng.randrange(8)
@@ -330,7 +332,8 @@ def test_reopened_log_that_crashes_again_is_recovered_again(harness, make_batche
 def test_log_start_offset_above_what_survived_the_crash_restarts_the_log_there(
     harness, make_batches
 ):
-    # DeleteRecords moved the start (checkpointed at once) past data the crash then lost (never fsynced).
+    # DeleteRecords moved the start (checkpointed at once)
+    # past data the crash then lost (never fsynced).
     log = harness.open()
     harness.append(make_batches(random.Random(13), 10))
     start = log.log_end_offset

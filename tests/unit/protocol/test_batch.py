@@ -318,8 +318,9 @@ def test_verify_crc_detects_a_flipped_bit_anywhere_from_the_crc_field_on():
     for index in range(CRC_OFFSET, len(batch)):
         corrupted = bytearray(batch)
         corrupted[index] ^= 1 << (index % 8)
-        # A flip in the stored CRC shows in the header read back; a flip after it (where a field may now be
-        # nonsense) is checked against the intact header, whose length still frames the batch.
+        # A flip in the stored CRC shows in the header read back; a flip
+        # after it (where a field may now be nonsense) is checked against
+        # the intact header, whose length still frames the batch.
         checked_header = read_header(corrupted) if index < ATTRIBUTES_OFFSET else header
         with pytest.raises(CorruptMessageError, match="CRC"):
             verify_crc(corrupted, 0, checked_header)
@@ -445,7 +446,7 @@ def test_iter_batches_of_empty_buffer_yields_nothing():
     assert list(iter_batches(b"")) == []
 
 
-# ------------------------------------------------------------------ validate_records and decode_records
+# -------------------------------------------------------------- validate_records and decode_records
 
 
 def test_validate_records_accepts_builder_output_and_compacted_gaps():

@@ -50,7 +50,8 @@ def _installed(module: str) -> bool:
     return True
 
 
-# Codec ids that decode here; the others (snappy always, lz4/zstd without their extras) must be refused.
+# Codec ids that decode here; the others (snappy always,
+# lz4/zstd without their extras) must be refused.
 DECODABLE = (
     {0, 1}
     | ({3} if _installed("lz4.frame") else set())
@@ -211,7 +212,8 @@ HEADER_LIKE = st.one_of(
     st.lists(LEAVES, max_size=3),
     LEAVES,
 )
-# Near-valid record columns: mostly the right kinds of entries, some junk, lengths that may disagree.
+# Near-valid record columns: mostly the right kinds of
+# entries, some junk, lengths that may disagree.
 COLUMNS = st.tuples(
     st.none() | st.lists(st.integers(-2, 12), max_size=7) | st.lists(LEAVES, max_size=3) | LEAVES,
     st.lists(st.integers(-5, 5), max_size=7) | st.lists(LEAVES, max_size=3) | LEAVES,
