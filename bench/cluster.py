@@ -1,4 +1,4 @@
-"""Cluster benchmark (issue: cluster core): the seeds' benchmark at this machine's scale.
+"""Cluster benchmark: produce and consume throughput and acks=all latency on a local cluster.
 
 One producer, 100-byte records, 3 brokers, 6 partitions; replication factor 1 and 3; acks 1 and all;
 one consumer; acks=all latency at a throttled 10,000 records/s and one record at a time; and the
@@ -36,8 +36,7 @@ WARM_UP_RECORDS = 20_000
 
 
 def _idle_replica_memory_mb() -> tuple[float, float, float]:
-    """(RSS, PSS, USS) in MB of an idle replica actor's
-    process, from Linux's /proc/<pid>/smaps_rollup.
+    """(RSS, PSS, USS) in MB of an idle replica actor's process, from /proc/<pid>/smaps_rollup.
 
     USS (private pages) is what one more replica costs; PSS adds its share of the pages it shares
     with other processes (Ray's and Python's libraries); RSS counts every shared page in full.

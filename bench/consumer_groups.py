@@ -1,5 +1,4 @@
-"""Consumer-group benchmark (issue: consumer groups):
-rebalance times, commit throughput, grouped consumption.
+"""Consumer-group benchmark: rebalance times, commit throughput, grouped consumption.
 
 One 3-broker cluster. On an 8-partition topic, groups of 1, 2, 4 and 8 members (one thread and one
 ``Consumer`` each, polling every 100 ms) are timed from their start until the group is Stable:
@@ -64,7 +63,7 @@ def _log(message: str) -> None:
 
 
 class Member:
-    """One grouped consumer polling on its own thread; publishes (generation, assignment) after each poll."""
+    """A grouped consumer polling on its own thread; publishes (generation, assignment) per poll."""
 
     def __init__(self, group_id: str, name: str) -> None:
         self.group_id = group_id
@@ -98,7 +97,7 @@ class Member:
             self.error = exc
 
     def kill(self) -> None:
-        """Vanish without a LeaveGroup: stop heartbeating now, and stop polling (close() is never called)."""
+        """Vanish without a LeaveGroup: stop heartbeating and polling (never close())."""
         self._stop = "kill"
         consumer = self.consumer
         if consumer is not None and consumer._group is not None:
@@ -117,7 +116,7 @@ class Member:
         return self._thread.is_alive()
 
     def dispose(self) -> None:
-        """After the thread ended: release a killed member's consumer (its member id is long expired)."""
+        """After the thread ended: release a killed member's consumer (its member id expired)."""
         if self.consumer is not None and not self._thread.is_alive():
             try:
                 self.consumer.close(autocommit=False)
@@ -128,7 +127,7 @@ class Member:
 def _wait_stable(
     admin: Admin, group_id: str, live: list[Member], after_generation: int, started: float
 ) -> tuple[float, int]:
-    """Seconds from ``started`` until the live members form a Stable generation newer than ``after_generation``."""
+    """Seconds from ``started`` until the live members form a Stable generation after ``after``."""
     everything = frozenset(TopicPartition(MEMBERS_TOPIC, p) for p in range(MEMBERS_PARTITIONS))
     deadline = started + STABLE_DEADLINE_S
     while time.monotonic() < deadline:
@@ -248,7 +247,7 @@ def _commit_throughput() -> tuple[float, float, float, int]:
 
 
 def _consume(records: int, group_id: str | None) -> tuple[int, float, float]:
-    """(records received, seconds from the first poll to the last record, seconds to the first record)."""
+    """(records received, seconds from first poll to last record, seconds to the first record)."""
     if group_id is None:
         consumer = Consumer(namespace=NAMESPACE, **CONSUMER)
         consumer.assign([TopicPartition(CONSUME_TOPIC, p) for p in range(CONSUME_PARTITIONS)])
@@ -328,7 +327,10 @@ def run(records: int = 1_000_000) -> list[tuple[str, ...]]:
                     failures.append(
                         (f"group of {size}", "FAILED", str(exc).replace("|", "/")[:200])
                     )
-            session = f"session timeout {SESSION_TIMEOUT_MS / 1000:g} s, heartbeat {HEARTBEAT_MS / 1000:g} s"
+            session = (
+                f"session timeout {SESSION_TIMEOUT_MS / 1000:g} s, "
+                f"heartbeat {HEARTBEAT_MS / 1000:g} s"
+            )
             for size in GROUP_SIZES:
                 rows.append(
                     (
@@ -369,7 +371,8 @@ def run(records: int = 1_000_000) -> list[tuple[str, ...]]:
                 (
                     f"offset commits, commit() of {MEMBERS_PARTITIONS} partitions",
                     f"{sync_rate:,.0f} commits/s",
-                    f"{sync_rate * MEMBERS_PARTITIONS:,.0f} offsets/s; p50 {p50_ms:.1f} ms; acks=all to RF 3 "
+                    f"{sync_rate * MEMBERS_PARTITIONS:,.0f} offsets/s; p50 {p50_ms:.1f} ms; "
+                    "acks=all to RF 3 "
                     f"__consumer_offsets",
                 )
             )
@@ -377,8 +380,8 @@ def run(records: int = 1_000_000) -> list[tuple[str, ...]]:
                 (
                     f"offset commits, commit_async() of {MEMBERS_PARTITIONS} partitions",
                     f"{async_rate:,.0f} commits/s",
-                    f"{async_rate * MEMBERS_PARTITIONS:,.0f} offsets/s; <= {ASYNC_WINDOW} pending, applied in order"
-                    + (f"; {async_failed} failed" if async_failed else ""),
+                    f"{async_rate * MEMBERS_PARTITIONS:,.0f} offsets/s; <= {ASYNC_WINDOW} pending, "
+                    "applied in order" + (f"; {async_failed} failed" if async_failed else ""),
                 )
             )
 
@@ -407,15 +410,16 @@ def run(records: int = 1_000_000) -> list[tuple[str, ...]]:
                 (
                     "standalone consumer (assign 6 partitions + seek_to_beginning)",
                     f"{alone_rate:,.0f} records/s",
-                    f"best of {CONSUME_ROUNDS}; {alone[1]:.2f} s from first poll, {alone[2]:.2f} s to the first record"
-                    + received(alone),
+                    f"best of {CONSUME_ROUNDS}; {alone[1]:.2f} s from first poll, {alone[2]:.2f} s "
+                    "to the first record" + received(alone),
                 )
             )
             rows.append(
                 (
                     "grouped consumer (1-member group, auto_offset_reset=earliest)",
                     f"{group_rate:,.0f} records/s",
-                    f"best of {CONSUME_ROUNDS}; {group[1]:.2f} s from first poll, of which {group[2]:.2f} s to the "
+                    f"best of {CONSUME_ROUNDS}; {group[1]:.2f} s from first poll, of which "
+                    f"{group[2]:.2f} s to the "
                     "first record (join, offset fetch)" + received(group),
                 )
             )

@@ -1,5 +1,4 @@
-"""Failover benchmark (issue: failures): how long a
-partition is unavailable to an acks=all producer.
+"""Failover benchmark: how long a partition is unavailable to an acks=all producer.
 
 Three cases, each on a fresh 3-broker cluster with a 6 s ZooKeeper session timeout: kill -9 of the
 leader's broker noticed through ZooKeeper only (the session must expire), the same noticed through

@@ -60,7 +60,8 @@ def main() -> None:
         )
     if args.only in (None, "groups"):
         print_table(
-            f"Consumer groups (3 brokers, 8-partition topic, {consumer_groups.SESSION_TIMEOUT_MS / 1000:g} s session timeout, "
+            "Consumer groups (3 brokers, 8-partition topic, "
+            f"{consumer_groups.SESSION_TIMEOUT_MS / 1000:g} s session timeout, "
             f"{args.records:,} records of 100 bytes)",
             ("what", "figure", "note/target"),
             consumer_groups.run(args.records),

@@ -34,7 +34,7 @@ DESCRIBE_HEADER = (
 )
 RESET_HEADER = ("GROUP", "TOPIC", "PARTITION", "NEW-OFFSET")
 INACTIVE_STATES = ("Empty", "Dead")
-"""States in which offsets may be reset: nobody consumes, or the group does not exist yet (Kafka's rule)."""
+"""States in which offsets may be reset (Kafka's rule): nobody consumes, or no group yet."""
 REBALANCING_STATES = ("PreparingRebalance", "CompletingRebalance")
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
@@ -75,7 +75,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     target.add_argument(
         "--to-datetime",
         metavar="YYYY-MM-DDTHH:MM:SS.sss",
-        help="reset to the first offset at or after this time (local time unless a zone such as Z is given)",
+        help=(
+            "reset to the first offset at or after this time "
+            "(local time unless a zone such as Z is given)"
+        ),
     )
     target.add_argument(
         "--to-offset",
@@ -91,7 +94,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def format_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """Left-aligned columns as wide as their widest cell, one space apart, as Kafka's tools print them."""
+    """Left-aligned columns as wide as their widest cell, one space apart, as Kafka's tools."""
     widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
     return "\n".join(
         " ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
@@ -169,7 +172,8 @@ def describe(admin: Admin, group_id: str) -> int:
     if description.state == "Dead":
         return _fail(f"Consumer group '{group_id}' does not exist.")
     print(
-        f"Consumer group '{group_id}' state: {description.state}, members: {len(description.members)}, "
+        f"Consumer group '{group_id}' state: {description.state}, members: "
+        f"{len(description.members)}, "
         f"assignor: {description.protocol or '-'}, generation: {description.generation_id}"
     )
     if description.state == "Empty":
@@ -204,7 +208,8 @@ def reset_offsets(admin: Admin, args: argparse.Namespace) -> int:
     state = admin.describe_group(group_id).state
     if state not in INACTIVE_STATES:
         return _fail(
-            f"Assignments can only be reset if the group '{group_id}' is inactive, but the current state is {state}."
+            f"Assignments can only be reset if the group '{group_id}' is inactive, but the current "
+            f"state is {state}."
         )
     partitions = (
         sorted(admin.list_group_offsets(group_id))
@@ -270,13 +275,15 @@ def _new_offsets(
         requested = args.to_offset
         if requested < earliest[tp]:
             print(
-                f"New offset ({requested}) is lower than earliest offset for topic partition {tp.topic}-{tp.partition}. "
+                f"New offset ({requested}) is lower than earliest offset for topic partition "
+                f"{tp.topic}-{tp.partition}. "
                 f"Value will be set to {earliest[tp]}",
                 file=sys.stderr,
             )
         elif requested > latest[tp]:
             print(
-                f"New offset ({requested}) is higher than latest offset for topic partition {tp.topic}-{tp.partition}. "
+                f"New offset ({requested}) is higher than latest offset for topic partition "
+                f"{tp.topic}-{tp.partition}. "
                 f"Value will be set to {latest[tp]}",
                 file=sys.stderr,
             )

@@ -96,7 +96,10 @@ def connect(address: str | None, namespace: str) -> None:
 
 
 def _listening(address: str, timeout_s: float = 2.0) -> bool:
-    """Whether anything accepts connections at ``host:port``: Ray's own connect retries a dead GCS for minutes."""
+    """Whether anything accepts connections at ``host:port``.
+
+    Ray's own connect retries a dead GCS for minutes, so ``up`` and ``down`` ask first.
+    """
     host, _, port = address.rpartition(":")
     try:
         with socket.create_connection((host, int(port)), timeout=timeout_s):
@@ -190,7 +193,7 @@ def up(
 
 
 def down(data_dir: Path, timeout_s: float = 60.0) -> list[str]:
-    """Shut the brokers down cleanly (logs closed), then stop the ZooKeeper and Ray that ``up`` started."""
+    """Shut the brokers down cleanly, then stop the ZooKeeper and Ray that ``up`` started."""
     data_dir = data_dir.resolve()
     state = ClusterState.load(data_dir)
     if state is None:

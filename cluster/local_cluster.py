@@ -150,7 +150,7 @@ class LocalCluster:
         return handle
 
     def stop_broker(self, broker_id: int, timeout_s: float = 30.0) -> None:
-        """Shut a broker down cleanly (logs closed, ZooKeeper session ended), then remove its actor."""
+        """Shut a broker down cleanly (logs closed, ZooKeeper session ended); remove its actor."""
         handle = self.brokers.pop(broker_id)
         try:
             ray.get(handle.shutdown.remote(), timeout=timeout_s)
@@ -178,7 +178,7 @@ class LocalCluster:
         return processes[names.broker_actor_name(broker_id)]
 
     def broker_pids(self, broker_id: int) -> list[int]:
-        """Process ids of a broker and of its controller, coordinator and replica actors (fault injection)."""
+        """Process ids of a broker and its controller, coordinator and replica actors."""
         return list(self._broker_processes(broker_id).values())
 
     def _broker_processes(self, broker_id: int) -> dict[str, int]:

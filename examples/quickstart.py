@@ -1,5 +1,4 @@
-"""Quickstart: a three-broker rafka cluster in this
-process's reach, one topic, JSON records in and out.
+"""Quickstart: a three-broker rafka cluster, one topic, JSON records in and out.
 
     .venv/bin/python examples/quickstart.py
 
@@ -36,7 +35,8 @@ def main() -> None:
             admin = rafka.Admin()
             cluster = admin.describe_cluster()
             print(
-                f"brokers {[b.broker_id for b in cluster.brokers]}, controller {cluster.controller_id}"
+                f"brokers {[b.broker_id for b in cluster.brokers]}, controller "
+                f"{cluster.controller_id}"
             )
 
             topic = admin.create_topic(
@@ -47,7 +47,8 @@ def main() -> None:
             )  # topic configs use Kafka's names
             for p in topic.partitions:
                 print(
-                    f"  {TOPIC}-{p.partition}: leader {p.leader}, replicas {list(p.replicas)}, isr {list(p.isr)}"
+                    f"  {TOPIC}-{p.partition}: leader {p.leader}, replicas {list(p.replicas)}, isr "
+                    f"{list(p.isr)}"
                 )
 
             # Produce: keys pick the partition (murmur2, as in
@@ -68,7 +69,8 @@ def main() -> None:
             for future in futures:
                 meta = future.get(timeout=30)  # RecordMetadata(topic, partition, offset, timestamp)
             print(
-                f"produced 12 records; the last went to {meta.topic}-{meta.partition} at offset {meta.offset}"
+                f"produced 12 records; the last went to {meta.topic}-{meta.partition} at offset "
+                f"{meta.offset}"
             )
             producer.close()
 
@@ -88,17 +90,24 @@ def main() -> None:
                     received.extend(records)
             for record in sorted(received, key=lambda r: r.value["order"]):
                 print(
-                    f"  {record.topic}-{record.partition}@{record.offset} key={record.key} value={record.value}"
+                    f"  {record.topic}-{record.partition}@{record.offset} key={record.key} "
+                    f"value={record.value}"
                 )
 
             # Offsets by timestamp: the first record at or after BASE_TS + 6 s, per partition.
             found = consumer.offsets_for_times({tp: BASE_TS + 6000 for tp in partitions})
             for tp, offset_and_ts in sorted(found.items()):
                 print(
-                    f"  first record at or after ts+6s in {tp.topic}-{tp.partition}: {offset_and_ts}"
+                    f"  first record at or after ts+6s in {tp.topic}-{tp.partition}: "
+                    f"{offset_and_ts}"
                 )
             print(
-                f"end offsets: {{{', '.join(f'{tp.partition}: {o}' for tp, o in sorted(consumer.end_offsets(partitions).items()))}}}"
+                "end offsets: {"
+                + ", ".join(
+                    f"{tp.partition}: {o}"
+                    for tp, o in sorted(consumer.end_offsets(partitions).items())
+                )
+                + "}"
             )
             consumer.close()
         print("cluster stopped")

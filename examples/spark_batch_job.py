@@ -1,8 +1,10 @@
-"""Spark batch job: read a topic of JSON events, aggregate
-with Spark SQL, write the results to another topic.
+"""Spark batch job: aggregate a topic of JSON events with Spark SQL into another topic.
 
-    python examples/spark_batch_job.py --local              # starts a LocalCluster and writes sample events
-    python examples/spark_batch_job.py --ray-address 127.0.0.1:6379 --namespace rafka --events events
+    # start a LocalCluster and write sample events:
+    python examples/spark_batch_job.py --local
+    # or use a running cluster:
+    python examples/spark_batch_job.py --ray-address 127.0.0.1:6379 --namespace rafka \
+        --events events
 
 The source reads ``events`` from its earliest to its latest offsets (Spark's batch defaults), the
 values are parsed with ``from_json``, and the per-action totals go to ``event-stats`` keyed by
@@ -64,7 +66,8 @@ def main() -> None:
             "e.*"
         ).createOrReplaceTempView("events")
         totals = spark.sql("""
-            SELECT action, count(*) AS events, count(DISTINCT user) AS users, round(sum(amount), 2) AS amount
+            SELECT action, count(*) AS events, count(DISTINCT user) AS users,
+                round(sum(amount), 2) AS amount
             FROM events WHERE action IS NOT NULL GROUP BY action ORDER BY action
         """)
         totals.show()
@@ -82,7 +85,8 @@ def main() -> None:
         ).load().createOrReplaceTempView("stats")
         # One key always lands in one partition, so its highest offset holds its latest value.
         spark.sql("""
-            SELECT cast(key AS string) AS action, cast(max_by(value, offset) AS string) AS latest, count(*) AS versions
+            SELECT cast(key AS string) AS action, cast(max_by(value, offset) AS string) AS latest,
+                count(*) AS versions
             FROM stats GROUP BY key ORDER BY action
         """).show(truncate=False)
         spark.stop()

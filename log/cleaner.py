@@ -55,7 +55,7 @@ def dirty_ratio(log: Log) -> float:
 
 
 def maybe_compact(log: Log) -> CleanResult | None:
-    """Compact when the log is compacted and its dirty ratio reached ``min.cleanable.dirty.ratio``."""
+    """Compact a compacted log whose dirty ratio reached ``min.cleanable.dirty.ratio``."""
     if not log.config.compact or len(log.segments) < 2:
         return None
     ratio = dirty_ratio(log)
@@ -134,7 +134,7 @@ def _clean_segment(
 
 
 def _rebuild(header: BatchHeader, kept: RecordColumns) -> bytes:
-    """A batch with the same header identity (offsets, epoch, producer) holding only the ``kept`` records."""
+    """A batch with the same header identity (offsets, epoch, producer), only ``kept`` records."""
     first_ts = header.first_timestamp
     return encode_batch(
         kept,

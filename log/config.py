@@ -75,7 +75,7 @@ class LogConfig:
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any], base: LogConfig | None = None) -> LogConfig:
-        """Build a config from Kafka names (``retention.ms``) or snake_case, over ``base`` defaults."""
+        """A config from Kafka names (``retention.ms``) or snake_case, over ``base`` defaults."""
         return apply_overrides(base or cls(), values, "topic")
 
     def to_dict(self) -> dict[str, Any]:
@@ -94,7 +94,7 @@ class LogConfig:
 
 
 def apply_overrides(base: Any, values: Mapping[str, Any], kind: str) -> Any:
-    """Return ``base`` (a config dataclass) with ``values`` applied, each validated against its field."""
+    """``base`` (a config dataclass) with ``values`` applied, each validated against its field."""
     known = {f.name: f for f in dataclasses.fields(base)}
     changes: dict[str, Any] = {}
     for raw_key, raw_value in values.items():

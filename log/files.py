@@ -65,7 +65,7 @@ def write_durably(path: Path, data: bytes) -> None:
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data``: write a temp file, fsync it, rename it over, fsync the dir."""
+    """Replace ``path`` by ``data``: write a temp file, fsync, rename it over, fsync the dir."""
     temp = path.with_name(path.name + TEMP_SUFFIX)
     write_durably(temp, data)
     os.replace(temp, path)

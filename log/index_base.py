@@ -29,7 +29,7 @@ class SortedIndex:
         self._persisted = 0
 
     def load(self) -> bool:
-        """Read entries from disk; return False (leaving the index empty) if the file is unusable."""
+        """Read entries from disk; False (and an empty index) if the file is unusable."""
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:

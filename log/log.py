@@ -159,7 +159,8 @@ class Log:
                 self.recovered_bytes_cut += cut
                 later = self.segments[index + 1 :]
                 logger.warning(
-                    "%s: cut %d damaged bytes from segment %d at offset %d and dropped %d later segments",
+                    "%s: cut %d damaged bytes from segment %d at offset %d and dropped %d later "
+                    "segments",
                     self.directory.name,
                     cut,
                     segment.base_offset,
@@ -221,11 +222,13 @@ class Log:
         for position, header in batches:
             if header.size_in_bytes > self.config.max_message_bytes:
                 raise MessageTooLargeError(
-                    f"batch of {header.size_in_bytes} bytes exceeds max.message.bytes={self.config.max_message_bytes}"
+                    f"batch of {header.size_in_bytes} bytes exceeds "
+                    f"max.message.bytes={self.config.max_message_bytes}"
                 )
             if header.size_in_bytes > self.config.segment_bytes:
                 raise RecordListTooLargeError(
-                    f"batch of {header.size_in_bytes} bytes exceeds segment.bytes={self.config.segment_bytes}"
+                    f"batch of {header.size_in_bytes} bytes exceeds "
+                    f"segment.bytes={self.config.segment_bytes}"
                 )
             if header.record_count == 0:
                 raise CorruptMessageError(f"batch at byte {position} holds no records")
@@ -266,7 +269,8 @@ class Log:
                 header.base_offset > expected and not self.config.compact
             ):
                 raise UnexpectedAppendOffsetError(
-                    f"follower append of batch at offset {header.base_offset} does not follow log end offset {expected}"
+                    f"follower append of batch at offset {header.base_offset} does not follow log "
+                    f"end offset {expected}"
                 )
             expected = header.next_offset
         for _, header in batches:
@@ -334,7 +338,8 @@ class Log:
         end = self.log_end_offset
         if offset < self.log_start_offset or offset > end:
             raise OffsetOutOfRangeError(
-                f"offset {offset} is outside the log of {self.directory.name}: [{self.log_start_offset}, {end}]"
+                f"offset {offset} is outside the log of {self.directory.name}: "
+                f"[{self.log_start_offset}, {end}]"
             )
         if offset == end or (max_offset is not None and offset >= max_offset):
             return b""
@@ -367,7 +372,7 @@ class Log:
     # ------------------------------------------------------------------ truncation
 
     def truncate_to(self, offset: int) -> int:
-        """Remove every record at or above ``offset`` (a follower diverged); return bytes removed."""
+        """Remove every record at or above ``offset`` (diverged follower); return bytes removed."""
         if offset >= self.log_end_offset:
             return 0
         if offset <= self.log_start_offset:
@@ -383,7 +388,7 @@ class Log:
         return removed
 
     def truncate_fully_and_start_at(self, offset: int) -> int:
-        """Drop the whole log and restart it empty at ``offset`` (a replica far behind the leader)."""
+        """Drop the whole log and restart it empty at ``offset`` (a replica far behind)."""
         removed = self.size_in_bytes
         for segment in self.segments:
             segment.delete()
@@ -397,8 +402,7 @@ class Log:
     # ------------------------------------------------------------------ retention
 
     def delete_old_segments(self) -> int:
-        """Apply retention.ms and retention.bytes (and the
-        log start offset) to whole inactive segments.
+        """Apply retention.ms, retention.bytes and the log start offset to whole inactive segments.
 
         Returns how many segments were deleted. The active segment is never deleted.
         """
@@ -442,7 +446,7 @@ class Log:
         return count
 
     def advance_log_start_offset(self, offset: int) -> None:
-        """Move the log start offset forward (DeleteRecords); segments below it go at the next retention pass."""
+        """Move the log start offset forward (DeleteRecords); retention drops what is below."""
         if offset > self.log_end_offset:
             raise OffsetOutOfRangeError(
                 f"log start offset {offset} is above the log end offset {self.log_end_offset}"
@@ -455,7 +459,7 @@ class Log:
     # ------------------------------------------------------------------ durability and lifecycle
 
     def flush(self) -> None:
-        """fsync every segment holding records above the recovery point; advance the recovery point."""
+        """fsync every segment with records above the recovery point; advance the recovery point."""
         start = max(0, bisect.bisect_right(self._bases, self.recovery_point) - 1)
         for segment in self.segments[start:]:
             segment.flush()
@@ -464,7 +468,7 @@ class Log:
         self._last_flush_ms = self.clock()
 
     def maybe_flush(self) -> bool:
-        """Flush if ``flush.ms`` has passed since the last flush with records waiting; called periodically."""
+        """Flush when records wait and ``flush.ms`` passed since the last flush (periodic)."""
         if self._unflushed_records and self.clock() - self._last_flush_ms >= self.config.flush_ms:
             self.flush()
             return True
@@ -476,7 +480,7 @@ class Log:
         self._start_checkpoint.write(self.log_start_offset)
 
     def update_config(self, config: LogConfig) -> None:
-        """Apply a changed topic config; it takes effect for the next appends, rolls and retention."""
+        """Apply a changed topic config to the next appends, rolls and retention passes."""
         self.config = config
         for segment in self.segments:
             segment.index_interval_bytes = config.index_interval_bytes
@@ -491,7 +495,7 @@ class Log:
         fsync_dir(self.directory)
 
     def abandon(self) -> None:
-        """Close file descriptors without flushing or marking a clean shutdown (a simulated crash)."""
+        """Close file descriptors without a flush or a clean-shutdown marker (a simulated crash)."""
         for segment in self.segments:
             segment.release()
 

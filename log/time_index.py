@@ -13,7 +13,7 @@ from rafka.log.index_base import SortedIndex
 
 
 class TimeIndex(SortedIndex):
-    """Maps timestamps to the offset from which a forward scan finds the first record at or after them."""
+    """Maps a timestamp to the offset from which a scan finds the first record at or after it."""
 
     entry = struct.Struct(">qi")
 

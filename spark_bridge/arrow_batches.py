@@ -25,7 +25,7 @@ HEADERS_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]
 
 
 def arrow_schema(include_headers: bool) -> pa.Schema:
-    """The Arrow form of Spark's Kafka schema, exactly as PySpark expects it back from ``read()``."""
+    """The Arrow form of Spark's Kafka schema, as PySpark expects it back from ``read()``."""
     fields = [
         ("key", pa.binary()),
         ("value", pa.binary()),
@@ -41,7 +41,7 @@ def arrow_schema(include_headers: bool) -> pa.Schema:
 
 
 def _int64s(values: array) -> pa.Array:
-    """An Arrow int64 array over an ``array('q')``'s buffer, without converting element by element."""
+    """An Arrow int64 array over an ``array('q')``'s buffer, not converted element by element."""
     return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
 
 

@@ -31,7 +31,8 @@ from rafka.spark_bridge.options import ClusterSettings, option_error
 
 PROBE_TIMEOUT_S = 5.0
 AUTH_HINT = (
-    "Spark tasks connect with the option 'rafka.ray.address' (else RAY_ADDRESS, else 'auto'); if the Ray "
+    "Spark tasks connect with the option 'rafka.ray.address' (else RAY_ADDRESS, else 'auto'); if "
+    "the Ray "
     "cluster uses token authentication, pass spark.executorEnv.RAY_AUTH_MODE=token and "
     "spark.executorEnv.RAY_AUTH_TOKEN=<token> (see `ray get-auth-token`)"
 )
@@ -48,7 +49,7 @@ def _target(settings: ClusterSettings) -> str:
 
 
 def _probe(address: str) -> None:
-    """Fail fast on an explicit host:port nobody listens on; ``ray.init`` would retry for minutes."""
+    """Fail fast on an explicit host:port nobody listens on (``ray.init`` retries for minutes)."""
     host, _, port = address.rpartition(":")
     if not host or not port.isdigit():
         return
@@ -62,7 +63,7 @@ def _probe(address: str) -> None:
 
 
 def connect(settings: ClusterSettings) -> None:
-    """Join the Ray cluster unless this process already has; a different explicit address is an error."""
+    """Join the Ray cluster unless this process has; a different explicit address is an error."""
     target = _target(settings)
     if ray.is_initialized():
         current = ray.get_runtime_context().gcs_address

@@ -102,7 +102,8 @@ def resolve(
             extra = ", ".join(f"{t}-{p}" for t, p in sorted(given - set(wanted))) or "none"
             raise option_error(
                 spec.option,
-                f"must name every partition read and no other (missing: {missing}; not read: {extra})",
+                f"must name every partition read and no other (missing: {missing}; not read: "
+                f"{extra})",
             )
     if spec.kind == "offsets":
         sentinel = {
@@ -141,8 +142,7 @@ def resolve(
 def rate_limit(
     limit: int, start: Mapping[TopicPartition, int], latest: Mapping[TopicPartition, int]
 ) -> PartitionOffsets:
-    """Cap a micro-batch at about ``limit`` offsets, shared
-    in proportion to each partition's backlog.
+    """Cap a micro-batch at about ``limit`` offsets, shared in proportion to each backlog.
 
     Spark's ``rateLimit``: a partition's share is floored, but a share
     below one offset is rounded up so that small partitions are never
@@ -163,14 +163,14 @@ def rate_limit(
 
 
 def backlog(start: Mapping[TopicPartition, int], latest: Mapping[TopicPartition, int]) -> int:
-    """Offsets available past ``start`` (a partition absent from ``start`` counts from 0, as in Spark)."""
+    """Offsets available past ``start`` (a partition not in ``start`` counts from 0)."""
     return sum(max(0, end - start.get(tp, 0)) for tp, end in latest.items())
 
 
 def should_delay(
     min_rows: int, available: int, since_last_batch_ms: float, max_trigger_delay_ms: int
 ) -> bool:
-    """``minOffsetsPerTrigger``: skip this trigger while fewer offsets wait, until ``maxTriggerDelay`` passes."""
+    """``minOffsetsPerTrigger``: skip triggers while fewer wait, until ``maxTriggerDelay``."""
     return since_last_batch_ms < max_trigger_delay_ms and available < min_rows
 
 
@@ -200,7 +200,8 @@ def plan_ranges(
             ranges.append(OffsetRange(topic, partition, begin, until))
     for topic, partition in sorted(set(start) - set(end)):
         losses.append(
-            f"{topic}-{partition}: the partition is gone (its topic was deleted?), so records may have been missed"
+            f"{topic}-{partition}: the partition is gone (its topic was deleted?), so records may "
+            "have been missed"
         )
     return ranges, losses
 
@@ -249,14 +250,16 @@ def split_ranges(ranges: list[OffsetRange], min_partitions: int | None) -> list[
 # ---------------------------------------------------------------------- data loss
 
 DATA_LOSS_ADVICE = (
-    "Some data may have been lost because it is not available in the cluster any more: either retention "
-    "removed it or the topic was deleted before all of it was processed. If you don't want the query to fail "
+    "Some data may have been lost because it is not available in the cluster any more: either "
+    "retention "
+    "removed it or the topic was deleted before all of it was processed. If you don't want the "
+    "query to fail "
     "in such cases, set the source option 'failOnDataLoss' to 'false'."
 )
 
 
 def report_data_loss(detail: str, fail_on_data_loss: bool) -> None:
-    """``failOnDataLoss``: raise OFFSET_OUT_OF_RANGE naming the option, or log a warning and go on."""
+    """``failOnDataLoss``: raise OFFSET_OUT_OF_RANGE naming the option, or warn and go on."""
     if fail_on_data_loss:
         raise OffsetOutOfRangeError(f"{detail}. {DATA_LOSS_ADVICE}")
     logger.warning("%s. Skipping it because failOnDataLoss is false.", detail)

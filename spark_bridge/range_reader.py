@@ -1,5 +1,4 @@
-"""Reading one offset range of one partition, straight from
-its leader replica, as Arrow record batches.
+"""Reading one offset range of one partition from its leader replica, as Arrow record batches.
 
 This is what a Spark task runs. It fetches committed records (the leader answers consumers only
 below the high watermark) from ``start`` until ``end`` and keeps exactly the offsets in
@@ -37,7 +36,7 @@ RETRY_BACKOFF_S = 0.1
 
 
 class LeaderFetcher:
-    """Sends fetches for one partition to its current leader replica, finding a new one when it moves."""
+    """Sends fetches for one partition to its leader replica, finding the new one when it moves."""
 
     def __init__(
         self,
@@ -58,7 +57,7 @@ class LeaderFetcher:
         self._stale = False
 
     def send(self, offset: int) -> Any:
-        """Start a fetch at ``offset``; returns its ObjectRef. Looks the leader up if none is known."""
+        """Start a fetch at ``offset`` and return its ObjectRef; find the leader if unknown."""
         if self._leader is None:
             self._leader, metadata = self.cluster.leader_replica(
                 self.topic, self.partition, refresh=self._stale
@@ -106,7 +105,8 @@ def read_range(
     while position < end:
         if time.monotonic() > progress_deadline:
             raise KafkaTimeoutError(
-                f"option 'kafkaConsumer.pollTimeoutMs': no records of {topic}-{partition} at offset "
+                f"option 'kafkaConsumer.pollTimeoutMs': no records of {topic}-{partition} at "
+                "offset "
                 f"{position} within {poll_timeout_ms} ms (reading [{offsets.start}, {end}))"
             )
         try:
@@ -143,14 +143,16 @@ def read_range(
             if position < response.log_start_offset:
                 resume = min(response.log_start_offset, end)
                 report_data_loss(
-                    f"Cannot fetch offsets [{position}, {resume}) of {topic}-{partition}: the log now starts "
+                    f"Cannot fetch offsets [{position}, {resume}) of {topic}-{partition}: the log "
+                    "now starts "
                     f"at {response.log_start_offset}",
                     fail_on_data_loss,
                 )
                 position = resume
             else:
                 report_data_loss(
-                    f"Cannot fetch offsets [{position}, {end}) of {topic}-{partition}: the log now ends at "
+                    f"Cannot fetch offsets [{position}, {end}) of {topic}-{partition}: the log now "
+                    "ends at "
                     f"{response.log_end_offset}",
                     fail_on_data_loss,
                 )

@@ -20,9 +20,10 @@ Layout (big-endian), modelled on Kafka's v2 ``RecordBatch``::
       producer_epoch         int16   -1 when not idempotent
       base_sequence          int32   -1 when not idempotent
       record_count           int32   number of records that follow
-      records                bytes   msgpack array of record columns, compressed as a whole per ``attributes``
+      records                bytes   msgpack array of record columns, compressed as a whole
+                                     per ``attributes``
 
-    Records => msgpack array [offset_deltas, timestamp_deltas, keys, values, headers], one column each
+    Records => msgpack array of columns [offset_deltas, timestamp_deltas, keys, values, headers]
       offset_deltas     nil for a batch as built (0..record_count-1); after compaction, which leaves
                         gaps, an array of int: offset minus base_offset
       timestamp_deltas  array of int: timestamp minus first_timestamp
@@ -110,8 +111,7 @@ class Record(NamedTuple):
 
 
 class RecordColumns(NamedTuple):
-    """A batch's records as columns, every one
-    ``record_count`` long, offsets and timestamps relative.
+    """A batch's records as columns ``record_count`` long, offsets and timestamps relative.
 
     This is the decoded form of the records section and what ``encode_batch`` frames: the builder
     fills it, the cleaner filters it, the consumer and the Spark bridge read it.
@@ -125,7 +125,7 @@ class RecordColumns(NamedTuple):
 
     @classmethod
     def from_rows(cls, rows: Sequence[Sequence[object]]) -> RecordColumns:
-        """Columns from ``(offset_delta, timestamp_delta, key, value, headers)`` rows (tools and tests)."""
+        """Columns from ``(offset_delta, timestamp_delta, key, value, headers)`` rows."""
         if not rows:
             return cls((), (), (), (), ())
         ods, tds, keys, values, headers = zip(*rows, strict=True)
@@ -287,7 +287,8 @@ def read_header(buf: bytes | bytearray | memoryview, position: int = 0) -> Batch
     """Parse the header at ``position``; raise CORRUPT_MESSAGE if it is truncated or malformed."""
     if len(buf) - position < HEADER_SIZE:
         raise CorruptMessageError(
-            f"batch header at byte {position} is truncated: {len(buf) - position} of {HEADER_SIZE} bytes"
+            f"batch header at byte {position} is truncated: {len(buf) - position} of {HEADER_SIZE} "
+            "bytes"
         )
     header = BatchHeader(*HEADER.unpack_from(buf, position))
     if header.magic != MAGIC:
@@ -296,7 +297,8 @@ def read_header(buf: bytes | bytearray | memoryview, position: int = 0) -> Batch
         )
     if header.attributes & CODEC_MASK > max(Compression):
         raise CorruptMessageError(
-            f"batch at byte {position} names unknown compression codec {header.attributes & CODEC_MASK}"
+            f"batch at byte {position} names unknown compression codec "
+            f"{header.attributes & CODEC_MASK}"
         )
     if header.batch_length < HEADER_SIZE - LOG_OVERHEAD:
         raise CorruptMessageError(f"batch at byte {position} declares length {header.batch_length}")
@@ -387,8 +389,7 @@ def gc_paused() -> Iterator[None]:
 def decode_columns(
     buf: bytes | bytearray | memoryview, position: int, header: BatchHeader
 ) -> RecordColumns:
-    """Decode the batch's records section to columns,
-    checking the section's shape and column lengths.
+    """Decode the batch's records section to columns, checking its shape and column lengths.
 
     Element types are not checked here (``validate_records`` does that): a CRC-verified batch holds
     what a builder wrote.
@@ -423,7 +424,8 @@ def decode_columns(
     ):
         if not isinstance(column, (tuple, range)) or len(column) != count:
             raise CorruptMessageError(
-                f"batch at offset {header.base_offset} declares {count} records, its {name} column holds "
+                f"batch at offset {header.base_offset} declares {count} records, its {name} column "
+                "holds "
                 f"{len(column) if isinstance(column, tuple) else 'no array of'} entries"
             )
     return RecordColumns(offset_deltas, timestamp_deltas, keys, values, headers)

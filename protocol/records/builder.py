@@ -1,4 +1,4 @@
-"""Builds one record batch from records appended one at a time (the producer's per-partition buffer)."""
+"""Builds one record batch from records appended one by one (the producer's partition buffer)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def _check_headers(
 
 
 def _check_column(name: str, column: Sequence[bytes | None]) -> int:
-    """Bytes in a key or value column; TypeError naming the first entry that is not bytes or None."""
+    """Bytes in a key or value column; TypeError names the first entry not bytes or None."""
     if not set(map(type, column)) <= _BYTES_OR_NONE:
         bad = next(item for item in column if item is not None and type(item) is not bytes)
         raise TypeError(f"{name} must be bytes or None, got {type(bad).__name__}")
@@ -235,7 +235,7 @@ def build_batch(
     ],
     compression: Compression = Compression.NONE,
 ) -> bytes:
-    """Build one batch from ``(key, value, timestamp_ms[, headers])`` tuples: a convenience for tools and tests."""
+    """Build one batch from ``(key, value, timestamp_ms[, headers])`` tuples (tools and tests)."""
     builder = RecordBatchBuilder(compression=compression, batch_size=1 << 62)
     for record in records:
         builder.append(record[2], record[0], record[1], record[3] if len(record) > 3 else ())

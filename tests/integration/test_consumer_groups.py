@@ -1,5 +1,4 @@
-"""Consumer groups on a real cluster: assignment,
-rebalances, committed offsets, fencing and failover.
+"""Consumer groups on a real cluster: assignment, rebalances, commits, fencing and failover.
 
 The module has a cluster of its own (namespace ``rafka-groups``) with a small
 ``__consumer_offsets``, no initial rebalance delay and short session timeouts, so
@@ -162,7 +161,8 @@ def poll_until(
     deadline = time.monotonic() + timeout_s
     while not done(records):
         assert time.monotonic() < deadline, (
-            f"timed out after {timeout_s}s waiting for {what}; got {[(r.partition, r.offset) for r in records]}"
+            f"timed out after {timeout_s}s waiting for {what}; got "
+            f"{[(r.partition, r.offset) for r in records]}"
         )
         for part in consumer.poll(timeout_ms=300).values():
             records.extend(part)
@@ -198,7 +198,7 @@ def coordinator_handle(broker_id: int) -> Any:
 
 
 def coordinator_actor(cluster: LocalCluster, admin: Admin, group: str) -> Any:
-    """The actor answering for ``group`` (creating ``__consumer_offsets`` first if no group used it yet)."""
+    """The actor answering for ``group`` (creating ``__consumer_offsets`` first if need be)."""
     admin.describe_group(group)
     return coordinator_handle(
         wait_until(lambda: coordinator_id(cluster, admin, group), 60, f"the coordinator of {group}")
@@ -241,7 +241,7 @@ class Delivery:
 
 @dataclass(frozen=True)
 class Commit:
-    """A commit that succeeded: the offsets (next to consume) it stored, ordered after what it covers."""
+    """A commit that succeeded: the offsets (next to consume) it stored, after what it covers."""
 
     seq: int
     member: str
@@ -329,7 +329,7 @@ class Member:
         self._stop.set()
 
     def stop(self) -> None:
-        """Stop polling and close the consumer (LeaveGroup); re-raise what the thread failed with."""
+        """Stop polling and close the consumer (LeaveGroup); re-raise the thread's failure."""
         self._stop.set()
         self._thread.join(timeout=90)
         assert not self._thread.is_alive(), f"member {self.name} did not stop"
@@ -912,7 +912,7 @@ def test_auto_create_topics_creates_an_unknown_topic_on_first_use(
 def test_coordinator_failover_keeps_committed_offsets_and_consumption_resumes(
     gcluster: LocalCluster, gadmin: Admin
 ) -> None:
-    """Runs last: it kills a broker and leaves it dead (restarting it would only slow the teardown)."""
+    """Runs last: it kills a broker and leaves it dead (a restart would only slow the teardown)."""
     topic = "failover-data"
     group = group_away_from_the_controller(gcluster, gadmin, "failover-g")
     create_topic(gcluster, topic, 3, 3)

@@ -364,7 +364,8 @@ def test_seed_003_all_in_sync_replicas_dead(
                     p.leader == -1,
                 )[1],
                 90,
-                f"the partition to go offline after broker {leader} died (follower {follower} was paused)",
+                f"the partition to go offline after broker {leader} died (follower {follower} was "
+                "paused)",
             )
         except AssertionError as exc:
             raise AssertionError(f"{exc}; last seen {seen[-1:]}") from None

@@ -306,11 +306,14 @@ def test_no_acknowledged_record_is_lost_under_injected_faults(
         gaps_s[p] = max((b - a for a, b in itertools.pairwise(times)), default=0.0)
 
     print(
-        f"\nfault injection (seed {SEED}, {FAULT_PHASE_S:.0f}s): {len(faults.injected)} faults: {faults.injected}"
+        f"\nfault injection (seed {SEED}, {FAULT_PHASE_S:.0f}s): {len(faults.injected)} faults: "
+        f"{faults.injected}"
     )
     print(
-        f"acknowledged {len(workload.acked)}, failed sends {workload.failed}, lost {len(lost)}, duplicates {duplicates}, "
-        f"longest gap between acknowledgements per partition (s): { {p: round(g, 2) for p, g in gaps_s.items()} }"
+        f"acknowledged {len(workload.acked)}, failed sends {workload.failed}, lost {len(lost)}, "
+        f"duplicates {duplicates}, "
+        "longest gap between acknowledgements per partition (s): "
+        f"{ {p: round(g, 2) for p, g in gaps_s.items()} }"
     )
     assert len(workload.acked) > 1000
     assert lost == []

@@ -1,4 +1,4 @@
-"""The ``rafka`` Spark source on a real local[2] SparkSession and the session's real 3-broker cluster."""
+"""The ``rafka`` Spark source on a real local[2] SparkSession and the session's 3-broker cluster."""
 
 from __future__ import annotations
 
@@ -28,8 +28,9 @@ TS0 = 1_700_000_000_000
 def produce(
     topic: str, count: int, partitions: int, namespace: str = NS, **config: Any
 ) -> dict[tuple[int, int], tuple]:
-    """Send ``count`` records round-robin over explicit partitions,
-    record i at timestamp TS0 + 10 * (i // partitions).
+    """Send ``count`` records round-robin over explicit partitions.
+
+    Record i has timestamp TS0 + 10 * (i // partitions).
 
     Returns {(partition, offset): (key, value, headers, timestamp_ms)} as acknowledged.
     """

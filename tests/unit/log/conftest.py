@@ -1,4 +1,4 @@
-"""Shared fixtures for the partition log tests: a fake clock and a log harness with a brute-force model."""
+"""Fixtures for the partition log tests: a fake clock and a log harness with a brute-force model."""
 
 from __future__ import annotations
 
@@ -156,7 +156,7 @@ class LogHarness:
         )
 
     def forget_from(self, offset: int) -> None:
-        """Drop model batches that a truncation to ``offset`` removes (those ending at or after it)."""
+        """Drop the model batches a truncation to ``offset`` removes (ending at or after it)."""
         self.batches = [b for b in self.batches if b.last_offset < offset]
 
     # ------------------------------------------------------------------ model queries
@@ -166,13 +166,13 @@ class LogHarness:
         return [r for b in self.batches for r in b.records]
 
     def expected_from(self, offset: int) -> list[Record]:
-        """Model records a full read from ``offset`` returns: whole batches ending at or after it."""
+        """Model records a full read from ``offset`` returns: the batches ending at or after it."""
         return [r for b in self.batches if b.last_offset >= offset for r in b.records]
 
     def offset_for_timestamp(
         self, timestamp: int, log_start_offset: int = 0
     ) -> tuple[int, int] | None:
-        """The model's (offset, timestamp) of the first record at or above the start with timestamp >= it."""
+        """The model's (offset, timestamp) of the first record from the start at or after it."""
         for record in self.records:
             if record.offset >= log_start_offset and record.timestamp >= timestamp:
                 return record.offset, record.timestamp
@@ -185,7 +185,7 @@ class LogHarness:
     # ------------------------------------------------------------------ log queries
 
     def read_all(self, start: int | None = None, max_bytes: int = 1 << 20) -> list[Record]:
-        """Every record from ``start`` (default: log start) to the LEO, CRC-checked, in read order."""
+        """Every record from ``start`` (default: log start) to the LEO, CRC-checked, in order."""
         assert self.log is not None
         offset = self.log.log_start_offset if start is None else start
         out: list[Record] = []
@@ -209,7 +209,7 @@ class LogHarness:
         return out
 
     def snapshot(self) -> dict[str, bytes]:
-        """Every file of the partition directory, to restore the same on-disk state again and again."""
+        """Every file of the partition directory, to restore the same on-disk state again."""
         return {p.name: p.read_bytes() for p in self.directory.iterdir()}
 
     def restore(self, files: dict[str, bytes]) -> None:
@@ -270,7 +270,7 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def harness(tmp_path: Path, clock: FakeClock):
-    """A log harness on ``<tmp>/topic-0``; every log it opened has its descriptors released afterwards."""
+    """A log harness on ``<tmp>/topic-0``; every log it opened has its descriptors released."""
     h = LogHarness(tmp_path / "topic-0", clock)
     yield h
     h.release_all()

@@ -1,4 +1,4 @@
-"""Tests for log compaction: latest record per key, tombstones, dirty ratio and crash-safe segment swaps."""
+"""Tests for log compaction: latest record per key, tombstones, dirty ratio, crash-safe swaps."""
 
 from __future__ import annotations
 
@@ -214,7 +214,7 @@ def test_compacted_log_reopens_with_the_same_records(harness, compacted_log, shu
 
 @pytest.fixture
 def swap_scene(harness, compacted_log):
-    """Files before compaction, the rewritten bytes of one segment, and its base offset; the log is closed."""
+    """Files before compaction, one segment's rewritten bytes and its base offset; log closed."""
     compacted_log.close()
     before = harness.snapshot()
     log = harness.open()

@@ -1,4 +1,4 @@
-"""Tests for Log.append_as_leader / append_as_follower: offsets, epochs, validation, flush policy."""
+"""Tests for Log.append_as_leader and append_as_follower: offsets, epochs, validation, flush."""
 
 from __future__ import annotations
 

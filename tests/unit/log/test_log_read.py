@@ -1,4 +1,4 @@
-"""Tests for Log.read and Log.offset_for_timestamp against a brute-force model of every appended record."""
+"""Tests for Log.read and Log.offset_for_timestamp against a brute-force model of the records."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def filled(request, harness, make_batches):
 
 
 def _expected_batches(harness, log, offset, max_bytes, max_offset, min_one_batch):
-    """The model's answer to read(): whole batches from the one holding ``offset``, within its segment."""
+    """The model's read(): whole batches from the one holding ``offset``, within its segment."""
     bases = [s.base_offset for s in log.segments]
     first = harness.batch_index(offset)
     segment = bisect.bisect_right(bases, harness.batches[first].base_offset) - 1

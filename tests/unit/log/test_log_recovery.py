@@ -1,4 +1,4 @@
-"""Crash tests: torn tails, flipped bytes and damaged indexes are cut or rebuilt on open; flushed data survives."""
+"""Crash tests: torn tails, flipped bytes, damaged indexes are cut or rebuilt; flushes survive."""
 
 from __future__ import annotations
 
@@ -22,8 +22,7 @@ CRASH_ROUNDS = 30
 
 @pytest.fixture(params=["never-checkpointed", "stale-checkpoint"])
 def crashed(request, harness, make_batches, scan_segment_files):
-    """A log of several segments with batches of many sizes,
-    crashed (no flush, no clean-shutdown marker).
+    """A log of segments with batches of many sizes, crashed (no flush, no clean-shutdown marker).
 
     "never-checkpointed" leaves the recovery point at 0, so every segment is verified on open; with
     "stale-checkpoint" the recovery point on disk is from halfway, so only later segments are.
@@ -307,7 +306,8 @@ def test_unclean_open_verifies_segments_from_the_recovery_point(
     harness.append(make_batches(random.Random(10), 40))
     bases = [s.base_offset for s in log.segments]
     if checkpointed:
-        log.checkpoint()  # the recovery point is the active segment's base: the rolls flushed the rest
+        # The recovery point is the active segment's base: the rolls flushed the rest.
+        log.checkpoint()
     harness.crash()
     recover_calls.clear()
     log = harness.open()

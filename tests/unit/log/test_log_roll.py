@@ -1,4 +1,4 @@
-"""Tests for segment rolling (size, time, full index, explicit) and for the on-disk segment layout."""
+"""Tests for segment rolling (size, time, full index, explicit) and the on-disk segment layout."""
 
 from __future__ import annotations
 

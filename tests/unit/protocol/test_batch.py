@@ -1,4 +1,4 @@
-"""Tests for rafka.protocol.records.batch: the v2 record batch layout, its CRC, stamping and decoding."""
+"""Tests for rafka.protocol.records.batch: v2 batch layout, its CRC, stamping and decoding."""
 
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ def _rows_batch(rows: list[list[object]], **fields: int) -> bytes:
 
 
 def _reframe(batch: bytes, **changes: int) -> bytes:
-    """Rewrite header fields of ``batch`` and recompute the CRC, so only the changed fields are wrong."""
+    """Rewrite header fields of ``batch`` and recompute the CRC: only those fields are wrong."""
     header = dataclasses.replace(read_header(batch), **changes)
     raw = bytearray(HEADER.pack(*dataclasses.astuple(header)) + batch[HEADER_SIZE:])
     if "crc" not in changes:
@@ -462,7 +462,7 @@ def test_validate_records_accepts_builder_output_and_compacted_gaps():
 
 
 def _section_batch(section: object, record_count: int, last_offset_delta: int) -> bytes:
-    """A batch whose records section is ``section`` packed as is, under a header with a valid CRC."""
+    """A batch whose records section is ``section`` packed as is, under a header with a good CRC."""
     body = msgpack.packb(section)
     return _reframe(
         _sample()[:HEADER_SIZE] + body,

@@ -1,4 +1,4 @@
-"""Fuzz tests: malformed batches raise only CORRUPT_MESSAGE (or UNSUPPORTED_COMPRESSION_TYPE) from the decoder."""
+"""Fuzz tests: the decoder raises only CORRUPT_MESSAGE or UNSUPPORTED_COMPRESSION_TYPE."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def _call(outcomes: dict[str, str], name: str, allowed, fn, *args) -> bool:
 
 
 def _exercise(data: bytes, kind: type = bytes) -> dict[str, str]:
-    """Feed ``data`` to every decoder entry point; any exception not allowed escapes and fails the test."""
+    """Feed ``data`` to every decoder entry point; a disallowed exception escapes and fails."""
     buf = kind(data)
     outcomes: dict[str, str] = {}
     allowed = _allowed(buf, 0)
@@ -135,7 +135,7 @@ def _frame(
     first_timestamp: int = 0,
     base_offset: int = 0,
 ) -> bytes:
-    """Frame any body with the given header fields and a CRC that matches, so decoding gets past the CRC."""
+    """Frame any body with the given header fields and a matching CRC, so decoding gets past it."""
     length = HEADER_SIZE - LOG_OVERHEAD + len(body) if batch_length is None else batch_length
     raw = bytearray(
         HEADER.pack(
