@@ -26,11 +26,10 @@ from rafka.protocol.errors import KafkaTimeoutError
 
 logger = logging.getLogger(__name__)
 
-# Settings for a Ray instance rafka starts itself; a value already in the
-# environment wins. Ray records every task's state changes for its dashboard, and
-# a broker cluster makes thousands of actor calls a second: turning the recording
-# off took acks=all p99 at 10,000 records/s from 12-21 ms to 9-11 ms on the 2-core
-# benchmark machine. `ray list tasks` then shows no tasks for this Ray instance.
+# Settings for a Ray instance rafka starts itself; a value already in the environment wins. Ray
+# records every task's state changes for its dashboard, and a broker cluster makes thousands of
+# actor calls a second, so the recording is off (bench/README.md has the latency it costs).
+# `ray list tasks` then shows no tasks for this Ray instance.
 RAY_ENV_DEFAULTS = {"RAY_task_events_report_interval_ms": "0"}
 
 

@@ -5,7 +5,7 @@
 It starts ZooKeeper, a local Ray instance (127.0.0.1 only) and three brokers with their logs under a
 temporary directory, creates a topic with 3 partitions and replication factor 3, produces keyed JSON
 records with acks=all, reads them back with a consumer (assign + seek_to_beginning + poll), looks up
-offsets by timestamp, and shuts everything down. It takes about 30 s on a small machine.
+offsets by timestamp, and shuts everything down.
 """
 
 from __future__ import annotations

@@ -374,7 +374,7 @@ def gc_paused() -> Iterator[None]:
     """Pause the cyclic GC while building many small containers at once.
 
     Decoding a batch allocates a tuple per record; with the GC on, each allocation burst triggers
-    collections that rescan them all, which makes decoding about three times slower.
+    collections that rescan them all, which dominates the cost of decoding.
     """
     if not gc.isenabled():
         yield

@@ -301,11 +301,12 @@ def test_acks_all_is_refused_below_min_insync_replicas(
 
 
 @pytest.mark.parametrize("unclean", [False, True])
-def test_seed_003_all_in_sync_replicas_dead(
+def test_all_in_sync_replicas_dead_unclean_election_decides(
     fcluster: LocalCluster, fadmin: Admin, unclean: bool
 ) -> None:
-    """Seed 003: the only in-sync replica dies while the other is out of sync: unclean election off
-    keeps the partition offline (consistency); on, the stale replica leads and the tail is lost."""
+    """The only in-sync replica dies while the other is out of sync: with Kafka's
+    ``unclean.leader.election.enable`` off (the default since KIP-106) the partition stays offline;
+    on, the stale replica leads and the tail is lost."""
     ensure_all_brokers(fcluster, fadmin)
     topic = f"unclean-{str(unclean).lower()}"
     fadmin.create_topic(
