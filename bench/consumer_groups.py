@@ -40,7 +40,7 @@ BROKER_CONFIG = {
 }
 SESSION_TIMEOUT_MS = 3000
 HEARTBEAT_MS = 300
-MEMBER_CONFIG = {
+MEMBER_CONFIG: dict[str, Any] = {
     "session_timeout_ms": SESSION_TIMEOUT_MS,
     "heartbeat_interval_ms": HEARTBEAT_MS,
     "enable_auto_commit": False,
@@ -50,7 +50,7 @@ GROUP_SIZES = (1, 2, 4, 8)
 MEMBERS_TOPIC, MEMBERS_PARTITIONS = "members", 8
 CONSUME_TOPIC, CONSUME_PARTITIONS = "consume", 6
 PRODUCER = {"batch_size": 262_144, "linger_ms": 5, "acks": "all"}
-CONSUMER = {"max_poll_records": 100_000, "max_partition_fetch_bytes": 4 << 20}
+CONSUMER: dict[str, Any] = {"max_poll_records": 100_000, "max_partition_fetch_bytes": 4 << 20}
 COMMIT_SECONDS = 3.0
 ASYNC_WINDOW = 64
 STABLE_DEADLINE_S = 60.0

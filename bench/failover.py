@@ -65,7 +65,7 @@ def _measure(case: str) -> float:
 
 def run() -> list[tuple[str, ...]]:
     """The three failover cases as table rows."""
-    rows = []
+    rows: list[tuple[str, ...]] = []
     targets = {
         "zookeeper": f"<= {SESSION_TIMEOUT_MS / 1000 + 1:.0f} s (session timeout + 1 s)",
         "ray": "<= 1.5 s",

@@ -111,7 +111,7 @@ def describe_rows(
     or it has committed, by topic and partition; "-" marks what is
     unknown (no commit, no owner, a topic that no longer exists)."""
     owners = _owners(description)
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for tp in sorted(set(owners) | set(committed)):
         current = committed[tp].offset if tp in committed else None
         end = log_end.get(tp)

@@ -10,6 +10,7 @@ and a second ``up`` on the same data directory brings back every topic and recor
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import socket
@@ -91,7 +92,7 @@ def connect(address: str | None, namespace: str) -> None:
             address=address or "auto",
             namespace=namespace,
             log_to_driver=False,
-            logging_level="ERROR",
+            logging_level=logging.ERROR,
         )
 
 
@@ -150,7 +151,7 @@ def up(
         connect(address, namespace)
     nodes = _alive_nodes()
     embedded = zookeeper is None
-    if embedded:
+    if zookeeper is None:
         if len(nodes) > 1:
             raise ValueError(
                 "the embedded ZooKeeper listens on 127.0.0.1 only; on a multi-node Ray cluster "

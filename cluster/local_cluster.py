@@ -49,7 +49,7 @@ def init_local_ray(namespace: str, num_cpus: int | None = None) -> None:
         num_cpus=num_cpus or max(2, os.cpu_count() or 2),
         include_dashboard=False,
         log_to_driver=False,
-        logging_level="ERROR",
+        logging_level=logging.ERROR,
     )
 
 

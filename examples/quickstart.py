@@ -84,7 +84,7 @@ def main() -> None:
             ]
             consumer.assign(partitions)
             consumer.seek_to_beginning()
-            received = []
+            received: list[rafka.ConsumerRecord] = []
             while len(received) < 12:
                 for records in consumer.poll(timeout_ms=1000).values():
                     received.extend(records)

@@ -35,13 +35,14 @@ def write_sample_events(options: dict[str, str], topic: str, count: int) -> None
         linger_ms=5,
     ) as producer:
         for _ in range(count):
+            user = f"u{rng.randrange(50)}"
             event = {
-                "user": f"u{rng.randrange(50)}",
+                "user": user,
                 "action": rng.choice(["view", "click", "buy"]),
                 "amount": round(rng.uniform(1, 100), 2),
                 "ts": int(time.time() * 1000),
             }
-            producer.send(topic, json.dumps(event).encode(), key=event["user"].encode())
+            producer.send(topic, json.dumps(event).encode(), key=user.encode())
 
 
 def main() -> None:

@@ -42,12 +42,13 @@ def sample_events(
     ) as producer:
         while not stop.wait(1 / 10):
             for _ in range(per_second // 10):
+                user = f"u{rng.randrange(50)}"
                 event = {
-                    "user": f"u{rng.randrange(50)}",
+                    "user": user,
                     "action": rng.choice(["view", "click", "buy"]),
                     "amount": rng.uniform(1, 100),
                 }
-                producer.send(topic, json.dumps(event).encode(), key=event["user"].encode())
+                producer.send(topic, json.dumps(event).encode(), key=user.encode())
 
 
 def main() -> None:

@@ -131,7 +131,7 @@ def main() -> None:
         if r.offset == target
     )
     print(
-        f"4. read by offset {target:,}: key={record.key!r} value={record.value[:16]!r}... "
+        f"4. read by offset {target:,}: key={record.key!r} value={(record.value or b'')[:16]!r}... "
         f"timestamp={record.timestamp}"
     )
     offset, timestamp = log.offset_for_timestamp(BASE_TS + 424_242) or (-1, -1)

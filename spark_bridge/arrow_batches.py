@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
+from collections.abc import Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from rafka.protocol.records.batch import (
     BatchHeader,
+    Header,
     decode_columns,
     gc_paused,
     verify_crc,
@@ -63,7 +65,7 @@ def to_arrow(
     """
     keys: list[bytes | None] = []
     values: list[bytes | None] = []
-    headers: list[tuple] = []
+    headers: list[Sequence[Header]] = []
     offsets = array("q")
     deltas = array("q")
     firsts = array("q")

@@ -68,7 +68,7 @@ def to_json(offsets: Mapping[TopicPartition, int]) -> dict[str, dict[str, int]]:
 def from_json(value: Mapping[str, Any]) -> PartitionOffsets:
     """Read offsets back from Spark's checkpoint form."""
     return {
-        (topic, int(partition)): int(offset)
+        TopicPartition(topic, int(partition)): int(offset)
         for topic, partitions in value.items()
         for partition, offset in partitions.items()
     }
@@ -124,7 +124,9 @@ def resolve(
     found = lookup.for_times(timestamps)
     unmatched = [tp for tp in wanted if found.get(tp) is None]
     if unmatched and spec.option.startswith("starting") and strategy == "error":
-        names = ", ".join(f"{t}-{p} (timestamp {timestamps[(t, p)]})" for t, p in unmatched)
+        names = ", ".join(
+            f"{t}-{p} (timestamp {timestamps[TopicPartition(t, p)]})" for t, p in unmatched
+        )
         raise option_error(
             spec.option,
             f"no record at or after the timestamp in {names}; set "
@@ -190,7 +192,7 @@ def plan_ranges(
     ranges: list[OffsetRange] = []
     losses: list[str] = []
     for (topic, partition), until in sorted(end.items()):
-        begin = start.get((topic, partition), 0)
+        begin = start.get(TopicPartition(topic, partition), 0)
         if until < begin:
             losses.append(
                 f"{topic}-{partition}: the end offset {until} is before the start offset {begin}; "

@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from rafka.actors.names import DEFAULT_NAMESPACE
 from rafka.protocol.errors import InvalidConfigError
@@ -180,7 +180,12 @@ def _lower(options: Mapping[str, str]) -> dict[str, str]:
     return {str(k).lower(): str(v) for k, v in options.items() if v is not None}
 
 
-def _int(options: dict[str, str], name: str, default: int | None, minimum: int) -> int | None:
+@overload
+def _int(options: Mapping[str, str], name: str, default: int, minimum: int) -> int: ...
+@overload
+def _int(options: Mapping[str, str], name: str, default: None, minimum: int) -> int | None: ...
+def _int(options: Mapping[str, str], name: str, default: int | None, minimum: int) -> int | None:
+    """The integer option ``name`` (at least ``minimum``), or ``default`` if it is not set."""
     raw = options.get(name.lower())
     if raw is None:
         return default
@@ -241,7 +246,7 @@ def parse_partition_json(name: str, raw: str) -> dict[TopicPartition, int]:
                 raise option_error(
                     name, f"value for {topic}-{partition} must be an integer, got {value!r}"
                 )
-            result[(topic, number)] = value
+            result[TopicPartition(topic, number)] = value
     return result
 
 
@@ -278,7 +283,7 @@ def _selection(options: dict[str, str]) -> TopicSelection:
             raise option_error(
                 name, f"topic {topic!r} must map to a list of partition numbers, got {partitions!r}"
             )
-        assignment.extend((topic, p) for p in partitions)
+        assignment.extend(TopicPartition(topic, p) for p in partitions)
     if not assignment:
         raise option_error(name, f"no partitions in {raw!r}")
     return TopicSelection(name, assignment=tuple(dict.fromkeys(assignment)))

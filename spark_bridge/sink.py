@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import logging
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -155,7 +155,7 @@ def _raise_failures(pending: deque[Any], wait: bool) -> None:
 class RafkaBatchWriter(DataSourceArrowWriter):
     """``df.write.format("rafka").mode("append")``: at-least-once, a producer per Python worker."""
 
-    def __init__(self, options: dict[str, str], schema: StructType, overwrite: bool) -> None:
+    def __init__(self, options: Mapping[str, str], schema: StructType, overwrite: bool) -> None:
         if overwrite:
             raise option_error(
                 "mode",
@@ -191,7 +191,7 @@ class RafkaStreamWriter(DataSourceStreamArrowWriter):
     failure: the handle for idempotent, exactly-once bookkeeping downstream.
     """
 
-    def __init__(self, options: dict[str, str], schema: StructType, overwrite: bool) -> None:
+    def __init__(self, options: Mapping[str, str], schema: StructType, overwrite: bool) -> None:
         # ``overwrite`` is the complete output mode: each
         # batch rewrites the whole result, as with Kafka.
         self.sink = parse_sink_options(options)

@@ -158,7 +158,7 @@ def discover(options: SourceOptions, strict: bool) -> list[TopicPartition]:
                     f"(it has {len(partitions)})",
                 )
             partitions &= wanted
-        found.extend((topic, p) for p in sorted(partitions))
+        found.extend(TopicPartition(topic, p) for p in sorted(partitions))
     return found
 
 
@@ -213,10 +213,11 @@ class RafkaBatchReader(DataSourceReader):
         start = plan.resolve(options.starting, found, lookup, options.timestamp_strategy)
         end = plan.resolve(options.ending, found, lookup, options.timestamp_strategy)
         for (topic, partition), until in end.items():
-            if until < start[(topic, partition)]:
+            begin = start[TopicPartition(topic, partition)]
+            if until < begin:
                 raise option_error(
                     options.starting.option,
-                    f"the starting offset {start[(topic, partition)]} of "
+                    f"the starting offset {begin} of "
                     f"{topic}-{partition} is after its ending offset {until} "
                     f"(from option '{options.ending.option}')",
                 )

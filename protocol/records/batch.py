@@ -129,7 +129,7 @@ class RecordColumns(NamedTuple):
         if not rows:
             return cls((), (), (), (), ())
         ods, tds, keys, values, headers = zip(*rows, strict=True)
-        return cls(ods, tds, keys, values, headers)  # type: ignore[arg-type]
+        return cls(ods, tds, keys, values, headers)
 
     def rows(self) -> Iterator[tuple[int, int, bytes | None, bytes | None, Sequence[Header]]]:
         """The records as ``(offset_delta, timestamp_delta, key, value, headers)`` rows."""
@@ -144,7 +144,7 @@ class RecordColumns(NamedTuple):
 
     def select(self, indexes: Sequence[int]) -> RecordColumns:
         """The records at ``indexes`` (in that order), e.g. those compaction keeps."""
-        return RecordColumns(*([column[i] for i in indexes] for column in self))
+        return RecordColumns._make([column[i] for i in indexes] for column in self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,7 +242,9 @@ def encode_batch(
     offset_deltas = None if columns.offset_deltas == range(count) else columns.offset_deltas
     keys = None if columns.keys.count(None) == count else columns.keys
     headers = columns.headers if any(columns.headers) else None
-    body = msgpack.packb([offset_deltas, columns.timestamp_deltas, keys, columns.values, headers])
+    body: bytes = msgpack.packb(
+        [offset_deltas, columns.timestamp_deltas, keys, columns.values, headers]
+    )
     codec = Compression(attributes & CODEC_MASK)
     if codec is not Compression.NONE:
         body = compress(codec, body)

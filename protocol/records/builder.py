@@ -43,7 +43,7 @@ def _check_column(name: str, column: Sequence[bytes | None]) -> int:
         bad = next(item for item in column if item is not None and type(item) is not bytes)
         raise TypeError(f"{name} must be bytes or None, got {type(bad).__name__}")
     try:
-        return sum(map(len, column))
+        return sum(map(len, column))  # type: ignore[arg-type]  # a None raises, handled below
     except TypeError:  # some entries are None
         return sum(len(item) for item in column if item is not None)
 
