@@ -10,6 +10,7 @@ member has rejoined. Tests wait on conditions with deadlines, never on sleeps
 
 from __future__ import annotations
 
+import functools
 import itertools
 import threading
 import time
@@ -215,7 +216,7 @@ def group_away_from_the_controller(cluster: LocalCluster, admin: Admin, prefix: 
         group = f"{prefix}-{i}"
         if (
             wait_until(
-                lambda group=group: coordinator_id(cluster, admin, group),
+                functools.partial(coordinator_id, cluster, admin, group),
                 60,
                 f"the coordinator of {group}",
             )
@@ -282,7 +283,7 @@ class Member:
                     continue
                 batch = self.consumer.poll(timeout_ms=200)
                 delivered = [
-                    Delivery(next(_sequence), self.name, tp, r.offset, r.value)
+                    Delivery(next(_sequence), self.name, tp, r.offset, r.value)  # type: ignore[arg-type]
                     for tp, part in batch.items()
                     for r in part
                 ]
@@ -732,7 +733,7 @@ def test_committed_offset_outside_the_log_resets_to_the_log_start(
                 "the reset goes to the log start (retention may have moved it on)"
             )
             assert [r.offset for r in records] == list(range(records[0].offset, end))
-            assert records[-1].value.startswith(b"t-059")
+            assert records[-1].value.startswith(b"t-059")  # type: ignore[union-attr]
             consumer.commit()
             assert consumer.committed(tp) == end
         finally:
@@ -926,7 +927,9 @@ def test_coordinator_failover_keeps_committed_offsets_and_consumption_resumes(
         assert sorted((r.partition, r.offset) for r in first) == [
             (p, o) for p in range(3) for o in range(10)
         ]
-        checkpoint = {tp: OffsetAndMetadata(7, f"checkpoint-{tp.partition}") for tp in partitions}
+        checkpoint: dict[TopicPartition, OffsetAndMetadata | int] = {
+            tp: OffsetAndMetadata(7, f"checkpoint-{tp.partition}") for tp in partitions
+        }
         consumer.commit(checkpoint)
         assert {tp: consumer.committed(tp, metadata=True) for tp in partitions} == checkpoint
         old = wait_until(
@@ -968,7 +971,7 @@ def test_coordinator_failover_keeps_committed_offsets_and_consumption_resumes(
         assert sorted((r.partition, r.offset) for r in resumed) == [
             (p, o) for p in range(3) for o in range(20, 25)
         ]
-        assert all(r.value.startswith(b"c-") for r in resumed)
+        assert all(r.value.startswith(b"c-") for r in resumed)  # type: ignore[union-attr]
     finally:
         consumer.close()
         if successor is not None:

@@ -64,10 +64,10 @@ def other_controller(admin: Admin, old: int) -> int | None:
     return current if current not in (-1, old) else None
 
 
-def consume_values(topic: str, partitions: int, expected: int) -> list[bytes]:
+def consume_values(topic: str, partitions: int, expected: int) -> list[bytes | None]:
     consumer = Consumer(namespace=NS, auto_offset_reset="earliest", max_poll_records=100_000)
     consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
-    values: list[bytes] = []
+    values: list[bytes | None] = []
     deadline = time.monotonic() + 60
     while len(values) < expected and time.monotonic() < deadline:
         values += [r.value for part in consumer.poll(timeout_ms=2000).values() for r in part]
@@ -161,6 +161,7 @@ def test_stale_controller_epoch_is_rejected_by_brokers_and_by_zookeeper(
         _, stale_version = zk.increment_controller_epoch()
         zk.increment_controller_epoch()
         current = zk.partition_state("fenced", 0)
+        assert current is not None
         with pytest.raises(ControllerMovedError):
             zk.update_partition_state(
                 "fenced",
@@ -358,12 +359,15 @@ def test_all_in_sync_replicas_dead_unclean_election_decides(
         assert consume_values(topic, 1, 1) == [b"replicated"]
     else:
         seen: list[Any] = []
+
+        def offline() -> bool:
+            partition = fadmin.describe_topic(topic).partitions[0]
+            seen.append(partition)
+            return partition.leader == -1
+
         try:
             wait_until(
-                lambda: (
-                    seen.append(p := fadmin.describe_topic(topic).partitions[0]),
-                    p.leader == -1,
-                )[1],
+                offline,
                 90,
                 f"the partition to go offline after broker {leader} died (follower {follower} was "
                 "paused)",

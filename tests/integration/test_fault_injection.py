@@ -208,10 +208,10 @@ class Faults:
         return f"kill replica {TOPIC}-{partition}@{victim}"
 
 
-def read_partition(partition: int, end: int) -> list[tuple[int, bytes]]:
+def read_partition(partition: int, end: int) -> list[tuple[int, bytes | None]]:
     consumer = Consumer(namespace=NS, auto_offset_reset="earliest", max_poll_records=100_000)
     consumer.assign([TopicPartition(TOPIC, partition)])
-    records: list[tuple[int, bytes]] = []
+    records: list[tuple[int, bytes | None]] = []
     deadline = time.monotonic() + 120
     while (not records or records[-1][0] < end - 1) and time.monotonic() < deadline:
         records += [
@@ -221,9 +221,9 @@ def read_partition(partition: int, end: int) -> list[tuple[int, bytes]]:
     return records
 
 
-def replica_records(partition: int, broker: int, end: int) -> list[tuple[int, bytes]]:
+def replica_records(partition: int, broker: int, end: int) -> list[tuple[int, bytes | None]]:
     replica = ray.get_actor(names.replica_actor_name(TOPIC, partition, broker), namespace=NS)
-    records: list[tuple[int, bytes]] = []
+    records: list[tuple[int, bytes | None]] = []
     offset = 0
     while offset < end:
         data = ray.get(replica.read_log.remote(offset, 1 << 20), timeout=60)
@@ -265,7 +265,7 @@ def test_no_acknowledged_record_is_lost_under_injected_faults(
         time.sleep(0.2)
     ends = Consumer(namespace=NS).end_offsets([TopicPartition(TOPIC, p) for p in range(PARTITIONS)])
 
-    by_partition: dict[int, list[tuple[int, bytes]]] = {
+    by_partition: dict[int, list[tuple[int, bytes | None]]] = {
         p: read_partition(p, ends[TopicPartition(TOPIC, p)]) for p in range(PARTITIONS)
     }
     lost = []
@@ -284,9 +284,9 @@ def test_no_acknowledged_record_is_lost_under_injected_faults(
     for p in range(PARTITIONS):
         for worker in range(2):
             seqs = [
-                int(v.decode().split("-")[1])
+                int(v.decode().split("-")[1])  # type: ignore[union-attr]
                 for _, v in by_partition[p]
-                if v.decode().startswith(f"w{worker}-")
+                if v.decode().startswith(f"w{worker}-")  # type: ignore[union-attr]
             ]
             firsts = []
             for seq in seqs:

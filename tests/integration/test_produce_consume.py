@@ -13,6 +13,7 @@ from rafka.actors.replica.replica import MAX_CONCURRENCY
 from rafka.clients.admin import Admin
 from rafka.clients.consumer import Consumer
 from rafka.clients.producer import Producer
+from rafka.clients.records import ConsumerRecord
 from rafka.cluster.local_cluster import LocalCluster
 from rafka.protocol.errors import Errors
 from rafka.protocol.messages.fetch import FetchRequest
@@ -151,7 +152,7 @@ def test_records_above_the_high_watermark_stay_invisible_to_consumers(
             os.kill(pid, signal.SIGCONT)
     consumer = Consumer(namespace=NS, auto_offset_reset="earliest")
     consumer.assign([TopicPartition(topic_name, 0)])
-    records = []
+    records: list[ConsumerRecord] = []
     while not records:
         records = [r for part in consumer.poll(timeout_ms=10_000).values() for r in part]
     assert records[0].value == b"pending"
@@ -172,7 +173,7 @@ def test_consumer_seek_position_and_offset_lookups(admin: Admin, topic_name: str
     assert found is not None and found.offset == 43 and found.timestamp == 1_000_430
     consumer.seek(tp, 90)
     assert consumer.position(tp) == 90
-    got = []
+    got: list[ConsumerRecord] = []
     while len(got) < 10:
         got += [r for part in consumer.poll(timeout_ms=10_000).values() for r in part]
     assert [r.offset for r in got] == list(range(90, 100))

@@ -7,6 +7,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -78,7 +79,7 @@ def decode(data: bytes) -> list[tuple[BatchHeader, list[Record]]]:
 
 def scan_files(directory: Path) -> list[FileBatch]:
     """Every batch of every segment file in ``directory``, in offset order."""
-    found = []
+    found: list[FileBatch] = []
     for path in sorted(directory.glob(f"*{LOG_SUFFIX}")):
         data = path.read_bytes()
         base = int(path.name[:20])
@@ -99,14 +100,14 @@ class LogHarness:
 
     # ------------------------------------------------------------------ lifecycle
 
-    def open(self, **overrides: object) -> Log:
+    def open(self, **overrides: Any) -> Log:
         """Open (or reopen) the log; ``overrides`` change the config kept for later reopens."""
         self.config = dataclasses.replace(self.config, **overrides)
         self.log = Log(self.directory, self.config, clock=self.clock)
         self._opened.append(self.log)
         return self.log
 
-    def reconfigure(self, **overrides: object) -> Log:
+    def reconfigure(self, **overrides: Any) -> Log:
         """Change the open log's config in place, as a topic config update does."""
         assert self.log is not None
         self.config = dataclasses.replace(self.config, **overrides)
@@ -224,9 +225,10 @@ class LogHarness:
 
     def paths(self, base_offset: int) -> tuple[Path, Path, Path]:
         """The .log, .index and .timeindex paths of the segment at ``base_offset``."""
-        return tuple(
-            segment_path(self.directory, base_offset, s)
-            for s in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX)
+        return (
+            segment_path(self.directory, base_offset, LOG_SUFFIX),
+            segment_path(self.directory, base_offset, INDEX_SUFFIX),
+            segment_path(self.directory, base_offset, TIME_INDEX_SUFFIX),
         )
 
 

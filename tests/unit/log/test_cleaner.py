@@ -44,7 +44,7 @@ def compacted_log(harness, clock):
 
 def _view(records) -> dict:
     """The key -> value table a consumer builds by reading ``records`` in order."""
-    table = {}
+    table: dict[bytes | None, bytes] = {}
     for record in records:
         if record.value is None:
             table.pop(record.key, None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import cast
 
 import crc32c
 import msgpack
@@ -63,7 +64,7 @@ def _rows_batch(rows: list[list[object]], **fields: int) -> bytes:
     fields.setdefault("first_timestamp", 1_000)
     fields.setdefault("max_timestamp", 1_000)
     if "last_offset_delta" not in fields:
-        fields["last_offset_delta"] = rows[-1][0] if rows else -1  # type: ignore[index]
+        fields["last_offset_delta"] = cast(int, rows[-1][0]) if rows else -1
     return encode_batch(RecordColumns.from_rows(rows), **fields)
 
 
@@ -106,7 +107,7 @@ def test_header_size_is_kafkas_v2_61_bytes():
 
 
 def test_encode_batch_round_trips_every_header_field():
-    rows = [[0, 0, b"a", b"b", []], [4, -3, None, None, []]]
+    rows: list[list[object]] = [[0, 0, b"a", b"b", []], [4, -3, None, None, []]]
     batch = encode_batch(
         RecordColumns.from_rows(rows),
         first_timestamp=1_700_000_000_000,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import struct
 import zlib
+from typing import Any
 
 import crc32c
 import msgpack
@@ -472,7 +473,7 @@ def test_gzip_streams_of_real_columns_decode_only_when_intact(records, cut, tail
 @TIMEOUT
 @pytest.mark.parametrize("codec", [Compression.NONE, Compression.GZIP])
 def test_every_truncation_and_byte_overwrite_of_a_valid_batch(codec):
-    records = [
+    records: list[tuple[Any, ...]] = [
         (b"key", b"value" * 3, 1_000, [("h", b"x"), ("n", None)]),
         (None, b"", 900),
         (b"k", None, 1_100),

@@ -190,9 +190,9 @@ def test_rejected_record_leaves_no_trace_in_the_batch():
     builder.append(100, b"k", b"v")
     size = builder.estimated_size
     with pytest.raises(TypeError):
-        builder.append(999, b"k", b"v", [("h", 1)])
+        builder.append(999, b"k", b"v", [("h", 1)])  # type: ignore[list-item]
     with pytest.raises(TypeError):
-        builder.append(5_000, "k", b"v")
+        builder.append(5_000, "k", b"v")  # type: ignore[arg-type]
     assert (builder.record_count, builder.estimated_size) == (1, size)
     header = read_header(builder.build())
     assert (header.first_timestamp, header.max_timestamp, header.record_count) == (100, 100, 1)
@@ -201,7 +201,7 @@ def test_rejected_record_leaves_no_trace_in_the_batch():
 def test_rejected_first_record_does_not_set_the_first_timestamp():
     builder = RecordBatchBuilder()
     with pytest.raises(TypeError):
-        builder.append(999, b"k", b"v", [("h", 1)])
+        builder.append(999, b"k", b"v", [("h", 1)])  # type: ignore[list-item]
     builder.append(100, b"k", b"v")
     builder.append(50, b"k", b"v")
     header = read_header(builder.build())
@@ -240,7 +240,7 @@ def test_build_batch_of_nothing_raises_value_error():
 
 def test_build_batch_propagates_type_errors():
     with pytest.raises(TypeError, match="value must be bytes"):
-        build_batch([(b"k", "v", 0)])
+        build_batch([(b"k", "v", 0)])  # type: ignore[list-item]
 
 
 # ------------------------------------------------------------------ extend: whole columns at once
