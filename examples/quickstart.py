@@ -47,8 +47,8 @@ def main() -> None:
             )  # topic configs use Kafka's names
             for p in topic.partitions:
                 print(
-                    f"  {TOPIC}-{p.partition}: leader {p.leader}, replicas {list(p.replicas)}, isr "
-                    f"{list(p.isr)}"
+                    f"  {TOPIC}-{p.partition}: leader {p.leader}, "
+                    f"replicas {list(p.replicas)}, isr {list(p.isr)}"
                 )
 
             # Produce: keys pick the partition (murmur2, as in
@@ -69,8 +69,8 @@ def main() -> None:
             for future in futures:
                 meta = future.get(timeout=30)  # RecordMetadata(topic, partition, offset, timestamp)
             print(
-                f"produced 12 records; the last went to {meta.topic}-{meta.partition} at offset "
-                f"{meta.offset}"
+                "produced 12 records; the last went to "
+                f"{meta.topic}-{meta.partition} at offset {meta.offset}"
             )
             producer.close()
 

@@ -142,10 +142,9 @@ def main() -> None:
         log.append_as_leader(batch_for(first), leader_epoch=1)
     count = read_all_count(log)
     print(
-        f"5. appended the rest in {time.perf_counter() - started:.1f}s; the log now holds "
-        f"{count:,} records "
-        f"in offsets [{log.log_start_offset}, {log.log_end_offset:,}) over {len(log.segments)} "
-        "segments"
+        f"5. appended the rest in {time.perf_counter() - started:.1f}s; "
+        f"the log now holds {count:,} records in offsets "
+        f"[{log.log_start_offset}, {log.log_end_offset:,}) over {len(log.segments)} segments"
     )
     assert count == TOTAL == log.log_end_offset
     log.close()

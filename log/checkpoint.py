@@ -52,8 +52,8 @@ class CheckpointFile:
             raise ValueError(f"checkpoint file {self.path} is malformed: {exc}") from exc
         if len(entries) != count or any(len(entry) != self.width for entry in entries):
             raise ValueError(
-                f"checkpoint file {self.path} is malformed: expected {count} entries of "
-                f"{self.width}"
+                f"checkpoint file {self.path} is malformed: "
+                f"expected {count} entries of {self.width}"
             )
         return entries
 

@@ -159,8 +159,8 @@ class Log:
                 self.recovered_bytes_cut += cut
                 later = self.segments[index + 1 :]
                 logger.warning(
-                    "%s: cut %d damaged bytes from segment %d at offset %d and dropped %d later "
-                    "segments",
+                    "%s: cut %d damaged bytes from segment %d at offset %d "
+                    "and dropped %d later segments",
                     self.directory.name,
                     cut,
                     segment.base_offset,

@@ -31,9 +31,8 @@ from rafka.spark_bridge.options import ClusterSettings, option_error
 
 PROBE_TIMEOUT_S = 5.0
 AUTH_HINT = (
-    "Spark tasks connect with the option 'rafka.ray.address' (else RAY_ADDRESS, else 'auto'); if "
-    "the Ray "
-    "cluster uses token authentication, pass spark.executorEnv.RAY_AUTH_MODE=token and "
+    "Spark tasks connect with the option 'rafka.ray.address' (else RAY_ADDRESS, else 'auto'); "
+    "if the Ray cluster uses token authentication, pass spark.executorEnv.RAY_AUTH_MODE=token and "
     "spark.executorEnv.RAY_AUTH_TOKEN=<token> (see `ray get-auth-token`)"
 )
 

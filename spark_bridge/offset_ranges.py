@@ -102,8 +102,8 @@ def resolve(
             extra = ", ".join(f"{t}-{p}" for t, p in sorted(given - set(wanted))) or "none"
             raise option_error(
                 spec.option,
-                f"must name every partition read and no other (missing: {missing}; not read: "
-                f"{extra})",
+                "must name every partition read and no other "
+                f"(missing: {missing}; not read: {extra})",
             )
     if spec.kind == "offsets":
         sentinel = {

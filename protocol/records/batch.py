@@ -289,8 +289,8 @@ def read_header(buf: bytes | bytearray | memoryview, position: int = 0) -> Batch
     """Parse the header at ``position``; raise CORRUPT_MESSAGE if it is truncated or malformed."""
     if len(buf) - position < HEADER_SIZE:
         raise CorruptMessageError(
-            f"batch header at byte {position} is truncated: {len(buf) - position} of {HEADER_SIZE} "
-            "bytes"
+            f"batch header at byte {position} is truncated: "
+            f"{len(buf) - position} of {HEADER_SIZE} bytes"
         )
     header = BatchHeader(*HEADER.unpack_from(buf, position))
     if header.magic != MAGIC:
@@ -426,8 +426,8 @@ def decode_columns(
     ):
         if not isinstance(column, (tuple, range)) or len(column) != count:
             raise CorruptMessageError(
-                f"batch at offset {header.base_offset} declares {count} records, its {name} column "
-                "holds "
+                f"batch at offset {header.base_offset} declares {count} records, "
+                f"its {name} column holds "
                 f"{len(column) if isinstance(column, tuple) else 'no array of'} entries"
             )
     return RecordColumns(offset_deltas, timestamp_deltas, keys, values, headers)
