@@ -1,4 +1,4 @@
-"""Cluster benchmark (issue: cluster core): the seeds' benchmark at this machine's scale.
+"""Cluster benchmark: produce and consume throughput and acks=all latency on a local cluster.
 
 One producer, 100-byte records, 3 brokers, 6 partitions; replication factor 1 and 3; acks 1 and all;
 one consumer; acks=all latency at a throttled 10,000 records/s and one record at a time; and the
@@ -27,8 +27,8 @@ from rafka.clients.producer import Producer
 from rafka.cluster.local_cluster import LocalCluster
 
 NAMESPACE = "rafka-bench"
-# 1 MiB batches (Kafka's max.request.size): every produce request is one Ray call costing about 1 ms
-# of CPU across the processes involved, so throughput scales with records per request.
+# 1 MiB batches (Kafka's max.request.size): every produce request is one Ray call with a fixed CPU
+# cost across the processes involved, so throughput scales with records per request.
 PRODUCER = {"batch_size": 1_048_576, "linger_ms": 5}
 ROUND_TRIPS = 2_000
 LATENCY_TEST = {"acks": "all", "linger_ms": 0}
@@ -36,10 +36,10 @@ WARM_UP_RECORDS = 20_000
 
 
 def _idle_replica_memory_mb() -> tuple[float, float, float]:
-    """(RSS, PSS, USS) in MB of an idle replica actor's process, from Linux's /proc/<pid>/smaps_rollup.
+    """(RSS, PSS, USS) in MB of an idle replica actor's process, from /proc/<pid>/smaps_rollup.
 
-    USS (private pages) is what one more replica costs; PSS adds its share of the pages it shares with
-    other processes (Ray's and Python's libraries); RSS counts every shared page in full.
+    USS (private pages) is what one more replica costs; PSS adds its share of the pages it shares
+    with other processes (Ray's and Python's libraries); RSS counts every shared page in full.
     """
     replica = ray.get_actor(names.replica_actor_name("idle", 0, 0), namespace=NAMESPACE)
     pid = ray.get(replica.describe.remote(), timeout=30)["pid"]
@@ -55,9 +55,9 @@ def _idle_replica_memory_mb() -> tuple[float, float, float]:
 def _warm_up() -> None:
     """Two seconds of the latency workload, not measured.
 
-    A process's first requests to an actor open Ray's connection to it, and a new topic's followers
-    are still joining the ISR: measured, that start counts in a 10-second run's p99 (18-35 ms in the
-    first run of a process against 6.7-9.5 ms in the next ones). Latency is measured in steady state.
+    A process's first requests to an actor open Ray's connection to it, and a new topic's
+    followers are still joining the ISR; that start would count in a short run's p99, and
+    latency is measured in steady state.
     """
     producer_perf(NAMESPACE, "lat", WARM_UP_RECORDS, 100, 10_000, LATENCY_TEST, progress=False)
 

@@ -1,14 +1,14 @@
-"""Consumer-group benchmark (issue: consumer groups): rebalance times, commit throughput, grouped consumption.
+"""Consumer-group benchmark: rebalance times, commit throughput, grouped consumption.
 
 One 3-broker cluster. On an 8-partition topic, groups of 1, 2, 4 and 8 members (one thread and one
-``Consumer`` each, polling every 100 ms) are timed from their start until the group is Stable: every
-member holds the same generation, their assignments cover the 8 partitions exactly once, and the
-coordinator reports that generation Stable with as many members. Then, for groups of 2 or more, one
-member is killed (its poll loop and heartbeat thread stop without a LeaveGroup, so the coordinator
-only notices when its session times out), a new member is added, and one member closes cleanly
-(LeaveGroup); each is timed until the group is Stable again. Then one member's offset commits of 8
-partitions (synchronous and ``commit_async``), and a single-member group's consumption of ``records``
-100-byte records against a standalone consumer's, both timed from the first poll.
+``Consumer`` each, polling every 100 ms) are timed from their start until the group is Stable:
+every member holds the same generation, their assignments cover the 8 partitions exactly once, and
+the coordinator reports that generation Stable with as many members. Then, for groups of 2 or more,
+one member is killed (its poll loop and heartbeat thread stop without a LeaveGroup, so the
+coordinator only notices when its session times out), a new member is added, and one member closes
+cleanly (LeaveGroup); each is timed until the group is Stable again. Then one member's offset
+commits of 8 partitions (synchronous and ``commit_async``), and a single-member group's consumption
+of ``records`` 100-byte records against a standalone consumer's, both timed from the first poll.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ BROKER_CONFIG = {
 }
 SESSION_TIMEOUT_MS = 3000
 HEARTBEAT_MS = 300
-MEMBER_CONFIG = {
+MEMBER_CONFIG: dict[str, Any] = {
     "session_timeout_ms": SESSION_TIMEOUT_MS,
     "heartbeat_interval_ms": HEARTBEAT_MS,
     "enable_auto_commit": False,
@@ -50,7 +50,7 @@ GROUP_SIZES = (1, 2, 4, 8)
 MEMBERS_TOPIC, MEMBERS_PARTITIONS = "members", 8
 CONSUME_TOPIC, CONSUME_PARTITIONS = "consume", 6
 PRODUCER = {"batch_size": 262_144, "linger_ms": 5, "acks": "all"}
-CONSUMER = {"max_poll_records": 100_000, "max_partition_fetch_bytes": 4 << 20}
+CONSUMER: dict[str, Any] = {"max_poll_records": 100_000, "max_partition_fetch_bytes": 4 << 20}
 COMMIT_SECONDS = 3.0
 ASYNC_WINDOW = 64
 STABLE_DEADLINE_S = 60.0
@@ -63,7 +63,7 @@ def _log(message: str) -> None:
 
 
 class Member:
-    """One grouped consumer polling on its own thread; publishes (generation, assignment) after each poll."""
+    """A grouped consumer polling on its own thread; publishes (generation, assignment) per poll."""
 
     def __init__(self, group_id: str, name: str) -> None:
         self.group_id = group_id
@@ -97,11 +97,12 @@ class Member:
             self.error = exc
 
     def kill(self) -> None:
-        """Vanish without a LeaveGroup: stop heartbeating now, and stop polling (close() is never called)."""
+        """Vanish without a LeaveGroup: stop heartbeating and polling (never close())."""
         self._stop = "kill"
         consumer = self.consumer
         if consumer is not None and consumer._group is not None:
-            # Bench-only hook: the heartbeat thread exits when this event is set; nothing is sent to the coordinator.
+            # Bench-only hook: the heartbeat thread exits when this
+            # event is set; nothing is sent to the coordinator.
             consumer._group._closed.set()
 
     def close(self) -> None:
@@ -115,7 +116,7 @@ class Member:
         return self._thread.is_alive()
 
     def dispose(self) -> None:
-        """After the thread ended: release a killed member's consumer (its member id is long expired)."""
+        """After the thread ended: release a killed member's consumer (its member id expired)."""
         if self.consumer is not None and not self._thread.is_alive():
             try:
                 self.consumer.close(autocommit=False)
@@ -126,7 +127,7 @@ class Member:
 def _wait_stable(
     admin: Admin, group_id: str, live: list[Member], after_generation: int, started: float
 ) -> tuple[float, int]:
-    """Seconds from ``started`` until the live members form a Stable generation newer than ``after_generation``."""
+    """Seconds from ``started`` until the live members form a Stable generation after ``after``."""
     everything = frozenset(TopicPartition(MEMBERS_TOPIC, p) for p in range(MEMBERS_PARTITIONS))
     deadline = started + STABLE_DEADLINE_S
     while time.monotonic() < deadline:
@@ -246,7 +247,7 @@ def _commit_throughput() -> tuple[float, float, float, int]:
 
 
 def _consume(records: int, group_id: str | None) -> tuple[int, float, float]:
-    """(records received, seconds from the first poll to the last record, seconds to the first record)."""
+    """(records received, seconds from first poll to last record, seconds to the first record)."""
     if group_id is None:
         consumer = Consumer(namespace=NAMESPACE, **CONSUMER)
         consumer.assign([TopicPartition(CONSUME_TOPIC, p) for p in range(CONSUME_PARTITIONS)])
@@ -279,8 +280,8 @@ def _consume(records: int, group_id: str | None) -> tuple[int, float, float]:
 
 
 def _warm_up(admin: Admin) -> None:
-    """Create ``__consumer_offsets`` and wait until every coordinator has loaded its partitions, so the
-    first measured join does not pay for it: one committed() lookup per offsets partition."""
+    """Create ``__consumer_offsets`` and wait until every coordinator has loaded its partitions,
+    so the first measured join does not pay for it: one committed() lookup per offsets partition."""
     wanted = set(range(OFFSETS_PARTITIONS))
     index = 0
     while wanted:
@@ -326,7 +327,10 @@ def run(records: int = 1_000_000) -> list[tuple[str, ...]]:
                     failures.append(
                         (f"group of {size}", "FAILED", str(exc).replace("|", "/")[:200])
                     )
-            session = f"session timeout {SESSION_TIMEOUT_MS / 1000:g} s, heartbeat {HEARTBEAT_MS / 1000:g} s"
+            session = (
+                f"session timeout {SESSION_TIMEOUT_MS / 1000:g} s, "
+                f"heartbeat {HEARTBEAT_MS / 1000:g} s"
+            )
             for size in GROUP_SIZES:
                 rows.append(
                     (
@@ -367,7 +371,8 @@ def run(records: int = 1_000_000) -> list[tuple[str, ...]]:
                 (
                     f"offset commits, commit() of {MEMBERS_PARTITIONS} partitions",
                     f"{sync_rate:,.0f} commits/s",
-                    f"{sync_rate * MEMBERS_PARTITIONS:,.0f} offsets/s; p50 {p50_ms:.1f} ms; acks=all to RF 3 "
+                    f"{sync_rate * MEMBERS_PARTITIONS:,.0f} offsets/s; p50 {p50_ms:.1f} ms; "
+                    "acks=all to RF 3 "
                     f"__consumer_offsets",
                 )
             )
@@ -375,8 +380,8 @@ def run(records: int = 1_000_000) -> list[tuple[str, ...]]:
                 (
                     f"offset commits, commit_async() of {MEMBERS_PARTITIONS} partitions",
                     f"{async_rate:,.0f} commits/s",
-                    f"{async_rate * MEMBERS_PARTITIONS:,.0f} offsets/s; <= {ASYNC_WINDOW} pending, applied in order"
-                    + (f"; {async_failed} failed" if async_failed else ""),
+                    f"{async_rate * MEMBERS_PARTITIONS:,.0f} offsets/s; <= {ASYNC_WINDOW} pending, "
+                    "applied in order" + (f"; {async_failed} failed" if async_failed else ""),
                 )
             )
 
@@ -405,19 +410,21 @@ def run(records: int = 1_000_000) -> list[tuple[str, ...]]:
                 (
                     "standalone consumer (assign 6 partitions + seek_to_beginning)",
                     f"{alone_rate:,.0f} records/s",
-                    f"best of {CONSUME_ROUNDS}; {alone[1]:.2f} s from first poll, {alone[2]:.2f} s to the first record"
-                    + received(alone),
+                    f"best of {CONSUME_ROUNDS}; {alone[1]:.2f} s from first poll, {alone[2]:.2f} s "
+                    "to the first record" + received(alone),
                 )
             )
             rows.append(
                 (
                     "grouped consumer (1-member group, auto_offset_reset=earliest)",
                     f"{group_rate:,.0f} records/s",
-                    f"best of {CONSUME_ROUNDS}; {group[1]:.2f} s from first poll, of which {group[2]:.2f} s to the "
+                    f"best of {CONSUME_ROUNDS}; {group[1]:.2f} s from first poll, of which "
+                    f"{group[2]:.2f} s to the "
                     "first record (join, offset fetch)" + received(group),
                 )
             )
-            # The same ratio without the time to the first record (the group's join and offset fetch).
+            # The same ratio without the time to the first
+            # record (the group's join and offset fetch).
             steady = (
                 (group[0] / (group[1] - group[2])) / (alone[0] / (alone[1] - alone[2]))
                 if group[1] > group[2] and alone[1] > alone[2]

@@ -1,4 +1,4 @@
-"""Failover benchmark (issue: failures): how long a partition is unavailable to an acks=all producer.
+"""Failover benchmark: how long a partition is unavailable to an acks=all producer.
 
 Three cases, each on a fresh 3-broker cluster with a 6 s ZooKeeper session timeout: kill -9 of the
 leader's broker noticed through ZooKeeper only (the session must expire), the same noticed through
@@ -8,6 +8,7 @@ the time from the fault to the first acknowledgement of a record sent right afte
 
 from __future__ import annotations
 
+import itertools
 import os
 import tempfile
 import threading
@@ -59,12 +60,12 @@ def _measure(case: str) -> float:
                 time.sleep(0.01)
             stop.set()
             thread.join(timeout=60)
-            return max(b - a for a, b in zip(acks, acks[1:]))
+            return max(b - a for a, b in itertools.pairwise(acks))
 
 
 def run() -> list[tuple[str, ...]]:
     """The three failover cases as table rows."""
-    rows = []
+    rows: list[tuple[str, ...]] = []
     targets = {
         "zookeeper": f"<= {SESSION_TIMEOUT_MS / 1000 + 1:.0f} s (session timeout + 1 s)",
         "ray": "<= 1.5 s",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -19,7 +20,7 @@ import storage
 import cluster
 
 
-def print_table(title: str, header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+def print_table(title: str, header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> None:
     """Print a Markdown table (pasted as is into the README)."""
     print(f"\n### {title}\n")
     print("| " + " | ".join(header) + " |")
@@ -60,7 +61,8 @@ def main() -> None:
         )
     if args.only in (None, "groups"):
         print_table(
-            f"Consumer groups (3 brokers, 8-partition topic, {consumer_groups.SESSION_TIMEOUT_MS / 1000:g} s session timeout, "
+            "Consumer groups (3 brokers, 8-partition topic, "
+            f"{consumer_groups.SESSION_TIMEOUT_MS / 1000:g} s session timeout, "
             f"{args.records:,} records of 100 bytes)",
             ("what", "figure", "note/target"),
             consumer_groups.run(args.records),

@@ -171,7 +171,8 @@ def run(records: int = 1_000_000) -> list[tuple[str, str, str]]:
         (
             "(d) Spark batch read into noop, local[2]",
             f"{spark_read_rate:,.0f}",
-            f"best of {READ_RUNS}; (d)/(c) = {spark_read_rate / plain_read_rate:.2f} (target >= 0.5)",
+            f"best of {READ_RUNS}; (d)/(c) = {spark_read_rate / plain_read_rate:.2f} "
+            "(target >= 0.5)",
         ),
     ]
 

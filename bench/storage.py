@@ -1,4 +1,4 @@
-"""Storage benchmark (issue: partition log): raw disk vs log append, read-back, encode and decode.
+"""Storage benchmark: raw disk vs log append, read-back, encode and decode.
 
 Everything runs in one process on the same disk so the ratios are meaningful on a noisy machine:
 (a) raw sequential write of N MiB in 1 MiB chunks, (b) log append of 100-byte records in ~1 MiB
@@ -81,7 +81,7 @@ def read_back(log: Log) -> tuple[float, int, int]:
 
 
 def encode_decode(records: int) -> dict[str, float]:
-    """Records/s on one core for each way in and out of a batch of 100-byte records (~1 MiB batches).
+    """Records/s on one core for each way in and out of ~1 MiB batches of 100-byte records.
 
     Encode: ``extend`` (whole columns in one call) and ``append`` (one call per record, as
     ``Producer.send`` does); both end with ``build()``. Decode: to columns (every key
@@ -111,11 +111,14 @@ def encode_decode(records: int) -> dict[str, float]:
     headers = [read_header(data) for data in batches]
     started = time.perf_counter()
     decoded = sum(
-        len(decode_columns(data, 0, header).values) for data, header in zip(batches, headers)
+        len(decode_columns(data, 0, header).values)
+        for data, header in zip(batches, headers, strict=True)
     )
     rates["decode columns"] = decoded / (time.perf_counter() - started)
     started = time.perf_counter()
-    decoded = sum(len(decode_records(data, 0, header)) for data, header in zip(batches, headers))
+    decoded = sum(
+        len(decode_records(data, 0, header)) for data, header in zip(batches, headers, strict=True)
+    )
     rates["decode records"] = decoded / (time.perf_counter() - started)
     return rates
 

@@ -53,12 +53,14 @@ def add_consume_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="print.key, print.offset, print.timestamp, print.partition (true/false), key.separator",
+        help=(
+            "print.key, print.offset, print.timestamp, print.partition (true/false), key.separator"
+        ),
     )
 
 
 def produce(args: argparse.Namespace, namespace: str) -> int:
-    """Send each stdin line as a record; keys split off by ``key.separator`` when ``parse.key=true``."""
+    """Send each stdin line as a record; ``parse.key=true`` splits a key off at the separator."""
     props = _properties(args.property)
     parse_key = props.get("parse.key", "false") == "true"
     separator = props.get("key.separator", "\t")

@@ -1,5 +1,5 @@
-"""``rafka groups``: list, describe, reset the offsets of and delete consumer groups, with the options
-of kafka-consumer-groups.sh and the tables it prints.
+"""``rafka groups``: list, describe, reset the offsets of and delete consumer
+groups, with the options of kafka-consumer-groups.sh and the tables it prints.
 
     rafka groups --list
     rafka groups --describe --group G
@@ -34,7 +34,7 @@ DESCRIBE_HEADER = (
 )
 RESET_HEADER = ("GROUP", "TOPIC", "PARTITION", "NEW-OFFSET")
 INACTIVE_STATES = ("Empty", "Dead")
-"""States in which offsets may be reset: nobody consumes, or the group does not exist yet (Kafka's rule)."""
+"""States in which offsets may be reset (Kafka's rule): nobody consumes, or no group yet."""
 REBALANCING_STATES = ("PreparingRebalance", "CompletingRebalance")
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
@@ -75,7 +75,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     target.add_argument(
         "--to-datetime",
         metavar="YYYY-MM-DDTHH:MM:SS.sss",
-        help="reset to the first offset at or after this time (local time unless a zone such as Z is given)",
+        help=(
+            "reset to the first offset at or after this time "
+            "(local time unless a zone such as Z is given)"
+        ),
     )
     target.add_argument(
         "--to-offset",
@@ -91,10 +94,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def format_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """Left-aligned columns as wide as their widest cell, one space apart, as Kafka's tools print them."""
+    """Left-aligned columns as wide as their widest cell, one space apart, as Kafka's tools."""
     widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
     return "\n".join(
-        " ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
+        " ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
         for row in (header, *rows)
     )
 
@@ -104,10 +107,11 @@ def describe_rows(
     committed: dict[TopicPartition, OffsetAndMetadata],
     log_end: dict[TopicPartition, int],
 ) -> list[tuple[str, ...]]:
-    """One DESCRIBE_HEADER row per partition the group's members own or it has committed, by topic and
-    partition; "-" marks what is unknown (no commit, no owner, a topic that no longer exists)."""
+    """One DESCRIBE_HEADER row per partition the group's members own
+    or it has committed, by topic and partition; "-" marks what is
+    unknown (no commit, no owner, a topic that no longer exists)."""
     owners = _owners(description)
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for tp in sorted(set(owners) | set(committed)):
         current = committed[tp].offset if tp in committed else None
         end = log_end.get(tp)
@@ -130,8 +134,9 @@ def describe_rows(
 
 
 def parse_datetime(text: str) -> int:
-    """Milliseconds since the epoch of a --to-datetime value, YYYY-MM-DDTHH:MM:SS.sss with an optional
-    zone (Z or +hh:mm); without one the time is local, as kafka-consumer-groups.sh reads it."""
+    """Milliseconds since the epoch of a --to-datetime value,
+    YYYY-MM-DDTHH:MM:SS.sss with an optional zone (Z or +hh:mm); without
+    one the time is local, as kafka-consumer-groups.sh reads it."""
     try:
         # fromisoformat accepts a trailing Z only from Python 3.11.
         moment = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
@@ -167,7 +172,8 @@ def describe(admin: Admin, group_id: str) -> int:
     if description.state == "Dead":
         return _fail(f"Consumer group '{group_id}' does not exist.")
     print(
-        f"Consumer group '{group_id}' state: {description.state}, members: {len(description.members)}, "
+        f"Consumer group '{group_id}' state: {description.state}, members: "
+        f"{len(description.members)}, "
         f"assignor: {description.protocol or '-'}, generation: {description.generation_id}"
     )
     if description.state == "Empty":
@@ -176,7 +182,8 @@ def describe(admin: Admin, group_id: str) -> int:
         print(f"Warning: Consumer group '{group_id}' is rebalancing.", file=sys.stderr)
     committed = admin.list_group_offsets(group_id)
     partitions = set(committed) | set(_owners(description))
-    # A deleted topic's partitions have no leader to ask; they show "-" instead of waiting out the timeout.
+    # A deleted topic's partitions have no leader to ask;
+    # they show "-" instead of waiting out the timeout.
     existing = set(admin.list_topics())
     known = sorted(tp for tp in partitions if tp.topic in existing)
     log_end = {
@@ -201,7 +208,8 @@ def reset_offsets(admin: Admin, args: argparse.Namespace) -> int:
     state = admin.describe_group(group_id).state
     if state not in INACTIVE_STATES:
         return _fail(
-            f"Assignments can only be reset if the group '{group_id}' is inactive, but the current state is {state}."
+            f"Assignments can only be reset if the group '{group_id}' is inactive, but the current "
+            f"state is {state}."
         )
     partitions = (
         sorted(admin.list_group_offsets(group_id))
@@ -210,8 +218,9 @@ def reset_offsets(admin: Admin, args: argparse.Namespace) -> int:
     )
     new_offsets = _new_offsets(admin, partitions, args)
     if args.execute:
-        # A member may join between the state check and this commit; the coordinator refuses a commit
-        # from outside the group once it has members, so that case fails here instead of racing.
+        # A member may join between the state check and this commit;
+        # the coordinator refuses a commit from outside the group once
+        # it has members, so that case fails here instead of racing.
         admin.alter_group_offsets(group_id, new_offsets)
     print(
         format_table(
@@ -266,13 +275,15 @@ def _new_offsets(
         requested = args.to_offset
         if requested < earliest[tp]:
             print(
-                f"New offset ({requested}) is lower than earliest offset for topic partition {tp.topic}-{tp.partition}. "
+                f"New offset ({requested}) is lower than earliest offset for topic partition "
+                f"{tp.topic}-{tp.partition}. "
                 f"Value will be set to {earliest[tp]}",
                 file=sys.stderr,
             )
         elif requested > latest[tp]:
             print(
-                f"New offset ({requested}) is higher than latest offset for topic partition {tp.topic}-{tp.partition}. "
+                f"New offset ({requested}) is higher than latest offset for topic partition "
+                f"{tp.topic}-{tp.partition}. "
                 f"Value will be set to {latest[tp]}",
                 file=sys.stderr,
             )

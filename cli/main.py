@@ -3,7 +3,8 @@
 rafka up [--brokers N] [--data-dir DIR] [--zookeeper HOST:PORT[/chroot]]
 rafka status | rafka down
 rafka topics --create --topic T --partitions 6 --replication-factor 3
-rafka groups --describe --group G  rafka groups --reset-offsets --group G --all-topics --to-earliest --execute
+rafka groups --describe --group G
+rafka groups --reset-offsets --group G --all-topics --to-earliest --execute
 rafka produce --topic T            rafka consume --topic T --from-beginning
 rafka perf produce --topic T --num-records 1000000 --record-size 100 --throughput -1
 """
@@ -84,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
         )
         print(
             f"rafka cluster {description.cluster_id} is up: brokers "
-            f"{[b.broker_id for b in description.brokers]}, controller {description.controller_id}, "
+            f"{[b.broker_id for b in description.brokers]}, controller "
+            f"{description.controller_id}, "
             f"namespace {args.namespace!r}, data in {args.data_dir.resolve()}"
         )
         return 0
@@ -115,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``rafka`` script: Kafka errors and bad input print a message and exit 1."""
+    """Entry point of the ``rafka`` script: Kafka errors and bad input print a message, exit 1."""
     args = build_parser().parse_args(argv)
     try:
         return run(args)

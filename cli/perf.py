@@ -1,4 +1,4 @@
-"""``rafka perf produce`` / ``rafka perf consume``: kafka-producer-perf-test and kafka-consumer-perf-test.
+"""``rafka perf produce`` / ``consume``: kafka-producer-perf-test and kafka-consumer-perf-test.
 
 Both print Kafka's summary lines and return their figures, so ``make bench`` reuses them. Producer
 latency is measured per record from ``send`` to its acknowledgement, on every record or on an evenly
@@ -55,8 +55,10 @@ class ProducerPerf:
         """kafka-producer-perf-test's closing line."""
         lat = self.latencies_ms
         return (
-            f"{self.records} records sent, {self.records_per_s:.1f} records/sec ({self.mb_per_s:.2f} MB/sec), "
-            f"{sum(lat) / max(1, len(lat)):.2f} ms avg latency, {max(lat, default=float('nan')):.2f} ms max latency, "
+            f"{self.records} records sent, {self.records_per_s:.1f} records/sec "
+            f"({self.mb_per_s:.2f} MB/sec), "
+            f"{sum(lat) / max(1, len(lat)):.2f} ms avg latency, "
+            f"{max(lat, default=float('nan')):.2f} ms max latency, "
             f"{self.percentile(0.5):.0f} ms 50th, {self.percentile(0.95):.0f} ms 95th, "
             f"{self.percentile(0.99):.0f} ms 99th, {self.percentile(0.999):.0f} ms 99.9th."
         )
@@ -126,7 +128,10 @@ def producer_perf(
     producer_config: dict[str, Any] | None = None,
     progress: bool = True,
 ) -> ProducerPerf:
-    """Send ``num_records`` records of ``record_size`` bytes, at most ``throughput`` records/s (-1: unthrottled)."""
+    """Send ``num_records`` records of ``record_size`` bytes, ``throughput`` records/s at most.
+
+    A throughput of -1 sends unthrottled.
+    """
     payload = b"x" * record_size
     sample_every = max(1, num_records // LATENCY_SAMPLES)
     latencies: list[float] = []
@@ -145,7 +150,8 @@ def producer_perf(
             if i & 1023 == 0:
                 bar.update(i)
             if throughput > 0 and i & 15 == 0:
-                # Kafka's ThroughputThrottler: sleep whenever ahead of schedule, checked every few records.
+                # Kafka's ThroughputThrottler: sleep whenever
+                # ahead of schedule, checked every few records.
                 ahead = i / throughput - (clock() - started)
                 if ahead > 0:
                     time.sleep(ahead)

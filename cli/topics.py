@@ -36,7 +36,8 @@ def format_description(description: TopicDescription) -> str:
             f"\tOffline: {','.join(map(str, p.offline_replicas))}" if p.offline_replicas else ""
         )
         lines.append(
-            f"\tTopic: {description.name}\tPartition: {p.partition}\tLeader: {p.leader if p.leader >= 0 else 'none'}\t"
+            f"\tTopic: {description.name}\tPartition: {p.partition}\tLeader: "
+            f"{p.leader if p.leader >= 0 else 'none'}\t"
             f"Replicas: {','.join(map(str, p.replicas))}\tIsr: {','.join(map(str, p.isr))}{offline}"
         )
     return "\n".join(lines)

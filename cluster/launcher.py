@@ -1,15 +1,16 @@
 """``rafka up`` / ``rafka down`` / ``rafka status``: a cluster of detached broker actors on Ray.
 
 ``up`` joins the running Ray cluster (or starts a single-node one bound to 127.0.0.1), starts an
-embedded ZooKeeper in the data directory unless ``--zookeeper`` names an ensemble, and starts one
-detached broker per Ray node (node affinity keeps each broker's logs on its node's disk). What it
-started is recorded in ``<data_dir>/rafka-cluster.json`` so ``down`` stops exactly that, and a second
-``up`` on the same data directory brings back every topic and record.
+embedded ZooKeeper in the data directory unless ``--zookeeper`` names an ensemble, and starts
+one detached broker per Ray node (node affinity keeps each broker's logs on its node's disk).
+What it started is recorded in ``<data_dir>/rafka-cluster.json`` so ``down`` stops exactly that,
+and a second ``up`` on the same data directory brings back every topic and record.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import socket
@@ -91,12 +92,15 @@ def connect(address: str | None, namespace: str) -> None:
             address=address or "auto",
             namespace=namespace,
             log_to_driver=False,
-            logging_level="ERROR",
+            logging_level=logging.ERROR,
         )
 
 
 def _listening(address: str, timeout_s: float = 2.0) -> bool:
-    """Whether anything accepts connections at ``host:port``: Ray's own connect retries a dead GCS for minutes."""
+    """Whether anything accepts connections at ``host:port``.
+
+    Ray's own connect retries a dead GCS for minutes, so ``up`` and ``down`` ask first.
+    """
     host, _, port = address.rpartition(":")
     try:
         with socket.create_connection((host, int(port)), timeout=timeout_s):
@@ -147,7 +151,7 @@ def up(
         connect(address, namespace)
     nodes = _alive_nodes()
     embedded = zookeeper is None
-    if embedded:
+    if zookeeper is None:
         if len(nodes) > 1:
             raise ValueError(
                 "the embedded ZooKeeper listens on 127.0.0.1 only; on a multi-node Ray cluster "
@@ -157,7 +161,8 @@ def up(
             data_dir / "zookeeper"
         ).start(detach=True)
         zookeeper = server.connect_string
-    # One broker per Ray node on a real cluster; three on a single machine, enough for replication 3.
+    # One broker per Ray node on a real cluster; three on a
+    # single machine, enough for replication 3.
     count = brokers or (previous and len(previous.brokers)) or (len(nodes) if len(nodes) > 1 else 3)
     for broker_id in range(count):
         name = names.broker_actor_name(broker_id)
@@ -189,7 +194,7 @@ def up(
 
 
 def down(data_dir: Path, timeout_s: float = 60.0) -> list[str]:
-    """Shut the brokers down cleanly (logs closed), then stop the ZooKeeper and Ray that ``up`` started."""
+    """Shut the brokers down cleanly, then stop the ZooKeeper and Ray that ``up`` started."""
     data_dir = data_dir.resolve()
     state = ClusterState.load(data_dir)
     if state is None:

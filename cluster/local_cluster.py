@@ -1,9 +1,9 @@
 """A whole rafka cluster in one Python process's reach: for notebooks, tests and the demo.
 
-``with LocalCluster(brokers=3, data_dir=...) as cluster:`` starts what is not running yet: an embedded
-ZooKeeper server (its data under ``data_dir/zookeeper``), a local Ray instance bound to 127.0.0.1,
-and the brokers (logs under ``data_dir/broker-<id>``); on exit it stops what it started. Entering it
-again on the same data directory is a restart that finds every topic and record.
+``with LocalCluster(brokers=3, data_dir=...) as cluster:`` starts what is not running yet: an
+embedded ZooKeeper server (its data under ``data_dir/zookeeper``), a local Ray instance bound to
+127.0.0.1, and the brokers (logs under ``data_dir/broker-<id>``); on exit it stops what it started.
+Entering it again on the same data directory is a restart that finds every topic and record.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from rafka.protocol.errors import KafkaTimeoutError
 logger = logging.getLogger(__name__)
 
 # Settings for a Ray instance rafka starts itself; a value already in the environment wins. Ray
-# records every task's state changes for its dashboard, and a broker cluster makes thousands of actor
-# calls a second: turning the recording off took acks=all p99 at 10,000 records/s from 12-21 ms to
-# 9-11 ms on the 2-core benchmark machine. `ray list tasks` then shows no tasks for this Ray instance.
+# records every task's state changes for its dashboard, and a broker cluster makes thousands of
+# actor calls a second, so the recording is off (bench/README.md has the latency it costs).
+# `ray list tasks` then shows no tasks for this Ray instance.
 RAY_ENV_DEFAULTS = {"RAY_task_events_report_interval_ms": "0"}
 
 
@@ -49,7 +49,7 @@ def init_local_ray(namespace: str, num_cpus: int | None = None) -> None:
         num_cpus=num_cpus or max(2, os.cpu_count() or 2),
         include_dashboard=False,
         log_to_driver=False,
-        logging_level="ERROR",
+        logging_level=logging.ERROR,
     )
 
 
@@ -149,7 +149,7 @@ class LocalCluster:
         return handle
 
     def stop_broker(self, broker_id: int, timeout_s: float = 30.0) -> None:
-        """Shut a broker down cleanly (logs closed, ZooKeeper session ended), then remove its actor."""
+        """Shut a broker down cleanly (logs closed, ZooKeeper session ended); remove its actor."""
         handle = self.brokers.pop(broker_id)
         try:
             ray.get(handle.shutdown.remote(), timeout=timeout_s)
@@ -177,7 +177,7 @@ class LocalCluster:
         return processes[names.broker_actor_name(broker_id)]
 
     def broker_pids(self, broker_id: int) -> list[int]:
-        """Process ids of a broker and of its controller, coordinator and replica actors (fault injection)."""
+        """Process ids of a broker and its controller, coordinator and replica actors."""
         return list(self._broker_processes(broker_id).values())
 
     def _broker_processes(self, broker_id: int) -> dict[str, int]:

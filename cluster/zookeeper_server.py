@@ -71,7 +71,7 @@ def _pyspark_jars() -> Path:
     spec = importlib.util.find_spec("pyspark")
     if spec is None or not spec.submodule_search_locations:
         raise FileNotFoundError("pyspark is not installed; its jars/ folder provides ZooKeeper")
-    jars = Path(list(spec.submodule_search_locations)[0]) / "jars"
+    jars = Path(next(iter(spec.submodule_search_locations))) / "jars"
     if not any(jars.glob("zookeeper-[0-9]*.jar")):
         raise FileNotFoundError(f"no zookeeper-*.jar in {jars}")
     return jars

@@ -1,4 +1,4 @@
-"""The main job (``make demo``): a three-broker rafka cluster producing and consuming a million records.
+"""The main job (``make demo``): a three-broker cluster producing and consuming a million records.
 
 It starts ZooKeeper, Ray and three brokers on this machine (loopback only), creates a topic with 6
 partitions and replication factor 3, produces 1,000,000 records of 100 bytes with acks=all, consumes
@@ -53,7 +53,8 @@ def spark_step(records: int) -> None:
         per_partition.show()
         total = per_partition.agg(F.sum("records")).first()[0]
         print(
-            f"   Spark read {total:,} records in {time.perf_counter() - started:.1f}s (session start included)"
+            f"   Spark read {total:,} records in {time.perf_counter() - started:.1f}s "
+            "(session start included)"
         )
         assert total == records, "Spark did not read every record"
     finally:
@@ -75,7 +76,8 @@ def main() -> None:
         admin = cluster.admin()
         described = admin.describe_cluster()
         print(
-            f"   up in {time.perf_counter() - started:.1f}s: brokers {[b.broker_id for b in described.brokers]}, "
+            f"   up in {time.perf_counter() - started:.1f}s: brokers "
+            f"{[b.broker_id for b in described.brokers]}, "
             f"controller {described.controller_id}"
         )
         print("== creating topic 'demo' (6 partitions, replication factor 3)")
@@ -98,7 +100,8 @@ def main() -> None:
         consumer = cluster.consumer()
         ends = consumer.end_offsets([rafka.TopicPartition("demo", p) for p in range(6)])
         print(
-            f"== high watermarks per partition: {[ends[tp] for tp in sorted(ends)]} (sum {sum(ends.values()):,})"
+            f"== high watermarks per partition: {[ends[tp] for tp in sorted(ends)]} (sum "
+            f"{sum(ends.values()):,})"
         )
         assert consumed.records == args.records == sum(ends.values()), (
             "records were lost or duplicated"

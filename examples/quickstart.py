@@ -1,11 +1,11 @@
-"""Quickstart: a three-broker rafka cluster in this process's reach, one topic, JSON records in and out.
+"""Quickstart: a three-broker rafka cluster, one topic, JSON records in and out.
 
     .venv/bin/python examples/quickstart.py
 
 It starts ZooKeeper, a local Ray instance (127.0.0.1 only) and three brokers with their logs under a
 temporary directory, creates a topic with 3 partitions and replication factor 3, produces keyed JSON
 records with acks=all, reads them back with a consumer (assign + seek_to_beginning + poll), looks up
-offsets by timestamp, and shuts everything down. It takes about 30 s on a small machine.
+offsets by timestamp, and shuts everything down.
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ def main() -> None:
             admin = rafka.Admin()
             cluster = admin.describe_cluster()
             print(
-                f"brokers {[b.broker_id for b in cluster.brokers]}, controller {cluster.controller_id}"
+                f"brokers {[b.broker_id for b in cluster.brokers]}, controller "
+                f"{cluster.controller_id}"
             )
 
             topic = admin.create_topic(
@@ -46,10 +47,12 @@ def main() -> None:
             )  # topic configs use Kafka's names
             for p in topic.partitions:
                 print(
-                    f"  {TOPIC}-{p.partition}: leader {p.leader}, replicas {list(p.replicas)}, isr {list(p.isr)}"
+                    f"  {TOPIC}-{p.partition}: leader {p.leader}, "
+                    f"replicas {list(p.replicas)}, isr {list(p.isr)}"
                 )
 
-            # Produce: keys pick the partition (murmur2, as in Kafka), so one customer's orders stay in order.
+            # Produce: keys pick the partition (murmur2, as in
+            # Kafka), so one customer's orders stay in order.
             producer = rafka.Producer(
                 acks="all",
                 key_serializer=str.encode,
@@ -66,7 +69,8 @@ def main() -> None:
             for future in futures:
                 meta = future.get(timeout=30)  # RecordMetadata(topic, partition, offset, timestamp)
             print(
-                f"produced 12 records; the last went to {meta.topic}-{meta.partition} at offset {meta.offset}"
+                "produced 12 records; the last went to "
+                f"{meta.topic}-{meta.partition} at offset {meta.offset}"
             )
             producer.close()
 
@@ -80,23 +84,30 @@ def main() -> None:
             ]
             consumer.assign(partitions)
             consumer.seek_to_beginning()
-            received = []
+            received: list[rafka.ConsumerRecord] = []
             while len(received) < 12:
                 for records in consumer.poll(timeout_ms=1000).values():
                     received.extend(records)
             for record in sorted(received, key=lambda r: r.value["order"]):
                 print(
-                    f"  {record.topic}-{record.partition}@{record.offset} key={record.key} value={record.value}"
+                    f"  {record.topic}-{record.partition}@{record.offset} key={record.key} "
+                    f"value={record.value}"
                 )
 
             # Offsets by timestamp: the first record at or after BASE_TS + 6 s, per partition.
             found = consumer.offsets_for_times({tp: BASE_TS + 6000 for tp in partitions})
             for tp, offset_and_ts in sorted(found.items()):
                 print(
-                    f"  first record at or after ts+6s in {tp.topic}-{tp.partition}: {offset_and_ts}"
+                    f"  first record at or after ts+6s in {tp.topic}-{tp.partition}: "
+                    f"{offset_and_ts}"
                 )
             print(
-                f"end offsets: {{{', '.join(f'{tp.partition}: {o}' for tp, o in sorted(consumer.end_offsets(partitions).items()))}}}"
+                "end offsets: {"
+                + ", ".join(
+                    f"{tp.partition}: {o}"
+                    for tp, o in sorted(consumer.end_offsets(partitions).items())
+                )
+                + "}"
             )
             consumer.close()
         print("cluster stopped")

@@ -1,7 +1,10 @@
-"""Spark batch job: read a topic of JSON events, aggregate with Spark SQL, write the results to another topic.
+"""Spark batch job: aggregate a topic of JSON events with Spark SQL into another topic.
 
-    python examples/spark_batch_job.py --local              # starts a LocalCluster and writes sample events
-    python examples/spark_batch_job.py --ray-address 127.0.0.1:6379 --namespace rafka --events events
+    # start a LocalCluster and write sample events:
+    python examples/spark_batch_job.py --local
+    # or use a running cluster:
+    python examples/spark_batch_job.py --ray-address 127.0.0.1:6379 --namespace rafka \
+        --events events
 
 The source reads ``events`` from its earliest to its latest offsets (Spark's batch defaults), the
 values are parsed with ``from_json``, and the per-action totals go to ``event-stats`` keyed by
@@ -31,14 +34,15 @@ def write_sample_events(options: dict[str, str], topic: str, count: int) -> None
         ray_address=options.get("rafka.ray.address"),
         linger_ms=5,
     ) as producer:
-        for i in range(count):
+        for _ in range(count):
+            user = f"u{rng.randrange(50)}"
             event = {
-                "user": f"u{rng.randrange(50)}",
+                "user": user,
                 "action": rng.choice(["view", "click", "buy"]),
                 "amount": round(rng.uniform(1, 100), 2),
                 "ts": int(time.time() * 1000),
             }
-            producer.send(topic, json.dumps(event).encode(), key=event["user"].encode())
+            producer.send(topic, json.dumps(event).encode(), key=user.encode())
 
 
 def main() -> None:
@@ -63,7 +67,8 @@ def main() -> None:
             "e.*"
         ).createOrReplaceTempView("events")
         totals = spark.sql("""
-            SELECT action, count(*) AS events, count(DISTINCT user) AS users, round(sum(amount), 2) AS amount
+            SELECT action, count(*) AS events, count(DISTINCT user) AS users,
+                round(sum(amount), 2) AS amount
             FROM events WHERE action IS NOT NULL GROUP BY action ORDER BY action
         """)
         totals.show()
@@ -81,7 +86,8 @@ def main() -> None:
         ).load().createOrReplaceTempView("stats")
         # One key always lands in one partition, so its highest offset holds its latest value.
         spark.sql("""
-            SELECT cast(key AS string) AS action, cast(max_by(value, offset) AS string) AS latest, count(*) AS versions
+            SELECT cast(key AS string) AS action, cast(max_by(value, offset) AS string) AS latest,
+                count(*) AS versions
             FROM stats GROUP BY key ORDER BY action
         """).show(truncate=False)
         spark.stop()

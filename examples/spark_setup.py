@@ -1,9 +1,10 @@
-"""What both Spark examples share: where the cluster is (``--local`` starts one), and a SparkSession.
+"""What both Spark examples share: the cluster (``--local`` starts one) and a SparkSession.
 
-Spark's Python workers reach the cluster through Ray with the data source options built here
-(``rafka.ray.address``, ``rafka.namespace``). On a Ray cluster in token mode, pass the token to the
-executors as Spark configuration: ``spark.executorEnv.RAY_AUTH_MODE=token`` and
-``spark.executorEnv.RAY_AUTH_TOKEN=<token>`` (``--conf`` with spark-submit, or ``--ray-token`` here).
+Spark's Python workers reach the cluster through Ray with the data source options built
+here (``rafka.ray.address``, ``rafka.namespace``). On a Ray cluster in token mode, pass
+the token to the executors as Spark configuration:
+``spark.executorEnv.RAY_AUTH_MODE=token`` and ``spark.executorEnv.RAY_AUTH_TOKEN=<token>``
+(``--conf`` with spark-submit, or ``--ray-token`` here).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
 
 @contextlib.contextmanager
 def cluster(args: argparse.Namespace) -> Iterator[dict[str, str]]:
-    """Yield the data source options for the cluster; with ``--local``, run a LocalCluster meanwhile."""
+    """Yield the data source options; with ``--local``, run a LocalCluster meanwhile."""
     import ray
 
     if not args.local:
@@ -94,7 +95,7 @@ def spark_session(app: str, ray_token: str | None = None) -> Any:
 
 
 def ensure_topics(options: dict[str, str], *topics: str, partitions: int = 3) -> None:
-    """Create the topics that do not exist yet (replication factor 1 on a LocalCluster's 3 brokers is enough here)."""
+    """Create the topics that do not exist yet, with replication factor 1."""
     from rafka.clients.admin import Admin
     from rafka.protocol.errors import TopicAlreadyExistsError
 

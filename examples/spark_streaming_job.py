@@ -1,6 +1,8 @@
-"""Structured Streaming job: windowed counts of JSON events from one topic into another, restartable.
+"""Structured Streaming job: windowed counts of JSON events into another topic, restartable.
 
-    python examples/spark_streaming_job.py --local --seconds 60     # LocalCluster + a sample event producer
+    # a LocalCluster and a sample event producer:
+    python examples/spark_streaming_job.py --local --seconds 60
+    # or a running cluster:
     python examples/spark_streaming_job.py --ray-address 127.0.0.1:6379 --checkpoint /data/ck/counts
 
 Counts per action and 10-second window (by the records' timestamps, with a 5-second watermark) go to
@@ -40,12 +42,13 @@ def sample_events(
     ) as producer:
         while not stop.wait(1 / 10):
             for _ in range(per_second // 10):
+                user = f"u{rng.randrange(50)}"
                 event = {
-                    "user": f"u{rng.randrange(50)}",
+                    "user": user,
                     "action": rng.choice(["view", "click", "buy"]),
                     "amount": rng.uniform(1, 100),
                 }
-                producer.send(topic, json.dumps(event).encode(), key=event["user"].encode())
+                producer.send(topic, json.dumps(event).encode(), key=user.encode())
 
 
 def main() -> None:
@@ -112,7 +115,8 @@ def main() -> None:
                 progress = query.lastProgress
                 if progress:
                     print(
-                        f"batch {progress['batchId']}: {progress['numInputRows']} events in, end offsets {progress['sources'][0]['endOffset']}"
+                        f"batch {progress['batchId']}: {progress['numInputRows']} events in, end "
+                        f"offsets {progress['sources'][0]['endOffset']}"
                     )
         stop.set()
         query.stop()

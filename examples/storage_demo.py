@@ -107,14 +107,17 @@ def main() -> None:
     with open(segments[-1], "ab") as handle:
         handle.write(batch_for(TOTAL)[:5000])
     print(
-        f"2. simulated a torn write: 5,000 bytes of a half-written batch appended to {segments[-1].name}"
+        "2. simulated a torn write: 5,000 bytes of a half-written batch appended to "
+        f"{segments[-1].name}"
     )
 
     started = time.perf_counter()
     log = Log(directory, CONFIG)
     print(
-        f"3. reopened in {time.perf_counter() - started:.2f}s: recovery cut {log.recovered_bytes_cut:,} bytes; "
-        f"log end offset {log.log_end_offset:,} (>= flushed {flushed:,}: {log.log_end_offset >= flushed}); "
+        f"3. reopened in {time.perf_counter() - started:.2f}s: recovery cut "
+        f"{log.recovered_bytes_cut:,} bytes; "
+        f"log end offset {log.log_end_offset:,} (>= flushed {flushed:,}: "
+        f"{log.log_end_offset >= flushed}); "
         f"{len(log.segments)} segments"
     )
     assert log.log_end_offset >= flushed, "flushed records were lost"
@@ -128,7 +131,8 @@ def main() -> None:
         if r.offset == target
     )
     print(
-        f"4. read by offset {target:,}: key={record.key!r} value={record.value[:16]!r}... timestamp={record.timestamp}"
+        f"4. read by offset {target:,}: key={record.key!r} value={(record.value or b'')[:16]!r}... "
+        f"timestamp={record.timestamp}"
     )
     offset, timestamp = log.offset_for_timestamp(BASE_TS + 424_242) or (-1, -1)
     print(f"   read by timestamp {BASE_TS + 424_242}: offset {offset:,} (timestamp {timestamp})")
@@ -138,8 +142,9 @@ def main() -> None:
         log.append_as_leader(batch_for(first), leader_epoch=1)
     count = read_all_count(log)
     print(
-        f"5. appended the rest in {time.perf_counter() - started:.1f}s; the log now holds {count:,} records "
-        f"in offsets [{log.log_start_offset}, {log.log_end_offset:,}) over {len(log.segments)} segments"
+        f"5. appended the rest in {time.perf_counter() - started:.1f}s; "
+        f"the log now holds {count:,} records in offsets "
+        f"[{log.log_start_offset}, {log.log_end_offset:,}) over {len(log.segments)} segments"
     )
     assert count == TOTAL == log.log_end_offset
     log.close()

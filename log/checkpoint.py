@@ -52,13 +52,14 @@ class CheckpointFile:
             raise ValueError(f"checkpoint file {self.path} is malformed: {exc}") from exc
         if len(entries) != count or any(len(entry) != self.width for entry in entries):
             raise ValueError(
-                f"checkpoint file {self.path} is malformed: expected {count} entries of {self.width}"
+                f"checkpoint file {self.path} is malformed: "
+                f"expected {count} entries of {self.width}"
             )
         return entries
 
 
 class OffsetCheckpoint:
-    """One offset persisted in a checkpoint file (recovery point, log start offset or high watermark)."""
+    """One offset in a checkpoint file (recovery point, log start offset or high watermark)."""
 
     def __init__(self, path: Path) -> None:
         self._file = CheckpointFile(path, 1)

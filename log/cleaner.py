@@ -1,11 +1,11 @@
 """Log compaction (``cleanup.policy=compact``): keep the latest record of every key.
 
-One pass builds an offset map (key -> latest offset) over the dirty part of the log, from the cleaner
-checkpoint up to the active segment, then rewrites every inactive segment keeping only records that
-are the latest for their key. Offsets never change: surviving records keep their offsets and batches
-keep their base offsets, so a consumer's position stays valid. Tombstones (null values) are dropped
-once their batch is older than ``delete.retention.ms``, giving consumers that long to see the delete.
-The active segment is never touched.
+One pass builds an offset map (key -> latest offset) over the dirty part of the log, from the
+cleaner checkpoint up to the active segment, then rewrites every inactive segment keeping
+only records that are the latest for their key. Offsets never change: surviving records keep
+their offsets and batches keep their base offsets, so a consumer's position stays valid.
+Tombstones (null values) are dropped once their batch is older than ``delete.retention.ms``,
+giving consumers that long to see the delete. The active segment is never touched.
 
 A rewritten segment is written to ``.log.cleaned``, renamed to ``.log.swap`` and then over the
 original; a crash at any step leaves either the old or the new segment (``Log`` finishes swaps on
@@ -55,7 +55,7 @@ def dirty_ratio(log: Log) -> float:
 
 
 def maybe_compact(log: Log) -> CleanResult | None:
-    """Compact when the log is compacted and its dirty ratio reached ``min.cleanable.dirty.ratio``."""
+    """Compact a compacted log whose dirty ratio reached ``min.cleanable.dirty.ratio``."""
     if not log.config.compact or len(log.segments) < 2:
         return None
     ratio = dirty_ratio(log)
@@ -99,7 +99,7 @@ def _offset_map(segments: list[LogSegment], first_dirty: int) -> dict[bytes, int
             if header.last_offset < first_dirty:
                 continue
             columns = decode_columns(segment.read_slice(position, header.size_in_bytes), 0, header)
-            for od, key in zip(columns.offset_deltas, columns.keys):
+            for od, key in zip(columns.offset_deltas, columns.keys, strict=True):
                 if key is not None:
                     latest[key] = header.base_offset + od
     return latest
@@ -116,7 +116,7 @@ def _clean_segment(
         columns = decode_columns(raw, 0, header)
         kept: list[int] = []
         for index, (od, key, value) in enumerate(
-            zip(columns.offset_deltas, columns.keys, columns.values)
+            zip(columns.offset_deltas, columns.keys, columns.values, strict=True)
         ):
             offset = header.base_offset + od
             if key is not None and latest.get(key, offset) > offset:
@@ -134,7 +134,7 @@ def _clean_segment(
 
 
 def _rebuild(header: BatchHeader, kept: RecordColumns) -> bytes:
-    """A batch with the same header identity (offsets, epoch, producer) holding only the ``kept`` records."""
+    """A batch with the same header identity (offsets, epoch, producer), only ``kept`` records."""
     first_ts = header.first_timestamp
     return encode_batch(
         kept,
@@ -167,7 +167,8 @@ def _swap_in(log: Log, old: LogSegment, data: bytes) -> LogSegment:
         log.config.segment_index_bytes,
     )
     fresh.recover()
-    # An emptied segment still covers its offsets: keep its place so later base offsets stay ordered.
+    # An emptied segment still covers its offsets: keep its
+    # place so later base offsets stay ordered.
     fresh.next_offset = max(fresh.next_offset, old.next_offset)
     fresh.flush()
     return fresh

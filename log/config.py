@@ -10,9 +10,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rafka.protocol.errors import InvalidConfigError
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+_Config = TypeVar("_Config", bound="DataclassInstance")
 
 INT64_MAX = (1 << 63) - 1
 INT32_MAX = (1 << 31) - 1
@@ -75,7 +80,7 @@ class LogConfig:
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any], base: LogConfig | None = None) -> LogConfig:
-        """Build a config from Kafka names (``retention.ms``) or snake_case, over ``base`` defaults."""
+        """A config from Kafka names (``retention.ms``) or snake_case, over ``base`` defaults."""
         return apply_overrides(base or cls(), values, "topic")
 
     def to_dict(self) -> dict[str, Any]:
@@ -93,8 +98,8 @@ class LogConfig:
         return "delete" in self.cleanup_policy
 
 
-def apply_overrides(base: Any, values: Mapping[str, Any], kind: str) -> Any:
-    """Return ``base`` (a config dataclass) with ``values`` applied, each validated against its field."""
+def apply_overrides(base: _Config, values: Mapping[str, Any], kind: str) -> _Config:
+    """``base`` (a config dataclass) with ``values`` applied, each validated against its field."""
     known = {f.name: f for f in dataclasses.fields(base)}
     changes: dict[str, Any] = {}
     for raw_key, raw_value in values.items():
@@ -106,7 +111,7 @@ def apply_overrides(base: Any, values: Mapping[str, Any], kind: str) -> Any:
     return dataclasses.replace(base, **changes)
 
 
-def coerce_value(key: str, spec: dataclasses.Field, value: Any) -> Any:
+def coerce_value(key: str, spec: dataclasses.Field[Any], value: Any) -> Any:
     """Convert a config value (possibly a string from a CLI or Spark option) and check its range."""
     kind = spec.type if isinstance(spec.type, str) else spec.type.__name__
     try:

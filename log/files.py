@@ -1,8 +1,8 @@
 """File names and durable file operations for partition directories.
 
-A partition lives in ``<topic>-<partition>``; its segments are ``<20-digit base offset>.log`` with
-``.index`` and ``.timeindex`` beside them, as in Kafka. Checkpoints are replaced atomically so a crash
-leaves either the old or the new content, never a torn file.
+A partition lives in ``<topic>-<partition>``; its segments are ``<20-digit base
+offset>.log`` with ``.index`` and ``.timeindex`` beside them, as in Kafka. Checkpoints are
+replaced atomically so a crash leaves either the old or the new content, never a torn file.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def write_durably(path: Path, data: bytes) -> None:
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data``: write a temp file, fsync it, rename it over, fsync the dir."""
+    """Replace ``path`` by ``data``: write a temp file, fsync, rename it over, fsync the dir."""
     temp = path.with_name(path.name + TEMP_SUFFIX)
     write_durably(temp, data)
     os.replace(temp, path)

@@ -1,9 +1,9 @@
 """The sorted, append-only index shared by the offset index and the time index.
 
 Entries are fixed-size (key, value) pairs with non-decreasing keys, appended as the segment grows.
-They are kept in memory (an index is small: one entry per ``index.interval.bytes`` of log) and written
-to the index file on flush and close. A crash can leave the file short or stale; segment recovery
-rebuilds it from the log, so the file is an accelerator, never the source of truth.
+They are kept in memory (an index is small: one entry per ``index.interval.bytes`` of log) and
+written to the index file on flush and close. A crash can leave the file short or stale; segment
+recovery rebuilds it from the log, so the file is an accelerator, never the source of truth.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ class SortedIndex:
         self._persisted = 0
 
     def load(self) -> bool:
-        """Read entries from disk; return False (leaving the index empty) if the file is unusable."""
+        """Read entries from disk; False (and an empty index) if the file is unusable."""
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
@@ -127,7 +127,7 @@ class SortedIndex:
 
     def entries(self) -> list[tuple[int, int]]:
         """All entries, oldest first (for tests and tools)."""
-        return list(zip(self._keys, self._values))
+        return list(zip(self._keys, self._values, strict=True))
 
     def delete(self) -> None:
         """Remove the index file."""

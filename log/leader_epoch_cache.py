@@ -1,9 +1,10 @@
 """The leader epoch cache (KIP-101): which epoch's leader wrote which offsets.
 
-Each entry is (epoch, start offset): the first offset written under that epoch. A follower that starts
-following asks the leader for the end offset of its own latest epoch and truncates there, instead of
-truncating to its high watermark, which loses acknowledged data or lets replicas diverge when leaders
-change quickly (KIP-101's two scenarios). Entries persist in ``leader-epoch-checkpoint``.
+Each entry is (epoch, start offset): the first offset written under that epoch. A
+follower that starts following asks the leader for the end offset of its own
+latest epoch and truncates there, instead of truncating to its high watermark,
+which loses acknowledged data or lets replicas diverge when leaders change quickly
+(KIP-101's two scenarios). Entries persist in ``leader-epoch-checkpoint``.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ class LeaderEpochCache:
         try:
             loaded = self._file.read()
         except ValueError:
-            # An unreadable cache only costs a wider truncation later; rebuild it from future appends.
+            # An unreadable cache only costs a wider truncation
+            # later; rebuild it from future appends.
             loaded = []
         self._entries = [EpochEntry(epoch, offset) for epoch, offset in loaded]
 
@@ -64,10 +66,10 @@ class LeaderEpochCache:
     def end_offset_for(self, requested_epoch: int, log_end_offset: int) -> tuple[int, int]:
         """(epoch, end offset) answering OffsetsForLeaderEpoch for ``requested_epoch``.
 
-        The end offset is the start offset of the first epoch above the requested one, or the log end
-        offset when the requested epoch is the latest. The epoch returned is the largest known epoch
-        not above the requested one, so a follower with an epoch the leader never saw truncates to the
-        end of the last epoch they share (KIP-279).
+        The end offset is the start offset of the first epoch above the requested one, or
+        the log end offset when the requested epoch is the latest. The epoch returned is
+        the largest known epoch not above the requested one, so a follower with an epoch
+        the leader never saw truncates to the end of the last epoch they share (KIP-279).
         """
         if not self._entries or requested_epoch < self._entries[0].epoch:
             return UNDEFINED_EPOCH, UNDEFINED_OFFSET

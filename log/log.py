@@ -1,13 +1,14 @@
 """The partition log: an ordered list of segments with one active segment at the end.
 
-Appends are O(1) (write to the active segment's file and maybe add an index entry); reads by offset
-are a binary search over segment base offsets, then the segment's sparse index, then a short scan, so
-their cost does not grow with the log. The log is owned by one replica actor and is not thread-safe.
+Appends are O(1) (write to the active segment's file and maybe add an index
+entry); reads by offset are a binary search over segment base offsets, then
+the segment's sparse index, then a short scan, so their cost does not grow
+with the log. The log is owned by one replica actor and is not thread-safe.
 
-Durability follows Kafka: writes go to the page cache and ``flush.messages`` / ``flush.ms`` decide when
-to fsync (default: leave it to the OS). The recovery point is the offset below which everything was
-fsynced; on an unclean open every segment from the one holding the recovery point is re-verified and
-cut at the first torn or corrupt batch, so a batch that was written and flushed is never lost.
+Durability follows Kafka: writes go to the page cache and ``flush.messages`` / ``flush.ms`` decide
+when to fsync (default: leave it to the OS). The recovery point is the offset below which everything
+was fsynced; on an unclean open every segment from the one holding the recovery point is re-verified
+and cut at the first torn or corrupt batch, so a batch that was written and flushed is never lost.
 """
 
 from __future__ import annotations
@@ -124,8 +125,9 @@ class Log:
             self._add_segment(self._new_segment(self.log_start_offset))
         self.log_start_offset = max(self.log_start_offset, self.segments[0].base_offset)
         if self.log_end_offset < self.log_start_offset:
-            # The start offset was checkpointed (DeleteRecords) above data the crash lost before an fsync;
-            # as in Kafka, restart the log empty there rather than hand out offsets below its start.
+            # The start offset was checkpointed (DeleteRecords) above data
+            # the crash lost before an fsync; as in Kafka, restart the log
+            # empty there rather than hand out offsets below its start.
             self.truncate_fully_and_start_at(self.log_start_offset)
         self.recovery_point = min(self.recovery_point, self.log_end_offset)
         self.epoch_cache.truncate_from_end(self.log_end_offset)
@@ -157,7 +159,8 @@ class Log:
                 self.recovered_bytes_cut += cut
                 later = self.segments[index + 1 :]
                 logger.warning(
-                    "%s: cut %d damaged bytes from segment %d at offset %d and dropped %d later segments",
+                    "%s: cut %d damaged bytes from segment %d at offset %d "
+                    "and dropped %d later segments",
                     self.directory.name,
                     cut,
                     segment.base_offset,
@@ -208,7 +211,8 @@ class Log:
         """Check every batch before anything is written; a bad one rejects the whole append."""
         batches = list(iter_batches(data))
         if not batches:
-            # Rejected here, before the leader records its epoch in the cache for an append that never happens.
+            # Rejected here, before the leader records its epoch
+            # in the cache for an append that never happens.
             raise CorruptMessageError(f"append of {len(data)} bytes holds no whole batch")
         consumed = batches[-1][0] + batches[-1][1].size_in_bytes
         if consumed != len(data):
@@ -218,11 +222,13 @@ class Log:
         for position, header in batches:
             if header.size_in_bytes > self.config.max_message_bytes:
                 raise MessageTooLargeError(
-                    f"batch of {header.size_in_bytes} bytes exceeds max.message.bytes={self.config.max_message_bytes}"
+                    f"batch of {header.size_in_bytes} bytes exceeds "
+                    f"max.message.bytes={self.config.max_message_bytes}"
                 )
             if header.size_in_bytes > self.config.segment_bytes:
                 raise RecordListTooLargeError(
-                    f"batch of {header.size_in_bytes} bytes exceeds segment.bytes={self.config.segment_bytes}"
+                    f"batch of {header.size_in_bytes} bytes exceeds "
+                    f"segment.bytes={self.config.segment_bytes}"
                 )
             if header.record_count == 0:
                 raise CorruptMessageError(f"batch at byte {position} holds no records")
@@ -235,9 +241,9 @@ class Log:
         """Validate producer batches, assign offsets from the LEO, stamp the epoch and append.
 
         Nothing is written unless every batch is valid: MESSAGE_TOO_LARGE over max.message.bytes,
-        CORRUPT_MESSAGE for a bad CRC or framing, INVALID_RECORD for a null key on a compacted topic.
-        The CRC vouches for the bytes the producer built; records are decoded here only on compacted
-        topics, which must see keys, so appends cost O(batches), not O(records).
+        CORRUPT_MESSAGE for a bad CRC or framing, INVALID_RECORD for a null key on a compacted
+        topic. The CRC vouches for the bytes the producer built; records are decoded here only on
+        compacted topics, which must see keys, so appends cost O(batches), not O(records).
         """
         batches = self._validate(data, deep=self.config.compact)
         buffer = bytearray(data)
@@ -263,7 +269,8 @@ class Log:
                 header.base_offset > expected and not self.config.compact
             ):
                 raise UnexpectedAppendOffsetError(
-                    f"follower append of batch at offset {header.base_offset} does not follow log end offset {expected}"
+                    f"follower append of batch at offset {header.base_offset} does not follow log "
+                    f"end offset {expected}"
                 )
             expected = header.next_offset
         for _, header in batches:
@@ -322,15 +329,17 @@ class Log:
         max_offset: int | None = None,
         min_one_batch: bool = True,
     ) -> bytes:
-        """Whole batches from the one holding ``offset``: at most ``max_bytes`` (but one batch at least
-        if ``min_one_batch``), none at or above ``max_offset`` (the high watermark for consumers).
+        """Whole batches from the one holding ``offset``: at most
+        ``max_bytes`` (but one batch at least if ``min_one_batch``), none
+        at or above ``max_offset`` (the high watermark for consumers).
 
         OFFSET_OUT_OF_RANGE outside [log start offset, LEO]; reading at the LEO returns no bytes.
         """
         end = self.log_end_offset
         if offset < self.log_start_offset or offset > end:
             raise OffsetOutOfRangeError(
-                f"offset {offset} is outside the log of {self.directory.name}: [{self.log_start_offset}, {end}]"
+                f"offset {offset} is outside the log of {self.directory.name}: "
+                f"[{self.log_start_offset}, {end}]"
             )
         if offset == end or (max_offset is not None and offset >= max_offset):
             return b""
@@ -338,8 +347,9 @@ class Log:
         while index < len(self.segments):
             segment = self.segments[index]
             data = segment.read(offset, max_bytes, max_offset, min_one_batch)
-            # Only an offset in a gap at a segment's end (compaction) continues in the next segment; an
-            # empty answer for a batch that does not fit must not skip ahead to a later, smaller batch.
+            # Only an offset in a gap at a segment's end (compaction)
+            # continues in the next segment; an empty answer for a batch that
+            # does not fit must not skip ahead to a later, smaller batch.
             if data or segment.find(offset) is not None:
                 return data
             index += 1
@@ -362,7 +372,7 @@ class Log:
     # ------------------------------------------------------------------ truncation
 
     def truncate_to(self, offset: int) -> int:
-        """Remove every record at or above ``offset`` (a follower diverged); return bytes removed."""
+        """Remove every record at or above ``offset`` (diverged follower); return bytes removed."""
         if offset >= self.log_end_offset:
             return 0
         if offset <= self.log_start_offset:
@@ -378,7 +388,7 @@ class Log:
         return removed
 
     def truncate_fully_and_start_at(self, offset: int) -> int:
-        """Drop the whole log and restart it empty at ``offset`` (a replica far behind the leader)."""
+        """Drop the whole log and restart it empty at ``offset`` (a replica far behind)."""
         removed = self.size_in_bytes
         for segment in self.segments:
             segment.delete()
@@ -392,7 +402,7 @@ class Log:
     # ------------------------------------------------------------------ retention
 
     def delete_old_segments(self) -> int:
-        """Apply retention.ms and retention.bytes (and the log start offset) to whole inactive segments.
+        """Apply retention.ms, retention.bytes and the log start offset to whole inactive segments.
 
         Returns how many segments were deleted. The active segment is never deleted.
         """
@@ -436,7 +446,7 @@ class Log:
         return count
 
     def advance_log_start_offset(self, offset: int) -> None:
-        """Move the log start offset forward (DeleteRecords); segments below it go at the next retention pass."""
+        """Move the log start offset forward (DeleteRecords); retention drops what is below."""
         if offset > self.log_end_offset:
             raise OffsetOutOfRangeError(
                 f"log start offset {offset} is above the log end offset {self.log_end_offset}"
@@ -449,7 +459,7 @@ class Log:
     # ------------------------------------------------------------------ durability and lifecycle
 
     def flush(self) -> None:
-        """fsync every segment holding records above the recovery point; advance the recovery point."""
+        """fsync every segment with records above the recovery point; advance the recovery point."""
         start = max(0, bisect.bisect_right(self._bases, self.recovery_point) - 1)
         for segment in self.segments[start:]:
             segment.flush()
@@ -458,7 +468,7 @@ class Log:
         self._last_flush_ms = self.clock()
 
     def maybe_flush(self) -> bool:
-        """Flush if ``flush.ms`` has passed since the last flush with records waiting; called periodically."""
+        """Flush when records wait and ``flush.ms`` passed since the last flush (periodic)."""
         if self._unflushed_records and self.clock() - self._last_flush_ms >= self.config.flush_ms:
             self.flush()
             return True
@@ -470,7 +480,7 @@ class Log:
         self._start_checkpoint.write(self.log_start_offset)
 
     def update_config(self, config: LogConfig) -> None:
-        """Apply a changed topic config; it takes effect for the next appends, rolls and retention."""
+        """Apply a changed topic config to the next appends, rolls and retention passes."""
         self.config = config
         for segment in self.segments:
             segment.index_interval_bytes = config.index_interval_bytes
@@ -485,7 +495,7 @@ class Log:
         fsync_dir(self.directory)
 
     def abandon(self) -> None:
-        """Close file descriptors without flushing or marking a clean shutdown (a simulated crash)."""
+        """Close file descriptors without a flush or a clean-shutdown marker (a simulated crash)."""
         for segment in self.segments:
             segment.release()
 

@@ -24,6 +24,6 @@ class OffsetIndex(SortedIndex):
         return key + self.base_offset, value
 
     def lookup(self, offset: int) -> int:
-        """Byte position from which a scan finds ``offset``: the nearest indexed batch at or below it."""
+        """Byte position from which a scan finds ``offset``: the nearest indexed batch below it."""
         found = self.floor(offset)
         return 0 if found is None else found[1]

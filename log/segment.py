@@ -1,9 +1,9 @@
 """One segment of a partition log: a ``.log`` file of whole batches plus its sparse indexes.
 
-Appends go to the end of the file (the page cache absorbs them; ``flush`` fsyncs). Reads find a batch
-through the offset index and a short forward scan of batch headers, then return raw batch bytes with
-no decoding. ``recover`` rebuilds the indexes from the file and cuts it at the first torn or corrupt
-batch, which is how a crash's damage is contained.
+Appends go to the end of the file (the page cache absorbs them; ``flush`` fsyncs). Reads
+find a batch through the offset index and a short forward scan of batch headers, then
+return raw batch bytes with no decoding. ``recover`` rebuilds the indexes from the file and
+cuts it at the first torn or corrupt batch, which is how a crash's damage is contained.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class LogSegment:
     # ------------------------------------------------------------------ opening
 
     def load(self) -> None:
-        """Open after a clean shutdown: trust the file, load the indexes, rebuild them if unusable."""
+        """Open after a clean shutdown: trust the file, load the indexes or rebuild them."""
         if not (self.offset_index.load() and self.time_index.load() and self._indexes_fit_file()):
             self.recover()
             return
@@ -77,7 +77,7 @@ class LogSegment:
             return False
 
     def _restore_tail(self, position: int) -> None:
-        """Recompute next offset and max timestamp by scanning headers from ``position`` to the end."""
+        """Recompute next offset and max timestamp from the headers at ``position`` onwards."""
         last_time = self.time_index.last_entry
         self.max_timestamp = self._indexed_max_timestamp = (
             NO_TIMESTAMP if last_time is None else last_time[0]
@@ -91,7 +91,7 @@ class LogSegment:
             break
 
     def recover(self) -> int:
-        """Rebuild the indexes from the file and cut it after the last valid batch; return bytes cut.
+        """Rebuild the indexes and cut the file after the last valid batch; return bytes cut.
 
         A batch is valid when its header parses, it lies wholly in the file, its CRC matches and its
         offsets follow the previous batch's. Everything from the first invalid batch on is removed.
@@ -140,7 +140,7 @@ class LogSegment:
     # ------------------------------------------------------------------ writing
 
     def append(self, data: bytes | bytearray, batches: list[tuple[int, BatchHeader]]) -> None:
-        """Append whole batches (``batches`` gives each one's position within ``data``) in one write."""
+        """Append whole batches (``batches``: each one's position within ``data``) in one write."""
         position = self.size
         written = os.write(self._fd, data)
         if written != len(data):

@@ -1,8 +1,8 @@
 """Sparse time index of one segment: max timestamp so far -> offset of the batch that reached it.
 
-On disk each entry is (timestamp: int64, offset relative to the base offset: int32), as in Kafka's
-``.timeindex``. Entries are added with the offset index entries when the segment's max timestamp grew,
-so timestamps in the index never go down even when record timestamps do.
+On disk each entry is (timestamp: int64, offset relative to the base offset: int32), as in
+Kafka's ``.timeindex``. Entries are added with the offset index entries when the segment's
+max timestamp grew, so timestamps in the index never go down even when record timestamps do.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from rafka.log.index_base import SortedIndex
 
 
 class TimeIndex(SortedIndex):
-    """Maps timestamps to the offset from which a forward scan finds the first record at or after them."""
+    """Maps a timestamp to the offset from which a scan finds the first record at or after it."""
 
     entry = struct.Struct(">qi")
 

@@ -323,11 +323,11 @@ class Errors(IntEnum):
     @classmethod
     def for_code(cls, code: int) -> Errors:
         """Map a wire code to its member; codes from newer brokers become UNKNOWN_SERVER_ERROR."""
-        try:
-            return cls(code)
-        except ValueError:
+        member = _BY_CODE.get(code)
+        if member is None:
             _log.warning("unknown Kafka error code %d; treating it as UNKNOWN_SERVER_ERROR", code)
             return cls.UNKNOWN_SERVER_ERROR
+        return member
 
     @property
     def exception_class(self) -> type[RafkaError]:
@@ -339,6 +339,9 @@ class Errors(IntEnum):
     def exception(self, message: str | None = None) -> RafkaError:
         """Build (not raise) the exception for this code, with an optional specific message."""
         return self.exception_class(message)
+
+
+_BY_CODE: dict[int, Errors] = {member.value: member for member in Errors}
 
 
 class RafkaError(Exception):
@@ -490,6 +493,18 @@ class IllegalGenerationError(RafkaError):
     error = Errors.ILLEGAL_GENERATION
 
 
+class InconsistentGroupProtocolError(RafkaError):
+    """The member's protocols share nothing with those of the group's other members."""
+
+    error = Errors.INCONSISTENT_GROUP_PROTOCOL
+
+
+class InvalidGroupIdError(RafkaError):
+    """The group id is empty or otherwise not allowed."""
+
+    error = Errors.INVALID_GROUP_ID
+
+
 class UnknownMemberIdError(RafkaError):
     """The coordinator forgot this member (e.g. session expired); it must rejoin."""
 
@@ -550,6 +565,18 @@ class KafkaStorageError(RetriableError):
     error = Errors.KAFKA_STORAGE_ERROR
 
 
+class NonEmptyGroupError(RafkaError):
+    """The group still has members, so it cannot be deleted or have its offsets reset."""
+
+    error = Errors.NON_EMPTY_GROUP
+
+
+class GroupIdNotFoundError(RafkaError):
+    """No group with this id exists."""
+
+    error = Errors.GROUP_ID_NOT_FOUND
+
+
 class FencedLeaderEpochError(RetriableError):
     """The sender's leader epoch is stale; refresh metadata and retry."""
 
@@ -560,6 +587,18 @@ class UnknownLeaderEpochError(RetriableError):
     """The broker has not yet learned the sender's newer leader epoch; retry shortly."""
 
     error = Errors.UNKNOWN_LEADER_EPOCH
+
+
+class UnsupportedCompressionTypeError(RafkaError):
+    """The batch uses a compression codec this process cannot decode."""
+
+    error = Errors.UNSUPPORTED_COMPRESSION_TYPE
+
+
+class InvalidRecordError(RafkaError):
+    """The broker's validation rejected a record, e.g. a null key on a compacted topic."""
+
+    error = Errors.INVALID_RECORD
 
 
 def _class_name(member: Errors) -> str:

@@ -20,7 +20,7 @@ class TopicPartition(NamedTuple):
 
 
 class OffsetAndMetadata(NamedTuple):
-    """A group's committed offset of one partition (the next offset to consume) and its metadata string."""
+    """A group's committed offset of a partition (the next to consume) and its metadata."""
 
     offset: int
     metadata: str
@@ -37,5 +37,5 @@ class NewTopic:
 
 
 def now_ms() -> int:
-    """Wall-clock milliseconds since the epoch: record timestamps, registrations and expiry times."""
+    """Wall-clock milliseconds since the epoch: timestamps, registrations and expiry times."""
     return int(time.time() * 1000)

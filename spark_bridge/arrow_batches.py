@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
+from collections.abc import Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from rafka.protocol.records.batch import (
     BatchHeader,
+    Header,
     decode_columns,
     gc_paused,
     verify_crc,
@@ -25,7 +27,7 @@ HEADERS_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]
 
 
 def arrow_schema(include_headers: bool) -> pa.Schema:
-    """The Arrow form of Spark's Kafka schema, exactly as PySpark expects it back from ``read()``."""
+    """The Arrow form of Spark's Kafka schema, as PySpark expects it back from ``read()``."""
     fields = [
         ("key", pa.binary()),
         ("value", pa.binary()),
@@ -41,7 +43,7 @@ def arrow_schema(include_headers: bool) -> pa.Schema:
 
 
 def _int64s(values: array) -> pa.Array:
-    """An Arrow int64 array over an ``array('q')``'s buffer, without converting element by element."""
+    """An Arrow int64 array over an ``array('q')``'s buffer, not converted element by element."""
     return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
 
 
@@ -63,7 +65,7 @@ def to_arrow(
     """
     keys: list[bytes | None] = []
     values: list[bytes | None] = []
-    headers: list[tuple] = []
+    headers: list[Sequence[Header]] = []
     offsets = array("q")
     deltas = array("q")
     firsts = array("q")
@@ -75,7 +77,8 @@ def to_arrow(
             verify_crc(data, start, header)
             ods, tds, ks, vs, hs = decode_columns(data, start, header)
             base = header.base_offset
-            # Whole batches come back, so the first may begin before ``low`` and the last end past ``high``.
+            # Whole batches come back, so the first may begin
+            # before ``low`` and the last end past ``high``.
             first = bisect_left(ods, low - base) if base < low else 0
             last = bisect_left(ods, high - base) if header.next_offset > high else len(ods)
             if first >= last:

@@ -149,12 +149,12 @@ class ConsumerOffsetLookup:
     def earliest(self, partitions: list[TopicPartition]) -> PartitionOffsets:
         """Log start offset of each partition."""
         found = self.consumer.beginning_offsets([TopicPartition(*tp) for tp in partitions])
-        return {(tp.topic, tp.partition): offset for tp, offset in found.items()}
+        return {TopicPartition(*tp): offset for tp, offset in found.items()}
 
     def latest(self, partitions: list[TopicPartition]) -> PartitionOffsets:
         """High watermark of each partition."""
         found = self.consumer.end_offsets([TopicPartition(*tp) for tp in partitions])
-        return {(tp.topic, tp.partition): offset for tp, offset in found.items()}
+        return {TopicPartition(*tp): offset for tp, offset in found.items()}
 
     def for_times(
         self, timestamps: Mapping[TopicPartition, int]
@@ -164,6 +164,5 @@ class ConsumerOffsetLookup:
             {TopicPartition(*tp): ts for tp, ts in timestamps.items()}
         )
         return {
-            (tp.topic, tp.partition): (None if hit is None else hit.offset)
-            for tp, hit in found.items()
+            TopicPartition(*tp): (None if hit is None else hit.offset) for tp, hit in found.items()
         }

@@ -1,10 +1,11 @@
 """Offset ranges: where a read starts and ends in each partition, and how it becomes Spark tasks.
 
 Pure planning, mirroring Spark's Kafka source (``KafkaMicroBatchStream`` and
-``KafkaOffsetRangeCalculator``): resolve ``startingOffsets``/``endingOffsets``/timestamps to concrete
-offsets, cap a micro-batch by ``maxOffsetsPerTrigger`` in proportion to each partition's backlog,
-hold it back by ``minOffsetsPerTrigger``, and split large ranges for ``minPartitions``. The cluster
-is reached only through an ``OffsetLookup`` the caller passes in, so all of it is unit-testable.
+``KafkaOffsetRangeCalculator``): resolve ``startingOffsets``/``endingOffsets``/timestamps
+to concrete offsets, cap a micro-batch by ``maxOffsetsPerTrigger`` in proportion to each
+partition's backlog, hold it back by ``minOffsetsPerTrigger``, and split large ranges for
+``minPartitions``. The cluster is reached only through an ``OffsetLookup`` the caller
+passes in, so all of it is unit-testable.
 """
 
 from __future__ import annotations
@@ -67,13 +68,13 @@ def to_json(offsets: Mapping[TopicPartition, int]) -> dict[str, dict[str, int]]:
 def from_json(value: Mapping[str, Any]) -> PartitionOffsets:
     """Read offsets back from Spark's checkpoint form."""
     return {
-        (topic, int(partition)): int(offset)
+        TopicPartition(topic, int(partition)): int(offset)
         for topic, partitions in value.items()
         for partition, offset in partitions.items()
     }
 
 
-# ---------------------------------------------------------------------- resolving a starting or ending point
+# ------------------------------------------------------------- resolving a starting or ending point
 
 
 def resolve(
@@ -84,9 +85,10 @@ def resolve(
 ) -> PartitionOffsets:
     """Concrete offsets for ``partitions`` from an OffsetSpec; errors name the spec's option.
 
-    As in Spark, per-partition JSON must list exactly the partitions read, -2/-1 mean earliest and
-    latest, and a timestamp with no record that new follows ``startingOffsetsByTimestampStrategy``
-    for starting points ('error' fails, 'latest' uses the high watermark) and means latest for ending ones.
+    As in Spark, per-partition JSON must list exactly the partitions read,
+    -2/-1 mean earliest and latest, and a timestamp with no record that new
+    follows ``startingOffsetsByTimestampStrategy`` for starting points ('error'
+    fails, 'latest' uses the high watermark) and means latest for ending ones.
     """
     wanted = sorted(set(partitions))
     if spec.kind == "earliest":
@@ -100,7 +102,8 @@ def resolve(
             extra = ", ".join(f"{t}-{p}" for t, p in sorted(given - set(wanted))) or "none"
             raise option_error(
                 spec.option,
-                f"must name every partition read and no other (missing: {missing}; not read: {extra})",
+                "must name every partition read and no other "
+                f"(missing: {missing}; not read: {extra})",
             )
     if spec.kind == "offsets":
         sentinel = {
@@ -121,7 +124,9 @@ def resolve(
     found = lookup.for_times(timestamps)
     unmatched = [tp for tp in wanted if found.get(tp) is None]
     if unmatched and spec.option.startswith("starting") and strategy == "error":
-        names = ", ".join(f"{t}-{p} (timestamp {timestamps[(t, p)]})" for t, p in unmatched)
+        names = ", ".join(
+            f"{t}-{p} (timestamp {timestamps[TopicPartition(t, p)]})" for t, p in unmatched
+        )
         raise option_error(
             spec.option,
             f"no record at or after the timestamp in {names}; set "
@@ -139,10 +144,11 @@ def resolve(
 def rate_limit(
     limit: int, start: Mapping[TopicPartition, int], latest: Mapping[TopicPartition, int]
 ) -> PartitionOffsets:
-    """Cap a micro-batch at about ``limit`` offsets, shared in proportion to each partition's backlog.
+    """Cap a micro-batch at about ``limit`` offsets, shared in proportion to each backlog.
 
-    Spark's ``rateLimit``: a partition's share is floored, but a share below one offset is rounded up
-    so that small partitions are never starved. ``start`` must cover every partition of ``latest``.
+    Spark's ``rateLimit``: a partition's share is floored, but a share
+    below one offset is rounded up so that small partitions are never
+    starved. ``start`` must cover every partition of ``latest``.
     """
     sizes = {tp: end - start[tp] for tp, end in latest.items() if end - start[tp] > 0}
     total = sum(sizes.values())
@@ -159,14 +165,14 @@ def rate_limit(
 
 
 def backlog(start: Mapping[TopicPartition, int], latest: Mapping[TopicPartition, int]) -> int:
-    """Offsets available past ``start`` (a partition absent from ``start`` counts from 0, as in Spark)."""
+    """Offsets available past ``start`` (a partition not in ``start`` counts from 0)."""
     return sum(max(0, end - start.get(tp, 0)) for tp, end in latest.items())
 
 
 def should_delay(
     min_rows: int, available: int, since_last_batch_ms: float, max_trigger_delay_ms: int
 ) -> bool:
-    """``minOffsetsPerTrigger``: skip this trigger while fewer offsets wait, until ``maxTriggerDelay`` passes."""
+    """``minOffsetsPerTrigger``: skip triggers while fewer wait, until ``maxTriggerDelay``."""
     return since_last_batch_ms < max_trigger_delay_ms and available < min_rows
 
 
@@ -186,7 +192,7 @@ def plan_ranges(
     ranges: list[OffsetRange] = []
     losses: list[str] = []
     for (topic, partition), until in sorted(end.items()):
-        begin = start.get((topic, partition), 0)
+        begin = start.get(TopicPartition(topic, partition), 0)
         if until < begin:
             losses.append(
                 f"{topic}-{partition}: the end offset {until} is before the start offset {begin}; "
@@ -196,7 +202,8 @@ def plan_ranges(
             ranges.append(OffsetRange(topic, partition, begin, until))
     for topic, partition in sorted(set(start) - set(end)):
         losses.append(
-            f"{topic}-{partition}: the partition is gone (its topic was deleted?), so records may have been missed"
+            f"{topic}-{partition}: the partition is gone (its topic was deleted?), so records may "
+            "have been missed"
         )
     return ranges, losses
 
@@ -213,7 +220,7 @@ def split_ranges(ranges: list[OffsetRange], min_partitions: int | None) -> list[
     total = sum(r.size for r in ranges)
 
     def parts_of(size: int, out_of: int, tasks: int) -> int:
-        return max(int(math.floor(size / out_of * tasks + 0.5)), 1)
+        return max(math.floor(size / out_of * tasks + 0.5), 1)
 
     whole = {
         (r.topic, r.partition, r.start)
@@ -245,14 +252,16 @@ def split_ranges(ranges: list[OffsetRange], min_partitions: int | None) -> list[
 # ---------------------------------------------------------------------- data loss
 
 DATA_LOSS_ADVICE = (
-    "Some data may have been lost because it is not available in the cluster any more: either retention "
-    "removed it or the topic was deleted before all of it was processed. If you don't want the query to fail "
+    "Some data may have been lost because it is not available in the cluster any more: either "
+    "retention "
+    "removed it or the topic was deleted before all of it was processed. If you don't want the "
+    "query to fail "
     "in such cases, set the source option 'failOnDataLoss' to 'false'."
 )
 
 
 def report_data_loss(detail: str, fail_on_data_loss: bool) -> None:
-    """``failOnDataLoss``: raise OFFSET_OUT_OF_RANGE naming the option, or log a warning and go on."""
+    """``failOnDataLoss``: raise OFFSET_OUT_OF_RANGE naming the option, or warn and go on."""
     if fail_on_data_loss:
         raise OffsetOutOfRangeError(f"{detail}. {DATA_LOSS_ADVICE}")
     logger.warning("%s. Skipping it because failOnDataLoss is false.", detail)

@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from rafka.actors.names import DEFAULT_NAMESPACE
 from rafka.protocol.errors import InvalidConfigError
@@ -56,12 +56,24 @@ _CANONICAL = {name.lower(): name for name in SOURCE_OPTIONS + CLUSTER_OPTIONS}
 # Spark's Kafka source and sink refuse these, because the data source itself owns what they control.
 _REFUSED = {
     "kafka.auto.offset.reset": "set the source option 'startingOffsets' instead",
-    "kafka.enable.auto.commit": "Spark tracks offsets in its checkpoint and never commits them to the cluster",
-    "kafka.key.deserializer": "keys are always binary; use DataFrame operations to deserialize them",
-    "kafka.value.deserializer": "values are always binary; use DataFrame operations to deserialize them",
-    "kafka.key.serializer": "keys must be string or binary columns; use DataFrame operations to serialize them",
-    "kafka.value.serializer": "values must be string or binary columns; use DataFrame operations to serialize them",
-    "kafka.partitioner": "give a 'partition' column, or leave it null for the producer's partitioner",
+    "kafka.enable.auto.commit": (
+        "Spark tracks offsets in its checkpoint and never commits them to the cluster"
+    ),
+    "kafka.key.deserializer": (
+        "keys are always binary; use DataFrame operations to deserialize them"
+    ),
+    "kafka.value.deserializer": (
+        "values are always binary; use DataFrame operations to deserialize them"
+    ),
+    "kafka.key.serializer": (
+        "keys must be string or binary columns; use DataFrame operations to serialize them"
+    ),
+    "kafka.value.serializer": (
+        "values must be string or binary columns; use DataFrame operations to serialize them"
+    ),
+    "kafka.partitioner": (
+        "give a 'partition' column, or leave it null for the producer's partitioner"
+    ),
 }
 _IGNORED = {"kafka.bootstrap.servers"}  # rafka clients find brokers through Ray, by namespace
 _DURATION = re.compile(r"^\s*(\d+)\s*(us|ms|s|m|min|h|d)?\s*$", re.IGNORECASE)
@@ -78,7 +90,7 @@ _DURATION_MS = {
 
 @functools.cache
 def producer_defaults() -> dict[str, Any]:
-    """The producer's settings and defaults; imported on first use because the producer module imports Ray."""
+    """The producer's settings and defaults, imported on first use (the producer imports Ray)."""
     from rafka.clients.producer import DEFAULT_CONFIG
 
     return dict(DEFAULT_CONFIG)
@@ -86,7 +98,7 @@ def producer_defaults() -> dict[str, Any]:
 
 @functools.cache
 def producer_options() -> dict[str, str]:
-    """Producer settings a sink accepts, Kafka name (``linger.ms``) to the producer's (``linger_ms``)."""
+    """Producer settings a sink accepts: Kafka name (``linger.ms``) to keyword (``linger_ms``)."""
     skipped = (
         "key_serializer",
         "value_serializer",
@@ -104,7 +116,7 @@ def option_error(option: str, problem: str) -> InvalidConfigError:
 
 @dataclass(frozen=True)
 class ClusterSettings:
-    """Where the cluster is: a Ray address (None: RAY_ADDRESS or 'auto' where the code runs) and a namespace."""
+    """Where the cluster is: a Ray address (None: RAY_ADDRESS or 'auto') and a namespace."""
 
     ray_address: str | None = None
     namespace: str = DEFAULT_NAMESPACE
@@ -114,7 +126,7 @@ class ClusterSettings:
 
 @dataclass(frozen=True)
 class TopicSelection:
-    """Which partitions a source reads: exactly one of ``assign``, ``subscribe`` or ``subscribePattern``."""
+    """Which partitions a source reads: one of ``assign``, ``subscribe`` or ``subscribePattern``."""
 
     option: str
     topics: tuple[str, ...] = ()
@@ -168,7 +180,12 @@ def _lower(options: Mapping[str, str]) -> dict[str, str]:
     return {str(k).lower(): str(v) for k, v in options.items() if v is not None}
 
 
-def _int(options: dict[str, str], name: str, default: int | None, minimum: int) -> int | None:
+@overload
+def _int(options: Mapping[str, str], name: str, default: int, minimum: int) -> int: ...
+@overload
+def _int(options: Mapping[str, str], name: str, default: None, minimum: int) -> int | None: ...
+def _int(options: Mapping[str, str], name: str, default: int | None, minimum: int) -> int | None:
+    """The integer option ``name`` (at least ``minimum``), or ``default`` if it is not set."""
     raw = options.get(name.lower())
     if raw is None:
         return default
@@ -211,7 +228,7 @@ def _json_object(name: str, raw: str) -> dict[str, Any]:
 
 
 def parse_partition_json(name: str, raw: str) -> dict[TopicPartition, int]:
-    """``{"topic": {"0": 23, "1": -2}}`` (Spark's per-partition JSON) to ``{(topic, 0): 23, ...}``."""
+    """``{"topic": {"0": 23, "1": -2}}`` (Spark's JSON) to ``{(topic, 0): 23, ...}``."""
     result: dict[TopicPartition, int] = {}
     for topic, partitions in _json_object(name, raw).items():
         if not isinstance(partitions, dict):
@@ -229,7 +246,7 @@ def parse_partition_json(name: str, raw: str) -> dict[TopicPartition, int]:
                 raise option_error(
                     name, f"value for {topic}-{partition} must be an integer, got {value!r}"
                 )
-            result[(topic, number)] = value
+            result[TopicPartition(topic, number)] = value
     return result
 
 
@@ -266,14 +283,14 @@ def _selection(options: dict[str, str]) -> TopicSelection:
             raise option_error(
                 name, f"topic {topic!r} must map to a list of partition numbers, got {partitions!r}"
             )
-        assignment.extend((topic, p) for p in partitions)
+        assignment.extend(TopicPartition(topic, p) for p in partitions)
     if not assignment:
         raise option_error(name, f"no partitions in {raw!r}")
     return TopicSelection(name, assignment=tuple(dict.fromkeys(assignment)))
 
 
 def _offset_spec(options: dict[str, str], which: str, streaming: bool) -> OffsetSpec:
-    """Starting or ending point; the timestamp options take precedence over the offsets ones, as in Spark."""
+    """Starting or ending point; timestamp options win over offsets options, as in Spark."""
     timestamp_name, by_timestamp_name, offsets_name = (
         f"{which}Timestamp",
         f"{which}OffsetsByTimestamp",
@@ -329,8 +346,9 @@ def _check_kafka_keys(options: dict[str, str], allowed: set[str]) -> None:
 
 
 def include_headers(options: Mapping[str, str]) -> bool:
-    """Just ``includeHeaders``: the schema depends on it, and Spark asks for the schema before it knows
-    whether the query is a batch or a streaming one (which decides what the other options may say)."""
+    """Just ``includeHeaders``: the schema depends on it, and Spark
+    asks for the schema before it knows whether the query is a batch
+    or a streaming one (which decides what the other options may say)."""
     return _bool(_lower(options), "includeHeaders", False)
 
 
@@ -396,8 +414,9 @@ def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceO
 def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     """Validate a writer's options: ``topic``, cluster settings and producer settings.
 
-    Producer settings use Kafka's names, bare (``linger.ms``) or as Spark writes them (``kafka.linger.ms``);
-    other options (``checkpointLocation``, ``path``) belong to Spark and are ignored here.
+    Producer settings use Kafka's names, bare (``linger.ms``) or as Spark
+    writes them (``kafka.linger.ms``); other options
+    (``checkpointLocation``, ``path``) belong to Spark and are ignored here.
     """
     lowered = _lower(options)
     known = producer_options()

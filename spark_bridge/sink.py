@@ -1,10 +1,10 @@
-"""The ``rafka`` sink: ``df.write`` and ``df.writeStream`` with Spark's Kafka sink columns and semantics.
+"""The ``rafka`` sink: ``df.write`` and ``df.writeStream`` with Spark's Kafka sink semantics.
 
-Input columns: ``value`` (required, string or binary), ``key`` (string or binary), ``headers``
-(``array<struct<key:string,value:binary>>``), ``topic`` (string; the ``topic`` option wins) and
-``partition`` (int; null leaves it to the producer's partitioner). Each task sends through its Python
-worker's long-lived producer, reads Arrow batches column by column, flushes before it reports
-success and fails on the first record the cluster refused.
+Input columns: ``value`` (required, string or binary), ``key`` (string or binary),
+``headers`` (``array<struct<key:string,value:binary>>``), ``topic`` (string; the ``topic``
+option wins) and ``partition`` (int; null leaves it to the producer's partitioner). Each
+task sends through its Python worker's long-lived producer, reads Arrow batches column by
+column, flushes before it reports success and fails on the first record the cluster refused.
 
 Delivery is at-least-once, as with Spark's Kafka sink: a retried task or a replayed micro-batch
 writes its records again. Exactly-once results downstream need a deterministic identity per record
@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import logging
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,7 +95,10 @@ def validate_columns(schema: StructType, sink: SinkOptions) -> None:
 
 
 def _column(batch: pa.RecordBatch, name: str, as_bytes: bool = False) -> Iterator[Any] | list[Any]:
-    """A column's values as Python objects (strings as UTF-8 bytes if ``as_bytes``), or None for every row if absent."""
+    """A column's values as Python objects (strings as UTF-8 bytes if ``as_bytes``).
+
+    An absent column is None for every row.
+    """
     names = [n.lower() for n in batch.schema.names]
     if name not in names:
         return itertools.repeat(None)
@@ -109,7 +112,7 @@ def _column(batch: pa.RecordBatch, name: str, as_bytes: bool = False) -> Iterato
 
 
 def send_batches(sink: SinkOptions, batches: Iterator[pa.RecordBatch]) -> RafkaCommitMessage:
-    """Send every row through the worker's producer; flush; raise the first refused record's error."""
+    """Send every row through the worker's producer, flush, raise the first refusal's error."""
     from rafka.spark_bridge import connection
 
     producer = connection.producer(sink.cluster, sink.producer_config)
@@ -132,6 +135,7 @@ def send_batches(sink: SinkOptions, batches: Iterator[pa.RecordBatch]) -> RafkaC
             _column(batch, "headers"),
             topics,
             _column(batch, "partition"),
+            strict=False,  # absent columns are endless repeats of None
         ):
             pending.append(send(topic, value, key, headers, partition))
         records += batch.num_rows
@@ -149,13 +153,14 @@ def _raise_failures(pending: deque[Any], wait: bool) -> None:
 
 
 class RafkaBatchWriter(DataSourceArrowWriter):
-    """``df.write.format("rafka").mode("append")``: at-least-once, one producer per Python worker."""
+    """``df.write.format("rafka").mode("append")``: at-least-once, a producer per Python worker."""
 
-    def __init__(self, options: dict[str, str], schema: StructType, overwrite: bool) -> None:
+    def __init__(self, options: Mapping[str, str], schema: StructType, overwrite: bool) -> None:
         if overwrite:
             raise option_error(
                 "mode",
-                "save mode 'overwrite' is not allowed: a log can only be appended to; use mode('append')",
+                "save mode 'overwrite' is not allowed: a log can only be appended to; use "
+                "mode('append')",
             )
         self.sink = parse_sink_options(options)
         validate_columns(schema, self.sink)
@@ -186,8 +191,9 @@ class RafkaStreamWriter(DataSourceStreamArrowWriter):
     failure: the handle for idempotent, exactly-once bookkeeping downstream.
     """
 
-    def __init__(self, options: dict[str, str], schema: StructType, overwrite: bool) -> None:
-        # ``overwrite`` is the complete output mode: each batch rewrites the whole result, as with Kafka.
+    def __init__(self, options: Mapping[str, str], schema: StructType, overwrite: bool) -> None:
+        # ``overwrite`` is the complete output mode: each
+        # batch rewrites the whole result, as with Kafka.
         self.sink = parse_sink_options(options)
         validate_columns(schema, self.sink)
 

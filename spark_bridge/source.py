@@ -1,11 +1,11 @@
 """The ``rafka`` PySpark data source and its batch and streaming readers.
 
 Spark runs the pieces in different processes (platform notes 1.3): ``schema()`` and the batch
-reader's ``partitions()`` in short-lived planner processes, the streaming reader's offset methods in
-one long-lived driver process, and ``read()`` in executor Python workers on a reader unpickled there.
-So the readers hold only validated options; every connection comes from ``connection``, per process,
-on first use. Each Spark input partition is one ``OffsetRange`` of one topic-partition, and
-``read()`` returns exactly that range, so a replayed micro-batch yields the same rows.
+reader's ``partitions()`` in short-lived planner processes, the streaming reader's offset methods
+in one long-lived driver process, and ``read()`` in executor Python workers on a reader unpickled
+there. So the readers hold only validated options; every connection comes from ``connection``, per
+process, on first use. Each Spark input partition is one ``OffsetRange`` of one topic-partition,
+and ``read()`` returns exactly that range, so a replayed micro-batch yields the same rows.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def kafka_schema(include_headers: bool) -> StructType:
         StructField("timestamp", TimestampType()),
         StructField("timestampType", IntegerType()),
     ]
-    return StructType(fields + [HEADERS_FIELD] if include_headers else fields)
+    return StructType([*fields, HEADERS_FIELD] if include_headers else fields)
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ class RangePartition(InputPartition):
 
 
 class RafkaDataSource(DataSource):
-    """``format("rafka")``: Spark's Kafka source and sink, with the same options and schema, over rafka."""
+    """``format("rafka")``: Spark's Kafka source and sink, same options and schema, over rafka."""
 
     @classmethod
     def name(cls) -> str:
@@ -91,7 +91,7 @@ class RafkaDataSource(DataSource):
         return "rafka"
 
     def schema(self) -> StructType:
-        """Spark's Kafka schema (the other options are checked by ``reader`` or ``streamReader``)."""
+        """Spark's Kafka schema (``reader`` or ``streamReader`` check the other options)."""
         return kafka_schema(include_headers(self.options))
 
     def reader(self, schema: StructType) -> DataSourceReader:
@@ -158,12 +158,12 @@ def discover(options: SourceOptions, strict: bool) -> list[TopicPartition]:
                     f"(it has {len(partitions)})",
                 )
             partitions &= wanted
-        found.extend((topic, p) for p in sorted(partitions))
+        found.extend(TopicPartition(topic, p) for p in sorted(partitions))
     return found
 
 
 def read_partition(options: SourceOptions, partition: InputPartition) -> Iterator[Any]:
-    """``read()`` of both readers: the Arrow batches of one RangePartition, fetched from its leader."""
+    """``read()`` of both readers: the Arrow batches of a RangePartition, from its leader."""
     if not isinstance(partition, RangePartition):
         return iter(())  # Spark's placeholder partition when there was nothing to read
     from rafka.spark_bridge import connection
@@ -183,7 +183,7 @@ def read_partition(options: SourceOptions, partition: InputPartition) -> Iterato
 def to_partitions(
     ranges: list[plan.OffsetRange], min_partitions: int | None
 ) -> list[InputPartition]:
-    """Spark input partitions for offset ranges, split for ``minPartitions`` (a list, as PySpark requires)."""
+    """Spark input partitions for offset ranges, split for ``minPartitions`` (a list)."""
     return [
         RangePartition(r.topic, r.partition, r.start, r.end)
         for r in plan.split_ranges(ranges, min_partitions)
@@ -200,7 +200,7 @@ def _lookup(options: SourceOptions) -> plan.OffsetLookup:
 
 
 class RafkaBatchReader(DataSourceReader):
-    """``spark.read.format("rafka")``: one task per partition range between the starting and ending offsets."""
+    """``spark.read.format("rafka")``: a task per range from starting to ending offsets."""
 
     def __init__(self, options: SourceOptions) -> None:
         self.options = options
@@ -213,10 +213,11 @@ class RafkaBatchReader(DataSourceReader):
         start = plan.resolve(options.starting, found, lookup, options.timestamp_strategy)
         end = plan.resolve(options.ending, found, lookup, options.timestamp_strategy)
         for (topic, partition), until in end.items():
-            if until < start[(topic, partition)]:
+            begin = start[TopicPartition(topic, partition)]
+            if until < begin:
                 raise option_error(
                     options.starting.option,
-                    f"the starting offset {start[(topic, partition)]} of "
+                    f"the starting offset {begin} of "
                     f"{topic}-{partition} is after its ending offset {until} "
                     f"(from option '{options.ending.option}')",
                 )
@@ -245,7 +246,7 @@ class RafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._last_batch = time.monotonic()
 
     def initialOffset(self) -> dict:
-        """Where a new query starts (``startingOffsets``, default latest); a restart uses its checkpoint instead."""
+        """Where a new query starts (``startingOffsets``, else latest); restarts use checkpoints."""
         found = discover(self.options, strict=True)
         return plan.to_json(
             plan.resolve(
@@ -269,10 +270,11 @@ class RafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return _lookup(self.options).latest(discover(self.options, strict=False))
 
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
-        """The end of the next micro-batch: high watermarks, capped and held back by the read limits.
+        """The end of the next micro-batch: high watermarks, capped and held back by the limits.
 
-        Partitions that appeared since ``start`` are included (read from earliest). Returning ``start``
-        means no batch now. Under AvailableNow the minimum is ignored, or the last batch could wait forever.
+        Partitions that appeared since ``start`` are included (read from
+        earliest). Returning ``start`` means no batch now. Under AvailableNow
+        the minimum is ignored, or the last batch could wait forever.
         """
         begin = plan.from_json(start)
         latest = self._available_now if self._available_now is not None else self._current_latest()
@@ -313,7 +315,7 @@ class RafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return None if self._latest is None else plan.to_json(self._latest)
 
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
-        """Ranges between two checkpointed offsets; vanished or truncated partitions are data loss."""
+        """Ranges between two checkpointed offsets; vanished or truncated partitions lost data."""
         ranges, losses = plan.plan_ranges(plan.from_json(start), plan.from_json(end))
         for loss in losses:
             plan.report_data_loss(loss, self.options.fail_on_data_loss)
@@ -324,4 +326,4 @@ class RafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return read_partition(self.options, partition)
 
     def commit(self, end: dict) -> None:
-        """Nothing to do: like Spark's Kafka source, offsets live in the checkpoint, not in the cluster."""
+        """Nothing to do: as in Spark's Kafka source, offsets live in the checkpoint."""

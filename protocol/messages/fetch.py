@@ -1,7 +1,8 @@
 """Fetch: consumers and followers read whole batches from a partition's leader replica.
 
-Followers use the same request as consumers (``replica_id`` >= 0 marks a follower), as in Kafka: the
-leader learns each follower's log end offset from its fetch offset and answers with its high watermark.
+Followers use the same request as consumers (``replica_id`` >= 0
+marks a follower), as in Kafka: the leader learns each follower's log
+end offset from its fetch offset and answers with its high watermark.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ NO_MEMBER = ""
 
 @dataclass(frozen=True)
 class FindCoordinatorResponse:
-    """The broker whose coordinator owns the group (the leader of its ``__consumer_offsets`` partition)."""
+    """The broker whose coordinator owns the group (leads its ``__consumer_offsets`` partition)."""
 
     error: Errors
     coordinator_id: int = -1
@@ -28,7 +28,7 @@ class FindCoordinatorResponse:
 
 @dataclass(frozen=True)
 class JoinGroupRequest:
-    """Join (or rejoin) a group offering ``protocols``: (assignor name, encoded subscription) pairs."""
+    """Join (or rejoin) a group with ``protocols``: (assignor name, encoded subscription) pairs."""
 
     group_id: str
     session_timeout_ms: int
@@ -109,8 +109,8 @@ class OffsetCommitEntry:
 
 @dataclass(frozen=True)
 class OffsetCommitRequest:
-    """Commit offsets as ``member_id`` of ``generation_id`` (NO_GENERATION/NO_MEMBER: an admin commit,
-    accepted only while the group has no members)."""
+    """Commit offsets as ``member_id`` of ``generation_id`` (NO_GENERATION/NO_MEMBER:
+    an admin commit, accepted only while the group has no members)."""
 
     group_id: str
     generation_id: int
@@ -139,7 +139,7 @@ class OffsetCommitResponse:
 
 @dataclass(frozen=True)
 class OffsetFetchRequest:
-    """Committed offsets of ``partitions`` ((topic, partition) pairs), or of every partition if None."""
+    """Committed offsets of ``partitions`` ((topic, partition) pairs), or of all if None."""
 
     group_id: str
     partitions: tuple[tuple[str, int], ...] | None = None

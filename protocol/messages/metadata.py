@@ -1,4 +1,4 @@
-"""Metadata: which brokers are alive, who is controller, and each partition's leader, replicas and ISR."""
+"""Metadata: the live brokers, the controller, and each partition's leader, replicas and ISR."""
 
 from __future__ import annotations
 

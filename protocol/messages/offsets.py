@@ -1,4 +1,4 @@
-"""Offset lookups: ListOffsets (by timestamp, earliest, latest) and OffsetsForLeaderEpoch (KIP-101)."""
+"""Offset lookups: ListOffsets (timestamp, earliest, latest) and OffsetsForLeaderEpoch (KIP-101)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ class ListOffsetsRequest:
 
 @dataclass(frozen=True)
 class ListOffsetsResponse:
-    """The offset found (-1 with timestamp -1 if no record is that new) and its record's timestamp."""
+    """The offset found and its record's timestamp (both -1 if no record is that new)."""
 
     error: Errors
     offset: int = -1
@@ -31,7 +31,7 @@ class ListOffsetsResponse:
 
 @dataclass(frozen=True)
 class OffsetsForLeaderEpochRequest:
-    """A follower asks where ``leader_epoch`` ends in the leader's log, to know where to truncate."""
+    """A follower asks where ``leader_epoch`` ends in the leader's log, to truncate there."""
 
     leader_epoch: int
     replica_id: int

@@ -18,7 +18,7 @@ ACKS_ALL = -1
 
 @dataclass(frozen=True)
 class ProduceRequest:
-    """Append ``records`` (whole batches) to the partition; ``acks`` as in Kafka (0, 1, -1 = all)."""
+    """Append ``records`` (whole batches) to the partition; ``acks`` as in Kafka (0, 1, -1: all)."""
 
     records: bytes
     acks: int = ACKS_LEADER

@@ -1,8 +1,8 @@
 """The record batch: the one binary layout that carries records from producer to disk to consumer.
 
-A batch travels unchanged from the producer through the leader, the followers and the segment files to
-the consumer; the broker never re-encodes it. The leader only stamps two header fields in place (the
-base offset and the partition leader epoch), which is why the CRC starts after them.
+A batch travels unchanged from the producer through the leader, the followers and the segment
+files to the consumer; the broker never re-encodes it. The leader only stamps two header fields in
+place (the base offset and the partition leader epoch), which is why the CRC starts after them.
 
 Layout (big-endian), modelled on Kafka's v2 ``RecordBatch``::
 
@@ -20,9 +20,10 @@ Layout (big-endian), modelled on Kafka's v2 ``RecordBatch``::
       producer_epoch         int16   -1 when not idempotent
       base_sequence          int32   -1 when not idempotent
       record_count           int32   number of records that follow
-      records                bytes   msgpack array of record columns, compressed as a whole per ``attributes``
+      records                bytes   msgpack array of record columns, compressed as a whole
+                                     per ``attributes``
 
-    Records => msgpack array [offset_deltas, timestamp_deltas, keys, values, headers], one column each
+    Records => msgpack array of columns [offset_deltas, timestamp_deltas, keys, values, headers]
       offset_deltas     nil for a batch as built (0..record_count-1); after compaction, which leaves
                         gaps, an array of int: offset minus base_offset
       timestamp_deltas  array of int: timestamp minus first_timestamp
@@ -34,14 +35,16 @@ Layout (big-endian), modelled on Kafka's v2 ``RecordBatch``::
     attributes bits: 0-2 compression codec (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd),
                      3 timestamp type (0 CreateTime, 1 LogAppendTime), 4 transactional, 5 control.
 
-The header is Kafka's to the byte. The records section differs: instead of Kafka's varint-framed rows
-it holds msgpack columns, so encoding and decoding a batch is a handful of C calls on whole lists
-rather than Python work per record, and the Spark bridge gets its Arrow columns without a transpose.
+The header is Kafka's to the byte. The records section differs: instead of
+Kafka's varint-framed rows it holds msgpack columns, so encoding and decoding
+a batch is a handful of C calls on whole lists rather than Python work per
+record, and the Spark bridge gets its Arrow columns without a transpose.
 """
 
 from __future__ import annotations
 
 import gc
+import itertools
 import struct
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -108,7 +111,7 @@ class Record(NamedTuple):
 
 
 class RecordColumns(NamedTuple):
-    """A batch's records as columns, every one ``record_count`` long, offsets and timestamps relative.
+    """A batch's records as columns ``record_count`` long, offsets and timestamps relative.
 
     This is the decoded form of the records section and what ``encode_batch`` frames: the builder
     fills it, the cleaner filters it, the consumer and the Spark bridge read it.
@@ -122,19 +125,26 @@ class RecordColumns(NamedTuple):
 
     @classmethod
     def from_rows(cls, rows: Sequence[Sequence[object]]) -> RecordColumns:
-        """Columns from ``(offset_delta, timestamp_delta, key, value, headers)`` rows (tools and tests)."""
+        """Columns from ``(offset_delta, timestamp_delta, key, value, headers)`` rows."""
         if not rows:
             return cls((), (), (), (), ())
-        ods, tds, keys, values, headers = zip(*rows)
-        return cls(ods, tds, keys, values, headers)  # type: ignore[arg-type]
+        ods, tds, keys, values, headers = zip(*rows, strict=True)
+        return cls(ods, tds, keys, values, headers)
 
     def rows(self) -> Iterator[tuple[int, int, bytes | None, bytes | None, Sequence[Header]]]:
         """The records as ``(offset_delta, timestamp_delta, key, value, headers)`` rows."""
-        return zip(self.offset_deltas, self.timestamp_deltas, self.keys, self.values, self.headers)
+        return zip(
+            self.offset_deltas,
+            self.timestamp_deltas,
+            self.keys,
+            self.values,
+            self.headers,
+            strict=True,
+        )
 
     def select(self, indexes: Sequence[int]) -> RecordColumns:
         """The records at ``indexes`` (in that order), e.g. those compaction keeps."""
-        return RecordColumns(*([column[i] for i in indexes] for column in self))
+        return RecordColumns._make([column[i] for i in indexes] for column in self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,11 +237,14 @@ def encode_batch(
     Offset deltas given as ``range(count)``, all-null keys and absent headers are written as nil.
     """
     count = len(columns.values)
-    # Only the builder's range(count) is written as nil; a filtered column (compaction) stays explicit.
+    # Only the builder's range(count) is written as nil; a
+    # filtered column (compaction) stays explicit.
     offset_deltas = None if columns.offset_deltas == range(count) else columns.offset_deltas
     keys = None if columns.keys.count(None) == count else columns.keys
     headers = columns.headers if any(columns.headers) else None
-    body = msgpack.packb([offset_deltas, columns.timestamp_deltas, keys, columns.values, headers])
+    body: bytes = msgpack.packb(
+        [offset_deltas, columns.timestamp_deltas, keys, columns.values, headers]
+    )
     codec = Compression(attributes & CODEC_MASK)
     if codec is not Compression.NONE:
         body = compress(codec, body)
@@ -276,7 +289,8 @@ def read_header(buf: bytes | bytearray | memoryview, position: int = 0) -> Batch
     """Parse the header at ``position``; raise CORRUPT_MESSAGE if it is truncated or malformed."""
     if len(buf) - position < HEADER_SIZE:
         raise CorruptMessageError(
-            f"batch header at byte {position} is truncated: {len(buf) - position} of {HEADER_SIZE} bytes"
+            f"batch header at byte {position} is truncated: "
+            f"{len(buf) - position} of {HEADER_SIZE} bytes"
         )
     header = BatchHeader(*HEADER.unpack_from(buf, position))
     if header.magic != MAGIC:
@@ -285,7 +299,8 @@ def read_header(buf: bytes | bytearray | memoryview, position: int = 0) -> Batch
         )
     if header.attributes & CODEC_MASK > max(Compression):
         raise CorruptMessageError(
-            f"batch at byte {position} names unknown compression codec {header.attributes & CODEC_MASK}"
+            f"batch at byte {position} names unknown compression codec "
+            f"{header.attributes & CODEC_MASK}"
         )
     if header.batch_length < HEADER_SIZE - LOG_OVERHEAD:
         raise CorruptMessageError(f"batch at byte {position} declares length {header.batch_length}")
@@ -347,7 +362,8 @@ def records_section(
     try:
         return decompress(codec, body)
     except (CorruptMessageError, UnsupportedCompressionTypeError):
-        # A codec this broker lacks is UNSUPPORTED_COMPRESSION_TYPE (not retriable), not a corrupt batch.
+        # A codec this broker lacks is UNSUPPORTED_COMPRESSION_TYPE
+        # (not retriable), not a corrupt batch.
         raise
     except Exception as exc:  # any codec failure means the bytes are not what the producer wrote
         raise CorruptMessageError(
@@ -360,7 +376,7 @@ def gc_paused() -> Iterator[None]:
     """Pause the cyclic GC while building many small containers at once.
 
     Decoding a batch allocates a tuple per record; with the GC on, each allocation burst triggers
-    collections that rescan them all, which makes decoding about three times slower.
+    collections that rescan them all, which dominates the cost of decoding.
     """
     if not gc.isenabled():
         yield
@@ -375,7 +391,7 @@ def gc_paused() -> Iterator[None]:
 def decode_columns(
     buf: bytes | bytearray | memoryview, position: int, header: BatchHeader
 ) -> RecordColumns:
-    """Decode the batch's records section to columns, checking the section's shape and column lengths.
+    """Decode the batch's records section to columns, checking its shape and column lengths.
 
     Element types are not checked here (``validate_records`` does that): a CRC-verified batch holds
     what a builder wrote.
@@ -410,7 +426,8 @@ def decode_columns(
     ):
         if not isinstance(column, (tuple, range)) or len(column) != count:
             raise CorruptMessageError(
-                f"batch at offset {header.base_offset} declares {count} records, its {name} column holds "
+                f"batch at offset {header.base_offset} declares {count} records, "
+                f"its {name} column holds "
                 f"{len(column) if isinstance(column, tuple) else 'no array of'} entries"
             )
     return RecordColumns(offset_deltas, timestamp_deltas, keys, values, headers)
@@ -425,13 +442,14 @@ def decode_records(
     ods, tds, keys, values, headers = decode_columns(buf, position, header)
     base_offset = header.base_offset
     first_timestamp = header.first_timestamp
-    # tuple.__new__ builds each Record in C; calling Record(...) runs a Python-level __new__ per record.
+    # tuple.__new__ builds each Record in C; calling
+    # Record(...) runs a Python-level __new__ per record.
     make = tuple.__new__
     try:
         with gc_paused():
             return [
                 make(Record, (base_offset + od, first_timestamp + td, k, v, h))
-                for od, td, k, v, h in zip(ods, tds, keys, values, headers)
+                for od, td, k, v, h in zip(ods, tds, keys, values, headers, strict=True)
             ]
     except TypeError as exc:
         raise CorruptMessageError(
@@ -452,7 +470,7 @@ def validate_records(
     if not isinstance(ods, range):
         if (
             any(type(od) is not int for od in ods)
-            or any(b <= a for a, b in zip(ods, ods[1:]))
+            or any(b <= a for a, b in itertools.pairwise(ods))
             or (ods and ods[0] < 0)
         ):
             raise CorruptMessageError(f"{where} has offset deltas that are not increasing integers")

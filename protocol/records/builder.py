@@ -1,4 +1,4 @@
-"""Builds one record batch from records appended one at a time (the producer's per-partition buffer)."""
+"""Builds one record batch from records appended one by one (the producer's partition buffer)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from rafka.protocol.records.batch import (
 )
 from rafka.protocol.records.compression import Compression
 
-# msgpack framing of one record in its columns: a delta, a bin header, a key marker and a headers marker.
+# msgpack framing of one record in its columns: a delta, a
+# bin header, a key marker and a headers marker.
 RECORD_OVERHEAD = 16
 _NONE_TYPE = type(None)
 _BYTES_OR_NONE = frozenset({bytes, _NONE_TYPE})
@@ -37,12 +38,12 @@ def _check_headers(
 
 
 def _check_column(name: str, column: Sequence[bytes | None]) -> int:
-    """Bytes in a key or value column; TypeError naming the first entry that is not bytes or None."""
+    """Bytes in a key or value column; TypeError names the first entry not bytes or None."""
     if not set(map(type, column)) <= _BYTES_OR_NONE:
         bad = next(item for item in column if item is not None and type(item) is not bytes)
         raise TypeError(f"{name} must be bytes or None, got {type(bad).__name__}")
     try:
-        return sum(map(len, column))
+        return sum(map(len, column))  # type: ignore[arg-type]  # a None raises, handled below
     except TypeError:  # some entries are None
         return sum(len(item) for item in column if item is not None)
 
@@ -51,8 +52,8 @@ class RecordBatchBuilder:
     """Accumulate records into a batch's columns; ``build()`` frames them with the batch header.
 
     Records arrive one at a time (``append``, the producer's path) or as whole columns (``extend``,
-    for callers that already hold lists of values, such as tools and the storage benchmark). Offsets are
-    relative (0, 1, 2, ...): the leader assigns the real base offset on append.
+    for callers that already hold lists of values, such as tools and the storage benchmark).
+    Offsets are relative (0, 1, 2, ...): the leader assigns the real base offset on append.
     """
 
     __slots__ = (
@@ -116,7 +117,8 @@ class RecordBatchBuilder:
         """Append only if the record keeps the batch under ``batch_size`` (an empty batch takes any
         record, and ``fit=False`` takes any record); return its offset delta, or -1 when it does not
         fit and nothing was added."""
-        # This is the producer's per-record hot path: a few type checks, three list appends, no other calls.
+        # This is the producer's per-record hot path: a few
+        # type checks, three list appends, no other calls.
         if key is None:
             size = RECORD_OVERHEAD
         elif type(key) is bytes:
@@ -153,8 +155,9 @@ class RecordBatchBuilder:
         keys: Sequence[bytes | None] | None = None,
         timestamp_ms: int | Sequence[int] = 0,
     ) -> int:
-        """Append whole columns: ``values``, optional ``keys`` of the same length, and one timestamp for
-        all or one per record. Checks every entry before adding any; returns the first offset delta.
+        """Append whole columns: ``values``, optional ``keys`` of the
+        same length, and one timestamp for all or one per record. Checks
+        every entry before adding any; returns the first offset delta.
 
         Unlike ``try_append`` this takes every record, so callers size their columns to the batch.
         """
@@ -232,7 +235,7 @@ def build_batch(
     ],
     compression: Compression = Compression.NONE,
 ) -> bytes:
-    """Build one batch from ``(key, value, timestamp_ms[, headers])`` tuples: a convenience for tools and tests."""
+    """Build one batch from ``(key, value, timestamp_ms[, headers])`` tuples (tools and tests)."""
     builder = RecordBatchBuilder(compression=compression, batch_size=1 << 62)
     for record in records:
         builder.append(record[2], record[0], record[1], record[3] if len(record) > 3 else ())

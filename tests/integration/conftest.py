@@ -4,6 +4,7 @@ pinned to each Ray node with its logs under that node's own directory."""
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
 from collections.abc import Iterator
@@ -54,7 +55,10 @@ def ray_nodes(session_dir: Path) -> Iterator[list[str]]:
     ]
     cluster.wait_for_nodes()
     ray.init(
-        address=cluster.address, namespace=NAMESPACE, log_to_driver=False, logging_level="ERROR"
+        address=cluster.address,
+        namespace=NAMESPACE,
+        log_to_driver=False,
+        logging_level=logging.ERROR,
     )
     yield [node.node_id for node in nodes]
     ray.shutdown()

@@ -49,7 +49,7 @@ def test_invalid_topic_names_are_refused(admin: Admin, name: str) -> None:
 
 
 def test_replication_factor_above_live_brokers_is_refused(admin: Admin, topic_name: str) -> None:
-    with pytest.raises(InvalidReplicationFactorError, match="4.*3"):
+    with pytest.raises(InvalidReplicationFactorError, match=r"4.*3"):
         admin.create_topic(topic_name, 1, 4)
 
 
@@ -65,7 +65,7 @@ def test_an_existing_topic_is_not_created_twice(admin: Admin, topic_name: str) -
 
 
 def test_bad_topic_config_names_the_key(admin: Admin, topic_name: str) -> None:
-    with pytest.raises(InvalidConfigError, match="retention.ms"):
+    with pytest.raises(InvalidConfigError, match=r"retention.ms"):
         admin.create_topic(topic_name, 1, 1, config={"retention.ms": "-5"})
 
 
@@ -75,7 +75,7 @@ def test_record_over_max_message_bytes_fails_with_message_too_large(
     admin.create_topic(topic_name, 1, 2, config={"max.message.bytes": "1000"})
     with Producer(namespace=NS, retries=0) as producer:
         future = producer.send(topic_name, b"x" * 2000)
-        with pytest.raises(MessageTooLargeError, match="max.message.bytes=1000"):
+        with pytest.raises(MessageTooLargeError, match=r"max.message.bytes=1000"):
             future.get(timeout=30)
         assert producer.send(topic_name, b"small").get(timeout=30).offset == 0
 

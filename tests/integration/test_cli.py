@@ -46,8 +46,8 @@ def test_topics_create_list_and_describe_print_what_kafka_topics_prints(
     assert main([*NS, "topics", "--describe", "--topic", topic_name]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert (
-        lines[0]
-        == f"Topic: {topic_name}\tPartitionCount: 2\tReplicationFactor: 2\tConfigs: retention.ms=60000"
+        lines[0] == f"Topic: {topic_name}\tPartitionCount: 2\tReplicationFactor: 2\t"
+        "Configs: retention.ms=60000"
     )
     assert lines[1] == f"\tTopic: {topic_name}\tPartition: 0\tLeader: 0\tReplicas: 0,1\tIsr: 0,1"
 

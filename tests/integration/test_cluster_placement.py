@@ -36,7 +36,7 @@ def test_describe_cluster_shows_live_brokers_and_an_elected_controller(admin: Ad
     assert state["active"] is True and state["epoch"] >= 1 and state["live_brokers"] == [0, 1, 2]
 
 
-def test_new_topic_follows_the_seeds_placement_and_first_replica_leads(
+def test_new_topic_places_replica_j_of_partition_p_on_broker_p_plus_j_and_first_replica_leads(
     admin: Admin, topic_name: str
 ) -> None:
     description = admin.create_topic(topic_name, num_partitions=6, replication_factor=3)

@@ -1,14 +1,16 @@
-"""Consumer groups on a real cluster: assignment, rebalances, committed offsets, fencing and failover.
+"""Consumer groups on a real cluster: assignment, rebalances, commits, fencing and failover.
 
-The module has a cluster of its own (namespace ``rafka-groups``) with a small ``__consumer_offsets``,
-no initial rebalance delay and short session timeouts, so rebalances take about a second. A consumer
-that must take part in a multi-member group polls on a thread of its own (``Member``): a JoinGroup
-blocks until every member has rejoined. Tests wait on conditions with deadlines, never on sleeps (the
-one sleep stands for an application busy with the records of a poll).
+The module has a cluster of its own (namespace ``rafka-groups``) with a small
+``__consumer_offsets``, no initial rebalance delay and short session timeouts, so
+rebalances take about a second. A consumer that must take part in a multi-member
+group polls on a thread of its own (``Member``): a JoinGroup blocks until every
+member has rejoined. Tests wait on conditions with deadlines, never on sleeps
+(the one sleep stands for an application busy with the records of a poll).
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import threading
 import time
@@ -97,7 +99,7 @@ def gadmin(gcluster: LocalCluster) -> Admin:
     return gcluster.admin()
 
 
-# ---------------------------------------------------------------------------------------------- helpers
+# ------------------------------------------------------------------------------------------ helpers
 
 
 def create_topic(
@@ -107,8 +109,9 @@ def create_topic(
     replication: int,
     config: dict[str, str] | None = None,
 ) -> None:
-    """Create a topic and wait until every broker's metadata has it led: clients take whichever broker
-    answers first, and a member whose metadata lacks a subscribed topic would rejoin without it."""
+    """Create a topic and wait until every broker's metadata has it
+    led: clients take whichever broker answers first, and a member
+    whose metadata lacks a subscribed topic would rejoin without it."""
     cluster.admin().create_topics(
         [NewTopic(name, partitions, replication, tuple((config or {}).items()))]
     )
@@ -159,7 +162,8 @@ def poll_until(
     deadline = time.monotonic() + timeout_s
     while not done(records):
         assert time.monotonic() < deadline, (
-            f"timed out after {timeout_s}s waiting for {what}; got {[(r.partition, r.offset) for r in records]}"
+            f"timed out after {timeout_s}s waiting for {what}; got "
+            f"{[(r.partition, r.offset) for r in records]}"
         )
         for part in consumer.poll(timeout_ms=300).values():
             records.extend(part)
@@ -167,8 +171,9 @@ def poll_until(
 
 
 def coordinator_id(cluster: LocalCluster, admin: Admin, group: str) -> int | None:
-    """The group's coordinator -- the leader of its ``__consumer_offsets`` partition -- once the metadata,
-    every live broker's FindCoordinator and the coordinator actors' own ownership agree; else None."""
+    """The group's coordinator -- the leader of its ``__consumer_offsets``
+    partition -- once the metadata, every live broker's FindCoordinator
+    and the coordinator actors' own ownership agree; else None."""
     wanted = partition_for(group, OFFSETS_PARTITIONS)
     leader = next(
         p.leader for p in admin.describe_topic(OFFSETS_TOPIC).partitions if p.partition == wanted
@@ -194,7 +199,7 @@ def coordinator_handle(broker_id: int) -> Any:
 
 
 def coordinator_actor(cluster: LocalCluster, admin: Admin, group: str) -> Any:
-    """The actor answering for ``group`` (creating ``__consumer_offsets`` first if no group used it yet)."""
+    """The actor answering for ``group`` (creating ``__consumer_offsets`` first if need be)."""
     admin.describe_group(group)
     return coordinator_handle(
         wait_until(lambda: coordinator_id(cluster, admin, group), 60, f"the coordinator of {group}")
@@ -202,15 +207,18 @@ def coordinator_actor(cluster: LocalCluster, admin: Admin, group: str) -> Any:
 
 
 def group_away_from_the_controller(cluster: LocalCluster, admin: Admin, prefix: str) -> str:
-    """A group id whose coordinator is not on the active controller's broker, so that killing the
-    coordinator does not also fail the controller over (a different failure, tested in test_failover)."""
+    """A group id whose coordinator is not on the active controller's
+    broker, so that killing the coordinator does not also fail the
+    controller over (a different failure, tested in test_failover)."""
     admin.describe_group(prefix)  # creates __consumer_offsets
     controller = admin.describe_cluster().controller_id
     for i in range(50):
         group = f"{prefix}-{i}"
         if (
             wait_until(
-                lambda: coordinator_id(cluster, admin, group), 60, f"the coordinator of {group}"
+                functools.partial(coordinator_id, cluster, admin, group),
+                60,
+                f"the coordinator of {group}",
             )
             != controller
         ):
@@ -234,7 +242,7 @@ class Delivery:
 
 @dataclass(frozen=True)
 class Commit:
-    """A commit that succeeded: the offsets (next to consume) it stored, ordered after what it covers."""
+    """A commit that succeeded: the offsets (next to consume) it stored, after what it covers."""
 
     seq: int
     member: str
@@ -242,8 +250,8 @@ class Commit:
 
 
 class Member:
-    """A group member polling on a thread of its own; after each poll that returned records it commits
-    the processed offsets of that poll explicitly (``enable_auto_commit`` is off)."""
+    """A group member polling on a thread of its own; after each poll that returned records
+    it commits the processed offsets of that poll explicitly (``enable_auto_commit`` is off)."""
 
     def __init__(
         self,
@@ -275,7 +283,7 @@ class Member:
                     continue
                 batch = self.consumer.poll(timeout_ms=200)
                 delivered = [
-                    Delivery(next(_sequence), self.name, tp, r.offset, r.value)
+                    Delivery(next(_sequence), self.name, tp, r.offset, r.value)  # type: ignore[arg-type]
                     for tp, part in batch.items()
                     for r in part
                 ]
@@ -322,7 +330,7 @@ class Member:
         self._stop.set()
 
     def stop(self) -> None:
-        """Stop polling and close the consumer (LeaveGroup); re-raise what the thread failed with."""
+        """Stop polling and close the consumer (LeaveGroup); re-raise the thread's failure."""
         self._stop.set()
         self._thread.join(timeout=90)
         assert not self._thread.is_alive(), f"member {self.name} did not stop"
@@ -341,8 +349,8 @@ def stop_all(members: Iterable[Member]) -> None:
 def settled(
     admin: Admin, group: str, members: list[Member]
 ) -> dict[str, frozenset[TopicPartition]] | None:
-    """Each member's assignment once the group is Stable with exactly ``members`` and each of them has
-    polled since its assignment (its local assignment is the coordinator's); None until then."""
+    """Each member's assignment once the group is Stable with exactly ``members`` and each of them
+    has polled since its assignment (its local assignment is the coordinator's); None until then."""
     description = admin.describe_group(group)
     if description.state != "Stable":
         return None
@@ -427,7 +435,7 @@ def consumed(members: Iterable[Member]) -> set[tuple[TopicPartition, int]]:
     return {(d.tp, d.offset) for m in members for d in m.deliveries()}
 
 
-# ---------------------------------------------------------------------------------------------- tests
+# -------------------------------------------------------------------------------------------- tests
 
 
 def test_one_member_gets_every_partition_and_three_members_get_one_each(
@@ -533,7 +541,8 @@ def test_scaling_to_four_members_and_back_keeps_one_owner_per_partition_and_lose
     # No loss, and every record is what was produced there.
     assert set(produced) <= {(d.tp, d.offset) for d in deliveries}
     assert all(d.value == produced[(d.tp, d.offset)] for d in deliveries)
-    # Duplicates only of uncommitted progress: no member gets a record below an offset already committed.
+    # Duplicates only of uncommitted progress: no member
+    # gets a record below an offset already committed.
     committed: dict[TopicPartition, int] = {}
     pending = iter(commits)
     next_commit = next(pending, None)
@@ -569,8 +578,8 @@ def test_commit_from_a_stale_generation_or_a_removed_member_is_fenced(
         )
         before = gadmin.describe_group(group)
         (stale_member,) = before.members
-        # A second member joins; the first never polls again, so it never rejoins: the rebalance goes on
-        # without it once its max_poll_interval_ms passes.
+        # A second member joins; the first never polls again, so it never rejoins:
+        # the rebalance goes on without it once its max_poll_interval_ms passes.
         usurper = Member("fence-usurper", group, [topic])
         owners = wait_until(
             lambda: settled(gadmin, group, [usurper]),
@@ -724,7 +733,7 @@ def test_committed_offset_outside_the_log_resets_to_the_log_start(
                 "the reset goes to the log start (retention may have moved it on)"
             )
             assert [r.offset for r in records] == list(range(records[0].offset, end))
-            assert records[-1].value.startswith(b"t-059")
+            assert records[-1].value.startswith(b"t-059")  # type: ignore[union-attr]
             consumer.commit()
             assert consumer.committed(tp) == end
         finally:
@@ -793,8 +802,9 @@ def test_member_that_stops_heartbeating_is_removed_after_its_session_timeout(
         )
         coordinator = coordinator_actor(gcluster, gadmin, group)
         subscription = encode_subscription(Subscription((topic,)))
-        # A member driven by hand: it joins and syncs, then never heartbeats, as if its process died.
-        # Its rebalance timeout is long, so only its session timeout can remove it within the deadline.
+        # A member driven by hand: it joins and syncs, then never
+        # heartbeats, as if its process died. Its rebalance timeout is long,
+        # so only its session timeout can remove it within the deadline.
         joined = ray.get(
             coordinator.join_group.remote(
                 JoinGroupRequest(
@@ -849,9 +859,9 @@ def test_member_whose_join_waited_longer_than_max_poll_interval_keeps_its_member
             lambda: settled(gadmin, group, [slow]), 60, "the first member to own every partition"
         )
         slow.pause()
-        # The rebalance the new member starts waits for the paused one until it gives up its membership
-        # (max_poll_interval_ms=8000), so the new member's first poll blocks for longer than its own
-        # max_poll_interval_ms=4000.
+        # The rebalance the new member starts waits for the paused one until it
+        # gives up its membership (max_poll_interval_ms=8000), so the new member's
+        # first poll blocks for longer than its own max_poll_interval_ms=4000.
         started = time.monotonic()
         joiner.subscribe([topic])
         poll_until(
@@ -880,8 +890,9 @@ def test_member_whose_join_waited_longer_than_max_poll_interval_keeps_its_member
 def test_auto_create_topics_creates_an_unknown_topic_on_first_use(
     gcluster: LocalCluster, gadmin: Admin
 ) -> None:
-    """auto.create.topics.enable: producing to an unknown topic creates it with num.partitions and
-    default.replication.factor; the send waits for the new partitions' leaders instead of failing."""
+    """auto.create.topics.enable: producing to an unknown topic
+    creates it with num.partitions and default.replication.factor; the
+    send waits for the new partitions' leaders instead of failing."""
     with Producer(namespace=NS, acks="all") as producer:
         meta = producer.send("auto-created", b"first", partition=1).get(timeout=60)
     assert (meta.topic, meta.partition, meta.offset) == ("auto-created", 1, 0)
@@ -902,7 +913,7 @@ def test_auto_create_topics_creates_an_unknown_topic_on_first_use(
 def test_coordinator_failover_keeps_committed_offsets_and_consumption_resumes(
     gcluster: LocalCluster, gadmin: Admin
 ) -> None:
-    """Runs last: it kills a broker and leaves it dead (restarting it would only slow the teardown)."""
+    """Runs last: it kills a broker and leaves it dead (a restart would only slow the teardown)."""
     topic = "failover-data"
     group = group_away_from_the_controller(gcluster, gadmin, "failover-g")
     create_topic(gcluster, topic, 3, 3)
@@ -916,7 +927,9 @@ def test_coordinator_failover_keeps_committed_offsets_and_consumption_resumes(
         assert sorted((r.partition, r.offset) for r in first) == [
             (p, o) for p in range(3) for o in range(10)
         ]
-        checkpoint = {tp: OffsetAndMetadata(7, f"checkpoint-{tp.partition}") for tp in partitions}
+        checkpoint: dict[TopicPartition, OffsetAndMetadata | int] = {
+            tp: OffsetAndMetadata(7, f"checkpoint-{tp.partition}") for tp in partitions
+        }
         consumer.commit(checkpoint)
         assert {tp: consumer.committed(tp, metadata=True) for tp in partitions} == checkpoint
         old = wait_until(
@@ -932,9 +945,9 @@ def test_coordinator_failover_keeps_committed_offsets_and_consumption_resumes(
             "committed offsets survive the move"
         )
         produce(topic, 3, 10, "b")
-        # The member keeps its membership if the new coordinator heard from it in time, else it rejoins
-        # there and restarts from the committed offsets: either way nothing is lost, and nothing below
-        # the committed offsets comes back.
+        # The member keeps its membership if the new coordinator heard from it in
+        # time, else it rejoins there and restarts from the committed offsets: either
+        # way nothing is lost, and nothing below the committed offsets comes back.
         wanted = {(p, o) for p in range(3) for o in range(10, 20)}
         after = poll_until(
             consumer,
@@ -958,7 +971,7 @@ def test_coordinator_failover_keeps_committed_offsets_and_consumption_resumes(
         assert sorted((r.partition, r.offset) for r in resumed) == [
             (p, o) for p in range(3) for o in range(20, 25)
         ]
-        assert all(r.value.startswith(b"c-") for r in resumed)
+        assert all(r.value.startswith(b"c-") for r in resumed)  # type: ignore[union-attr]
     finally:
         consumer.close()
         if successor is not None:

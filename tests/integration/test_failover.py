@@ -64,10 +64,10 @@ def other_controller(admin: Admin, old: int) -> int | None:
     return current if current not in (-1, old) else None
 
 
-def consume_values(topic: str, partitions: int, expected: int) -> list[bytes]:
+def consume_values(topic: str, partitions: int, expected: int) -> list[bytes | None]:
     consumer = Consumer(namespace=NS, auto_offset_reset="earliest", max_poll_records=100_000)
     consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
-    values: list[bytes] = []
+    values: list[bytes | None] = []
     deadline = time.monotonic() + 60
     while len(values) < expected and time.monotonic() < deadline:
         values += [r.value for part in consumer.poll(timeout_ms=2000).values() for r in part]
@@ -161,6 +161,7 @@ def test_stale_controller_epoch_is_rejected_by_brokers_and_by_zookeeper(
         _, stale_version = zk.increment_controller_epoch()
         zk.increment_controller_epoch()
         current = zk.partition_state("fenced", 0)
+        assert current is not None
         with pytest.raises(ControllerMovedError):
             zk.update_partition_state(
                 "fenced",
@@ -301,18 +302,20 @@ def test_acks_all_is_refused_below_min_insync_replicas(
 
 
 @pytest.mark.parametrize("unclean", [False, True])
-def test_seed_003_all_in_sync_replicas_dead(
+def test_all_in_sync_replicas_dead_unclean_election_decides(
     fcluster: LocalCluster, fadmin: Admin, unclean: bool
 ) -> None:
-    """Seed 003: the only in-sync replica dies while the other is out of sync: unclean election off
-    keeps the partition offline (consistency); on, the stale replica leads and the tail is lost."""
+    """The only in-sync replica dies while the other is out of sync: with Kafka's
+    ``unclean.leader.election.enable`` off (the default since KIP-106) the partition stays offline;
+    on, the stale replica leads and the tail is lost."""
     ensure_all_brokers(fcluster, fadmin)
     topic = f"unclean-{str(unclean).lower()}"
     fadmin.create_topic(
         topic, 1, 2, config={"unclean.leader.election.enable": str(unclean).lower()}
     )
-    # Read the leader rather than assume replicas[0]: a broker restarted by ensure_all_brokers may not
-    # have been live to the controller when the topic was created, and then the other replica leads.
+    # Read the leader rather than assume replicas[0]: a broker restarted
+    # by ensure_all_brokers may not have been live to the controller
+    # when the topic was created, and then the other replica leads.
     settled = wait_until(
         lambda: (
             (p := fadmin.describe_topic(topic).partitions[0]).leader >= 0 and len(p.isr) == 2 and p
@@ -356,14 +359,18 @@ def test_seed_003_all_in_sync_replicas_dead(
         assert consume_values(topic, 1, 1) == [b"replicated"]
     else:
         seen: list[Any] = []
+
+        def offline() -> bool:
+            partition = fadmin.describe_topic(topic).partitions[0]
+            seen.append(partition)
+            return partition.leader == -1
+
         try:
             wait_until(
-                lambda: (
-                    seen.append(p := fadmin.describe_topic(topic).partitions[0]),
-                    p.leader == -1,
-                )[1],
+                offline,
                 90,
-                f"the partition to go offline after broker {leader} died (follower {follower} was paused)",
+                f"the partition to go offline after broker {leader} died (follower {follower} was "
+                "paused)",
             )
         except AssertionError as exc:
             raise AssertionError(f"{exc}; last seen {seen[-1:]}") from None

@@ -1,7 +1,7 @@
 """Fault injection under continuous acks=all production: nothing acknowledged is ever lost.
 
-Two producers send records with unique ids to a topic with replication factor 3, min.insync.replicas 2
-and unclean election off, while a seeded schedule kills brokers (kill -9), pauses one past its
+Two producers send records with unique ids to a topic with replication factor 3, min.insync.replicas
+2 and unclean election off, while a seeded schedule kills brokers (kill -9), pauses one past its
 ZooKeeper session timeout (a GC-pause zombie), expires ZooKeeper sessions, kills the controller's
 broker and kills single replica actors, restarting whatever it killed. Afterwards every acknowledged
 record must sit at its acknowledged offset, offsets below the HW must have no gaps, each producer's
@@ -11,6 +11,7 @@ the HW. The report (faults, acknowledged, lost, duplicates, longest unavailabili
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import signal
@@ -207,10 +208,10 @@ class Faults:
         return f"kill replica {TOPIC}-{partition}@{victim}"
 
 
-def read_partition(partition: int, end: int) -> list[tuple[int, bytes]]:
+def read_partition(partition: int, end: int) -> list[tuple[int, bytes | None]]:
     consumer = Consumer(namespace=NS, auto_offset_reset="earliest", max_poll_records=100_000)
     consumer.assign([TopicPartition(TOPIC, partition)])
-    records: list[tuple[int, bytes]] = []
+    records: list[tuple[int, bytes | None]] = []
     deadline = time.monotonic() + 120
     while (not records or records[-1][0] < end - 1) and time.monotonic() < deadline:
         records += [
@@ -220,9 +221,9 @@ def read_partition(partition: int, end: int) -> list[tuple[int, bytes]]:
     return records
 
 
-def replica_records(partition: int, broker: int, end: int) -> list[tuple[int, bytes]]:
+def replica_records(partition: int, broker: int, end: int) -> list[tuple[int, bytes | None]]:
     replica = ray.get_actor(names.replica_actor_name(TOPIC, partition, broker), namespace=NS)
-    records: list[tuple[int, bytes]] = []
+    records: list[tuple[int, bytes | None]] = []
     offset = 0
     while offset < end:
         data = ray.get(replica.read_log.remote(offset, 1 << 20), timeout=60)
@@ -264,7 +265,7 @@ def test_no_acknowledged_record_is_lost_under_injected_faults(
         time.sleep(0.2)
     ends = Consumer(namespace=NS).end_offsets([TopicPartition(TOPIC, p) for p in range(PARTITIONS)])
 
-    by_partition: dict[int, list[tuple[int, bytes]]] = {
+    by_partition: dict[int, list[tuple[int, bytes | None]]] = {
         p: read_partition(p, ends[TopicPartition(TOPIC, p)]) for p in range(PARTITIONS)
     }
     lost = []
@@ -283,15 +284,15 @@ def test_no_acknowledged_record_is_lost_under_injected_faults(
     for p in range(PARTITIONS):
         for worker in range(2):
             seqs = [
-                int(v.decode().split("-")[1])
+                int(v.decode().split("-")[1])  # type: ignore[union-attr]
                 for _, v in by_partition[p]
-                if v.decode().startswith(f"w{worker}-")
+                if v.decode().startswith(f"w{worker}-")  # type: ignore[union-attr]
             ]
             firsts = []
             for seq in seqs:
                 if seq not in firsts:
                     firsts.append(seq)
-            order_violations += sum(1 for a, b in zip(firsts, firsts[1:]) if b < a)
+            order_violations += sum(1 for a, b in itertools.pairwise(firsts) if b < a)
     divergent = []
     for p in range(PARTITIONS):
         end = ends[TopicPartition(TOPIC, p)]
@@ -302,14 +303,17 @@ def test_no_acknowledged_record_is_lost_under_injected_faults(
     gaps_s: dict[int, float] = {}
     for p in range(PARTITIONS):
         times = sorted(t for _, m, t in workload.acked if m.partition == p)
-        gaps_s[p] = max((b - a for a, b in zip(times, times[1:])), default=0.0)
+        gaps_s[p] = max((b - a for a, b in itertools.pairwise(times)), default=0.0)
 
     print(
-        f"\nfault injection (seed {SEED}, {FAULT_PHASE_S:.0f}s): {len(faults.injected)} faults: {faults.injected}"
+        f"\nfault injection (seed {SEED}, {FAULT_PHASE_S:.0f}s): {len(faults.injected)} faults: "
+        f"{faults.injected}"
     )
     print(
-        f"acknowledged {len(workload.acked)}, failed sends {workload.failed}, lost {len(lost)}, duplicates {duplicates}, "
-        f"longest gap between acknowledgements per partition (s): { {p: round(g, 2) for p, g in gaps_s.items()} }"
+        f"acknowledged {len(workload.acked)}, failed sends {workload.failed}, lost {len(lost)}, "
+        f"duplicates {duplicates}, "
+        "longest gap between acknowledgements per partition (s): "
+        f"{ {p: round(g, 2) for p, g in gaps_s.items()} }"
     )
     assert len(workload.acked) > 1000
     assert lost == []

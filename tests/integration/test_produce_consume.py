@@ -13,6 +13,7 @@ from rafka.actors.replica.replica import MAX_CONCURRENCY
 from rafka.clients.admin import Admin
 from rafka.clients.consumer import Consumer
 from rafka.clients.producer import Producer
+from rafka.clients.records import ConsumerRecord
 from rafka.cluster.local_cluster import LocalCluster
 from rafka.protocol.errors import Errors
 from rafka.protocol.messages.fetch import FetchRequest
@@ -53,7 +54,7 @@ def test_records_keep_their_order_within_each_partition(admin: Admin, topic_name
         by_key.setdefault(record.key, []).append(int(record.value))
     for key, values in by_key.items():
         assert values == sorted(values), f"key {key!r} out of order"
-    for record_meta, i in zip(metadata, range(3000)):
+    for record_meta in metadata[:3000]:
         assert record_meta.topic == topic_name
     offsets_per_partition: dict[int, list[int]] = {}
     for meta in metadata:
@@ -108,9 +109,10 @@ def test_long_poll_fetch_wakes_when_data_arrives(admin: Admin, topic_name: str) 
 def test_parked_acks_all_produces_cannot_starve_the_follower_fetches(
     admin: Admin, topic_name: str
 ) -> None:
-    # Twice as many parked acks=all produces as the replica has handler threads: the followers'
-    # fetches that complete them run in a thread pool of their own. Starved, the followers would drop
-    # out of the ISR after replica_lag_time_max_ms and every produce would fail min.insync.replicas=3.
+    # Twice as many parked acks=all produces as the replica has handler threads:
+    # the followers' fetches that complete them run in a thread pool of their
+    # own. Starved, the followers would drop out of the ISR after
+    # replica_lag_time_max_ms and every produce would fail min.insync.replicas=3.
     admin.create_topic(
         topic_name, num_partitions=1, replication_factor=3, config={"min.insync.replicas": "3"}
     )
@@ -150,7 +152,7 @@ def test_records_above_the_high_watermark_stay_invisible_to_consumers(
             os.kill(pid, signal.SIGCONT)
     consumer = Consumer(namespace=NS, auto_offset_reset="earliest")
     consumer.assign([TopicPartition(topic_name, 0)])
-    records = []
+    records: list[ConsumerRecord] = []
     while not records:
         records = [r for part in consumer.poll(timeout_ms=10_000).values() for r in part]
     assert records[0].value == b"pending"
@@ -171,7 +173,7 @@ def test_consumer_seek_position_and_offset_lookups(admin: Admin, topic_name: str
     assert found is not None and found.offset == 43 and found.timestamp == 1_000_430
     consumer.seek(tp, 90)
     assert consumer.position(tp) == 90
-    got = []
+    got: list[ConsumerRecord] = []
     while len(got) < 10:
         got += [r for part in consumer.poll(timeout_ms=10_000).values() for r in part]
     assert [r.offset for r in got] == list(range(90, 100))

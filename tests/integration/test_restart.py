@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,7 @@ def test_restart_on_the_same_data_dir_keeps_every_topic_and_record(
     session_dir: Path, zookeeper: ZooKeeperServer, ray_nodes: list[str]
 ) -> None:
     namespace = "rafka-restart"
-    settings = dict(
+    settings: dict[str, Any] = dict(
         brokers=2,
         data_dir=session_dir / "restart",
         zookeeper=zookeeper.connect_string,
@@ -38,7 +39,7 @@ def test_restart_on_the_same_data_dir_keeps_every_topic_and_record(
             namespace=namespace, auto_offset_reset="earliest", max_poll_records=5000
         )
         consumer.assign([TopicPartition("kept", 0), TopicPartition("kept", 1)])
-        values: set[bytes] = set()
+        values: set[bytes | None] = set()
         while len(values) < 1000:
             polled = consumer.poll(timeout_ms=15_000)
             assert polled, f"only {len(values)} of 1000 records came back"

@@ -251,7 +251,7 @@ def test_early_exit_reports_the_log_tail(tmp_path: Path) -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as squatter:
         squatter.bind(("127.0.0.1", 0))
         server = ZooKeeperServer(tmp_path, port=squatter.getsockname()[1])
-        with pytest.raises(RuntimeError, match="(?s)exited during startup.*BindException"):
+        with pytest.raises(RuntimeError, match=r"(?s)exited during startup.*BindException"):
             server.start()
     assert not server.is_running()
 

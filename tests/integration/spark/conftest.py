@@ -1,4 +1,4 @@
-"""A real local[2] SparkSession for the Spark bridge tests, on top of the session's real rafka cluster.
+"""A real local[2] SparkSession for the Spark bridge tests, over the session's rafka cluster.
 
 The session starts after the ``cluster`` fixture, so Ray is initialised before the JVM is launched
 (fork+exec), and Spark's Python workers inherit this process's environment (RAY_TMPDIR included).

@@ -1,4 +1,4 @@
-"""The ``rafka`` Spark sink on a real local[2] SparkSession and the session's real 3-broker cluster."""
+"""The ``rafka`` Spark sink on a real local[2] SparkSession and the session's 3-broker cluster."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ``rafka`` Spark source on a real local[2] SparkSession and the session's real 3-broker cluster."""
+"""The ``rafka`` Spark source on a real local[2] SparkSession and the session's 3-broker cluster."""
 
 from __future__ import annotations
 
@@ -28,7 +28,9 @@ TS0 = 1_700_000_000_000
 def produce(
     topic: str, count: int, partitions: int, namespace: str = NS, **config: Any
 ) -> dict[tuple[int, int], tuple]:
-    """Send ``count`` records round-robin over explicit partitions, record i at timestamp TS0 + 10 * (i // partitions).
+    """Send ``count`` records round-robin over explicit partitions.
+
+    Record i has timestamp TS0 + 10 * (i // partitions).
 
     Returns {(partition, offset): (key, value, headers, timestamp_ms)} as acknowledged.
     """
@@ -182,7 +184,7 @@ def test_bad_options_fail_naming_the_option(
         ),
         ({"assign": json.dumps({topic_name: [0, 5]})}, "option 'assign': topic"),
         (
-            {"subscribe": topic_name, "startingOffsets": '{"%s": {"0": 1,' % topic_name},
+            {"subscribe": topic_name, "startingOffsets": f'{{"{topic_name}": {{"0": 1,'},
             "option 'startingOffsets': malformed JSON",
         ),
         (
@@ -317,7 +319,8 @@ def test_streaming_query_restarted_from_its_checkpoint_reads_every_record_once(
         eventually(lambda: batches_with_rows(query) >= 3, 120, "three micro-batches with data")
         assert max(p["numInputRows"] for p in query.recentProgress) <= 500
         query.stop()
-        # A topic matching the pattern appears while the query is down: it is read from its earliest offset.
+        # A topic matching the pattern appears while the
+        # query is down: it is read from its earliest offset.
         admin.create_topic(added, num_partitions=1, replication_factor=1)
         with Producer(namespace=NS) as extra:
             for i in range(100):

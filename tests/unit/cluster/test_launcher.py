@@ -16,7 +16,8 @@ def test_a_listening_port_counts_as_a_running_head() -> None:
 
 
 def test_a_closed_port_means_the_previous_head_is_gone() -> None:
-    # Bind without listening: the port is ours and refuses connections, as a stopped Ray head's does.
+    # Bind without listening: the port is ours and refuses
+    # connections, as a stopped Ray head's does.
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as holder:
         holder.bind(("127.0.0.1", 0))
         assert not _listening(f"127.0.0.1:{holder.getsockname()[1]}")

@@ -1,4 +1,4 @@
-"""Shared fixtures for the partition log tests: a fake clock and a log harness with a brute-force model."""
+"""Fixtures for the partition log tests: a fake clock and a log harness with a brute-force model."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -78,7 +79,7 @@ def decode(data: bytes) -> list[tuple[BatchHeader, list[Record]]]:
 
 def scan_files(directory: Path) -> list[FileBatch]:
     """Every batch of every segment file in ``directory``, in offset order."""
-    found = []
+    found: list[FileBatch] = []
     for path in sorted(directory.glob(f"*{LOG_SUFFIX}")):
         data = path.read_bytes()
         base = int(path.name[:20])
@@ -99,14 +100,14 @@ class LogHarness:
 
     # ------------------------------------------------------------------ lifecycle
 
-    def open(self, **overrides: object) -> Log:
+    def open(self, **overrides: Any) -> Log:
         """Open (or reopen) the log; ``overrides`` change the config kept for later reopens."""
         self.config = dataclasses.replace(self.config, **overrides)
         self.log = Log(self.directory, self.config, clock=self.clock)
         self._opened.append(self.log)
         return self.log
 
-    def reconfigure(self, **overrides: object) -> Log:
+    def reconfigure(self, **overrides: Any) -> Log:
         """Change the open log's config in place, as a topic config update does."""
         assert self.log is not None
         self.config = dataclasses.replace(self.config, **overrides)
@@ -156,7 +157,7 @@ class LogHarness:
         )
 
     def forget_from(self, offset: int) -> None:
-        """Drop model batches that a truncation to ``offset`` removes (those ending at or after it)."""
+        """Drop the model batches a truncation to ``offset`` removes (ending at or after it)."""
         self.batches = [b for b in self.batches if b.last_offset < offset]
 
     # ------------------------------------------------------------------ model queries
@@ -166,13 +167,13 @@ class LogHarness:
         return [r for b in self.batches for r in b.records]
 
     def expected_from(self, offset: int) -> list[Record]:
-        """Model records a full read from ``offset`` returns: whole batches ending at or after it."""
+        """Model records a full read from ``offset`` returns: the batches ending at or after it."""
         return [r for b in self.batches if b.last_offset >= offset for r in b.records]
 
     def offset_for_timestamp(
         self, timestamp: int, log_start_offset: int = 0
     ) -> tuple[int, int] | None:
-        """The model's (offset, timestamp) of the first record at or above the start with timestamp >= it."""
+        """The model's (offset, timestamp) of the first record from the start at or after it."""
         for record in self.records:
             if record.offset >= log_start_offset and record.timestamp >= timestamp:
                 return record.offset, record.timestamp
@@ -185,7 +186,7 @@ class LogHarness:
     # ------------------------------------------------------------------ log queries
 
     def read_all(self, start: int | None = None, max_bytes: int = 1 << 20) -> list[Record]:
-        """Every record from ``start`` (default: log start) to the LEO, CRC-checked, in read order."""
+        """Every record from ``start`` (default: log start) to the LEO, CRC-checked, in order."""
         assert self.log is not None
         offset = self.log.log_start_offset if start is None else start
         out: list[Record] = []
@@ -209,7 +210,7 @@ class LogHarness:
         return out
 
     def snapshot(self) -> dict[str, bytes]:
-        """Every file of the partition directory, to restore the same on-disk state again and again."""
+        """Every file of the partition directory, to restore the same on-disk state again."""
         return {p.name: p.read_bytes() for p in self.directory.iterdir()}
 
     def restore(self, files: dict[str, bytes]) -> None:
@@ -224,9 +225,10 @@ class LogHarness:
 
     def paths(self, base_offset: int) -> tuple[Path, Path, Path]:
         """The .log, .index and .timeindex paths of the segment at ``base_offset``."""
-        return tuple(
-            segment_path(self.directory, base_offset, s)
-            for s in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX)
+        return (
+            segment_path(self.directory, base_offset, LOG_SUFFIX),
+            segment_path(self.directory, base_offset, INDEX_SUFFIX),
+            segment_path(self.directory, base_offset, TIME_INDEX_SUFFIX),
         )
 
 
@@ -243,8 +245,8 @@ def random_batches(
 ) -> list[list[RecordSpec]]:
     """``count`` batches of 1..max_records records with varied value sizes and timestamps.
 
-    Timestamps rise by ``step_ms`` per record; ``jitter_ms`` moves each one randomly up or down, which
-    makes them non-monotonic (producers set CreateTime, so the log must cope with that).
+    Timestamps rise by ``step_ms`` per record; ``jitter_ms`` moves each one randomly up or down,
+    which makes them non-monotonic (producers set CreateTime, so the log must cope with that).
     """
     batches = []
     ts = start_ms
@@ -270,7 +272,7 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def harness(tmp_path: Path, clock: FakeClock):
-    """A log harness on ``<tmp>/topic-0``; every log it opened has its descriptors released afterwards."""
+    """A log harness on ``<tmp>/topic-0``; every log it opened has its descriptors released."""
     h = LogHarness(tmp_path / "topic-0", clock)
     yield h
     h.release_all()

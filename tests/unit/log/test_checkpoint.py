@@ -1,4 +1,4 @@
-"""Tests for checkpoint files: Kafka's text format, atomic replacement, missing and malformed files."""
+"""Tests for checkpoint files: Kafka's text format, atomic replacement, missing, malformed files."""
 
 from __future__ import annotations
 

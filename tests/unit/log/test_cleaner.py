@@ -1,4 +1,4 @@
-"""Tests for log compaction: latest record per key, tombstones, dirty ratio and crash-safe segment swaps."""
+"""Tests for log compaction: latest record per key, tombstones, dirty ratio, crash-safe swaps."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def compacted_log(harness, clock):
 
 def _view(records) -> dict:
     """The key -> value table a consumer builds by reading ``records`` in order."""
-    table = {}
+    table: dict[bytes | None, bytes] = {}
     for record in records:
         if record.value is None:
             table.pop(record.key, None)
@@ -54,8 +54,8 @@ def _view(records) -> dict:
 
 
 def _expected_after_compaction(records, log, horizon: int, first_dirty: int = 0):
-    """The model of one pass over ``records``: inactive records that are latest for their key among the
-    dirty ones (and not expired tombstones), then the active segment's records unchanged."""
+    """The model of one pass over ``records``: inactive records that are latest for their key among
+    the dirty ones (and not expired tombstones), then the active segment's records unchanged."""
     active_base = log.active_segment.base_offset
     inactive = [r for r in records if r.offset < active_base]
     latest = {r.key: r.offset for r in inactive if r.offset >= first_dirty}
@@ -209,12 +209,12 @@ def test_compacted_log_reopens_with_the_same_records(harness, compacted_log, shu
     assert log.recovered_bytes_cut == 0
 
 
-# ---------------------------------------------------------------------- crash in the middle of a swap
+# -------------------------------------------------------------------- crash in the middle of a swap
 
 
 @pytest.fixture
 def swap_scene(harness, compacted_log):
-    """Files before compaction, the rewritten bytes of one segment, and its base offset; the log is closed."""
+    """Files before compaction, one segment's rewritten bytes and its base offset; log closed."""
     compacted_log.close()
     before = harness.snapshot()
     log = harness.open()

@@ -1,4 +1,4 @@
-"""Tests for LogConfig.from_dict: Kafka or snake_case names, string values, ranges and INVALID_CONFIG messages."""
+"""Tests for LogConfig.from_dict: Kafka or snake_case names, strings, ranges, INVALID_CONFIG."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests for LeaderEpochCache: assignment, OffsetsForLeaderEpoch answers, truncation and persistence."""
+"""Tests for LeaderEpochCache: assignment, OffsetsForLeaderEpoch, truncation and persistence."""
 
 from __future__ import annotations
 

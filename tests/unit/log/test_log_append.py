@@ -1,4 +1,4 @@
-"""Tests for Log.append_as_leader / append_as_follower: offsets, epochs, validation, flush policy."""
+"""Tests for Log.append_as_leader and append_as_follower: offsets, epochs, validation, flush."""
 
 from __future__ import annotations
 
@@ -83,7 +83,8 @@ def test_leader_append_does_not_change_the_callers_buffer(harness):
 
 
 def test_compacted_topic_rejects_batch_whose_records_disagree_with_header(harness):
-    # Compacted topics decode every record on append (they must see keys), so they catch bad content.
+    # Compacted topics decode every record on append (they
+    # must see keys), so they catch bad content.
     log = harness.open(cleanup_policy="compact")
     # Two records with the same offset delta: the header's CRC is right, the content is not.
     bad = encode_batch(
@@ -122,7 +123,7 @@ def test_append_of_no_bytes_is_rejected_without_touching_the_epoch_cache(harness
 def _leader_bytes(tmp_path, clock, batches, epochs) -> bytes:
     """Bytes a leader log holds after appending ``batches`` with the given epochs."""
     leader = Log(tmp_path / "leader-0", clock=clock)
-    for records, epoch in zip(batches, epochs):
+    for records, epoch in zip(batches, epochs, strict=True):
         leader.append_as_leader(build_batch(records), epoch)
     data = leader.read(0, max_bytes=1 << 30)
     leader.abandon()
@@ -191,7 +192,7 @@ def test_follower_append_allows_gaps_on_compacted_log(harness, decode_batches):
     assert [h.base_offset for h, _ in decode_batches(log.read(6))] == [9]
 
 
-# ---------------------------------------------------------------------- validation leaves the log unchanged
+# -------------------------------------------------------------- validation leaves the log unchanged
 
 
 def test_batch_over_max_message_bytes_is_rejected_and_log_unchanged(harness):

@@ -1,4 +1,4 @@
-"""Tests for Log.read and Log.offset_for_timestamp against a brute-force model of every appended record."""
+"""Tests for Log.read and Log.offset_for_timestamp against a brute-force model of the records."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def filled(request, harness, make_batches):
 
 
 def _expected_batches(harness, log, offset, max_bytes, max_offset, min_one_batch):
-    """The model's answer to read(): whole batches from the one holding ``offset``, within its segment."""
+    """The model's read(): whole batches from the one holding ``offset``, within its segment."""
     bases = [s.base_offset for s in log.segments]
     first = harness.batch_index(offset)
     segment = bisect.bisect_right(bases, harness.batches[first].base_offset) - 1
@@ -142,7 +142,8 @@ def test_read_without_min_one_batch_does_not_skip_to_the_next_segment(harness, d
     harness.append([[(b"a", b"x" * 500, 1)]])
     log.roll()
     harness.append([[(b"b", b"y", 2)]])
-    # The batch holding offset 0 does not fit; the small one in the next segment must not stand in for it.
+    # The batch holding offset 0 does not fit; the small one
+    # in the next segment must not stand in for it.
     assert log.read(0, max_bytes=200, min_one_batch=False) == b""
     assert [h.base_offset for h, _ in decode_batches(log.read(0, max_bytes=200))] == [0]
 

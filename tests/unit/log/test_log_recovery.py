@@ -1,4 +1,4 @@
-"""Crash tests: torn tails, flipped bytes and damaged indexes are cut or rebuilt on open; flushed data survives."""
+"""Crash tests: torn tails, flipped bytes, damaged indexes are cut or rebuilt; flushes survive."""
 
 from __future__ import annotations
 
@@ -13,15 +13,16 @@ from rafka.log.segment import LogSegment
 from rafka.protocol.errors import OffsetOutOfRangeError
 from rafka.protocol.records.batch import LEADER_EPOCH_OFFSET
 
-# The base offset and leader epoch lie outside the CRC (the leader stamps them in place, as in Kafka), so
-# a flip there cannot be detected; the flip tests damage the rest of each batch, which the CRC covers.
+# The base offset and leader epoch lie outside the CRC (the leader stamps
+# them in place, as in Kafka), so a flip there cannot be detected; the
+# flip tests damage the rest of each batch, which the CRC covers.
 UNPROTECTED_PREFIX = LEADER_EPOCH_OFFSET + 4
 CRASH_ROUNDS = 30
 
 
 @pytest.fixture(params=["never-checkpointed", "stale-checkpoint"])
 def crashed(request, harness, make_batches, scan_segment_files):
-    """A log of several segments with batches of many sizes, crashed (no flush, no clean-shutdown marker).
+    """A log of segments with batches of many sizes, crashed (no flush, no clean-shutdown marker).
 
     "never-checkpointed" leaves the recovery point at 0, so every segment is verified on open; with
     "stale-checkpoint" the recovery point on disk is from halfway, so only later segments are.
@@ -83,9 +84,7 @@ def test_cut_last_segment_keeps_every_whole_batch_before_the_cut(harness, crashe
     size = len(files[last_name])
     rng = random.Random(2)
     ends = [b.position + b.header.size_in_bytes for b in last]
-    cuts = sorted(
-        set(rng.sample(range(size), CRASH_ROUNDS - 4) + [0, ends[0], ends[-2], ends[-2] + 1])
-    )
+    cuts = sorted({*rng.sample(range(size), CRASH_ROUNDS - 4), 0, ends[0], ends[-2], ends[-2] + 1})
     for cut in cuts:
         harness.restore({**files, last_name: files[last_name][:cut]})
         log = harness.open()
@@ -178,8 +177,8 @@ def _damage_indexes(harness, kind: str, rng: random.Random) -> None:
             width = 12 if is_time else 8
             path.write_bytes(data[width : 2 * width] + data[:width] + data[2 * width :])
         elif kind == "last-position-flipped" and not is_time and path.stat().st_size:
-            # The open scans the tail from the last entry's position: a low bit makes it point inside a
-            # batch, the top bit makes it negative.
+            # The open scans the tail from the last entry's position: a low bit
+            # makes it point inside a batch, the top bit makes it negative.
             data = bytearray(path.read_bytes())
             data[-4 if rng.random() < 0.3 else -1] ^= (
                 0x80 if rng.random() < 0.3 else 1 << rng.randrange(8)
@@ -215,7 +214,7 @@ def test_damaged_indexes_are_rebuilt_and_reads_stay_correct(
     assert harness.read_all() == harness.records
     rng = random.Random(6)
     for offset in rng.sample(range(log.log_end_offset), 40):
-        header, records = decode_batches(log.read(offset, max_bytes=1))[0]
+        _header, records = decode_batches(log.read(offset, max_bytes=1))[0]
         assert list(records) == list(harness.batches[harness.batch_index(offset)].records)
     for ts in rng.sample(sorted({r.timestamp for r in harness.records}), 40):
         assert log.offset_for_timestamp(ts) == harness.offset_for_timestamp(ts), ts
@@ -245,7 +244,7 @@ def test_flushed_data_survives_losing_everything_written_after_the_flush(
     files = harness.snapshot()
     full_model = list(harness.batches)
     name = f"{0:020d}.log"
-    for cut in [flushed_size] + sorted(rng.sample(range(flushed_size + 1, len(files[name])), 9)):
+    for cut in [flushed_size, *sorted(rng.sample(range(flushed_size + 1, len(files[name])), 9))]:
         # The OS lost some of the page cache after the flush point: the file ends anywhere after it.
         harness.restore({**files, name: files[name][:cut]})
         log = harness.open()
@@ -307,7 +306,8 @@ def test_unclean_open_verifies_segments_from_the_recovery_point(
     harness.append(make_batches(random.Random(10), 40))
     bases = [s.base_offset for s in log.segments]
     if checkpointed:
-        log.checkpoint()  # the recovery point is the active segment's base: the rolls flushed the rest
+        # The recovery point is the active segment's base: the rolls flushed the rest.
+        log.checkpoint()
     harness.crash()
     recover_calls.clear()
     log = harness.open()
@@ -332,7 +332,8 @@ def test_reopened_log_that_crashes_again_is_recovered_again(harness, make_batche
 def test_log_start_offset_above_what_survived_the_crash_restarts_the_log_there(
     harness, make_batches
 ):
-    # DeleteRecords moved the start (checkpointed at once) past data the crash then lost (never fsynced).
+    # DeleteRecords moved the start (checkpointed at once)
+    # past data the crash then lost (never fsynced).
     log = harness.open()
     harness.append(make_batches(random.Random(13), 10))
     start = log.log_end_offset

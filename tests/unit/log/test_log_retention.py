@@ -1,4 +1,4 @@
-"""Tests for retention: retention.ms, retention.bytes, the log start offset and the epoch cache's start."""
+"""Tests for retention: retention.ms, retention.bytes, the log start offset, the epoch cache."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ HOUR = 3600 * 1000
 
 @pytest.fixture
 def aged(harness, make_batches, clock):
-    """A log of many segments whose record timestamps run one minute apart, ending at the clock's now."""
+    """A log of many segments, record timestamps one minute apart, ending at the clock's now."""
     batches = make_batches(random.Random(1), 60, start_ms=0, step_ms=60_000)
     start = clock.now - 60_000 * (sum(map(len, batches)) - 1)
     batches = [[(key, value, start + ts) for key, value, ts in records] for records in batches]

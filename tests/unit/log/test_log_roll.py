@@ -1,7 +1,8 @@
-"""Tests for segment rolling (size, time, full index, explicit) and for the on-disk segment layout."""
+"""Tests for segment rolling (size, time, full index, explicit) and the on-disk segment layout."""
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 
@@ -13,7 +14,7 @@ def _assert_segments_chain(log) -> None:
     """Each segment starts where the previous one ends and the last one ends at the LEO."""
     bases = [s.base_offset for s in log.segments]
     assert bases == sorted(set(bases))
-    for earlier, later in zip(log.segments, log.segments[1:]):
+    for earlier, later in itertools.pairwise(log.segments):
         assert earlier.next_offset == later.base_offset
     assert log.active_segment.next_offset == log.log_end_offset
 
@@ -24,7 +25,7 @@ def test_rolls_before_a_batch_would_push_the_segment_over_segment_bytes(harness,
     assert len(log.segments) > 5
     assert all(s.size <= 3000 for s in log.segments)
     # Every rolled segment was full: the batch that opened the next one did not fit.
-    for segment, following in zip(log.segments, log.segments[1:]):
+    for segment, following in itertools.pairwise(log.segments):
         first_size = next(h.size_in_bytes for _, h in following.batches())
         assert segment.size + first_size > 3000
     _assert_segments_chain(log)

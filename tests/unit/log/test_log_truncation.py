@@ -1,4 +1,4 @@
-"""Tests for Log.truncate_to and truncate_fully_and_start_at: LEO, reads, appends and epochs afterwards."""
+"""Tests for Log.truncate_to and truncate_fully_and_start_at: LEO, reads, appends, epochs after."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
-"""Tests for rafka.protocol.records.batch: the v2 record batch layout, its CRC, stamping and decoding."""
+"""Tests for rafka.protocol.records.batch: v2 batch layout, its CRC, stamping and decoding."""
 
 from __future__ import annotations
 
 import dataclasses
+from typing import cast
 
 import crc32c
 import msgpack
@@ -63,12 +64,12 @@ def _rows_batch(rows: list[list[object]], **fields: int) -> bytes:
     fields.setdefault("first_timestamp", 1_000)
     fields.setdefault("max_timestamp", 1_000)
     if "last_offset_delta" not in fields:
-        fields["last_offset_delta"] = rows[-1][0] if rows else -1  # type: ignore[index]
+        fields["last_offset_delta"] = cast(int, rows[-1][0]) if rows else -1
     return encode_batch(RecordColumns.from_rows(rows), **fields)
 
 
 def _reframe(batch: bytes, **changes: int) -> bytes:
-    """Rewrite header fields of ``batch`` and recompute the CRC, so only the changed fields are wrong."""
+    """Rewrite header fields of ``batch`` and recompute the CRC: only those fields are wrong."""
     header = dataclasses.replace(read_header(batch), **changes)
     raw = bytearray(HEADER.pack(*dataclasses.astuple(header)) + batch[HEADER_SIZE:])
     if "crc" not in changes:
@@ -79,7 +80,8 @@ def _reframe(batch: bytes, **changes: int) -> bytes:
 
 def _raw_header(batch: bytes, **changes: int) -> bytes:
     """Overwrite header fields without validating them first (read_header would refuse)."""
-    values = dict(zip((f.name for f in dataclasses.fields(BatchHeader)), HEADER.unpack_from(batch)))
+    names = (f.name for f in dataclasses.fields(BatchHeader))
+    values = dict(zip(names, HEADER.unpack_from(batch), strict=True))
     values.update(changes)
     return HEADER.pack(*values.values()) + batch[HEADER_SIZE:]
 
@@ -105,7 +107,7 @@ def test_header_size_is_kafkas_v2_61_bytes():
 
 
 def test_encode_batch_round_trips_every_header_field():
-    rows = [[0, 0, b"a", b"b", []], [4, -3, None, None, []]]
+    rows: list[list[object]] = [[0, 0, b"a", b"b", []], [4, -3, None, None, []]]
     batch = encode_batch(
         RecordColumns.from_rows(rows),
         first_timestamp=1_700_000_000_000,
@@ -317,8 +319,9 @@ def test_verify_crc_detects_a_flipped_bit_anywhere_from_the_crc_field_on():
     for index in range(CRC_OFFSET, len(batch)):
         corrupted = bytearray(batch)
         corrupted[index] ^= 1 << (index % 8)
-        # A flip in the stored CRC shows in the header read back; a flip after it (where a field may now be
-        # nonsense) is checked against the intact header, whose length still frames the batch.
+        # A flip in the stored CRC shows in the header read back; a flip
+        # after it (where a field may now be nonsense) is checked against
+        # the intact header, whose length still frames the batch.
         checked_header = read_header(corrupted) if index < ATTRIBUTES_OFFSET else header
         with pytest.raises(CorruptMessageError, match="CRC"):
             verify_crc(corrupted, 0, checked_header)
@@ -377,7 +380,7 @@ def test_read_header_at_a_position_counts_from_there():
     ],
 )
 def test_read_header_rejects_nonsense_counts_and_lengths(changes):
-    with pytest.raises(CorruptMessageError, match="record_count|length"):
+    with pytest.raises(CorruptMessageError, match=r"record_count|length"):
         read_header(_raw_header(_sample(), **changes))
 
 
@@ -444,7 +447,7 @@ def test_iter_batches_of_empty_buffer_yields_nothing():
     assert list(iter_batches(b"")) == []
 
 
-# ------------------------------------------------------------------ validate_records and decode_records
+# -------------------------------------------------------------- validate_records and decode_records
 
 
 def test_validate_records_accepts_builder_output_and_compacted_gaps():
@@ -460,7 +463,7 @@ def test_validate_records_accepts_builder_output_and_compacted_gaps():
 
 
 def _section_batch(section: object, record_count: int, last_offset_delta: int) -> bytes:
-    """A batch whose records section is ``section`` packed as is, under a header with a valid CRC."""
+    """A batch whose records section is ``section`` packed as is, under a header with a good CRC."""
     body = msgpack.packb(section)
     return _reframe(
         _sample()[:HEADER_SIZE] + body,

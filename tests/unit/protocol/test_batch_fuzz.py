@@ -1,10 +1,11 @@
-"""Fuzz tests: malformed batches raise only CORRUPT_MESSAGE (or UNSUPPORTED_COMPRESSION_TYPE) from the decoder."""
+"""Fuzz tests: the decoder raises only CORRUPT_MESSAGE or UNSUPPORTED_COMPRESSION_TYPE."""
 
 from __future__ import annotations
 
 import random
 import struct
 import zlib
+from typing import Any
 
 import crc32c
 import msgpack
@@ -50,7 +51,8 @@ def _installed(module: str) -> bool:
     return True
 
 
-# Codec ids that decode here; the others (snappy always, lz4/zstd without their extras) must be refused.
+# Codec ids that decode here; the others (snappy always,
+# lz4/zstd without their extras) must be refused.
 DECODABLE = (
     {0, 1}
     | ({3} if _installed("lz4.frame") else set())
@@ -79,7 +81,7 @@ def _call(outcomes: dict[str, str], name: str, allowed, fn, *args) -> bool:
 
 
 def _exercise(data: bytes, kind: type = bytes) -> dict[str, str]:
-    """Feed ``data`` to every decoder entry point; any exception not allowed escapes and fails the test."""
+    """Feed ``data`` to every decoder entry point; a disallowed exception escapes and fails."""
     buf = kind(data)
     outcomes: dict[str, str] = {}
     allowed = _allowed(buf, 0)
@@ -134,7 +136,7 @@ def _frame(
     first_timestamp: int = 0,
     base_offset: int = 0,
 ) -> bytes:
-    """Frame any body with the given header fields and a CRC that matches, so decoding gets past the CRC."""
+    """Frame any body with the given header fields and a matching CRC, so decoding gets past it."""
     length = HEADER_SIZE - LOG_OVERHEAD + len(body) if batch_length is None else batch_length
     raw = bytearray(
         HEADER.pack(
@@ -211,7 +213,8 @@ HEADER_LIKE = st.one_of(
     st.lists(LEAVES, max_size=3),
     LEAVES,
 )
-# Near-valid record columns: mostly the right kinds of entries, some junk, lengths that may disagree.
+# Near-valid record columns: mostly the right kinds of
+# entries, some junk, lengths that may disagree.
 COLUMNS = st.tuples(
     st.none() | st.lists(st.integers(-2, 12), max_size=7) | st.lists(LEAVES, max_size=3) | LEAVES,
     st.lists(st.integers(-5, 5), max_size=7) | st.lists(LEAVES, max_size=3) | LEAVES,
@@ -470,7 +473,7 @@ def test_gzip_streams_of_real_columns_decode_only_when_intact(records, cut, tail
 @TIMEOUT
 @pytest.mark.parametrize("codec", [Compression.NONE, Compression.GZIP])
 def test_every_truncation_and_byte_overwrite_of_a_valid_batch(codec):
-    records = [
+    records: list[tuple[Any, ...]] = [
         (b"key", b"value" * 3, 1_000, [("h", b"x"), ("n", None)]),
         (None, b"", 900),
         (b"k", None, 1_100),

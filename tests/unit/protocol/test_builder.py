@@ -190,9 +190,9 @@ def test_rejected_record_leaves_no_trace_in_the_batch():
     builder.append(100, b"k", b"v")
     size = builder.estimated_size
     with pytest.raises(TypeError):
-        builder.append(999, b"k", b"v", [("h", 1)])
+        builder.append(999, b"k", b"v", [("h", 1)])  # type: ignore[list-item]
     with pytest.raises(TypeError):
-        builder.append(5_000, "k", b"v")
+        builder.append(5_000, "k", b"v")  # type: ignore[arg-type]
     assert (builder.record_count, builder.estimated_size) == (1, size)
     header = read_header(builder.build())
     assert (header.first_timestamp, header.max_timestamp, header.record_count) == (100, 100, 1)
@@ -201,7 +201,7 @@ def test_rejected_record_leaves_no_trace_in_the_batch():
 def test_rejected_first_record_does_not_set_the_first_timestamp():
     builder = RecordBatchBuilder()
     with pytest.raises(TypeError):
-        builder.append(999, b"k", b"v", [("h", 1)])
+        builder.append(999, b"k", b"v", [("h", 1)])  # type: ignore[list-item]
     builder.append(100, b"k", b"v")
     builder.append(50, b"k", b"v")
     header = read_header(builder.build())
@@ -240,7 +240,7 @@ def test_build_batch_of_nothing_raises_value_error():
 
 def test_build_batch_propagates_type_errors():
     with pytest.raises(TypeError, match="value must be bytes"):
-        build_batch([(b"k", "v", 0)])
+        build_batch([(b"k", "v", 0)])  # type: ignore[list-item]
 
 
 # ------------------------------------------------------------------ extend: whole columns at once
@@ -251,7 +251,7 @@ def test_extend_builds_the_same_batch_as_one_append_per_record():
     values = [b"1", b"22", None]
     timestamps = [700, 650, 900]
     one_by_one = RecordBatchBuilder()
-    for key, value, ts in zip(keys, values, timestamps):
+    for key, value, ts in zip(keys, values, timestamps, strict=True):
         one_by_one.append(ts, key, value)
     columns = RecordBatchBuilder()
     assert columns.extend(values, keys, timestamps) == 0

@@ -1,4 +1,4 @@
-"""Tests for rafka.spark_bridge.arrow_batches and the schemas the bridge declares to Spark (no JVM)."""
+"""Tests for rafka.spark_bridge.arrow_batches and the schemas declared to Spark (no JVM)."""
 
 from __future__ import annotations
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 
 import pytest
@@ -45,7 +46,7 @@ class FakeLookup:
         }
 
 
-A0, A1 = ("a", 0), ("a", 1)
+A0, A1 = TopicPartition("a", 0), TopicPartition("a", 1)
 LOOKUP = FakeLookup(
     {A0: 3, A1: 0}, {A0: 10, A1: 4}, {A0: [100, 200, 300, 400], A1: [150, 250, 350, 450]}
 )
@@ -69,7 +70,9 @@ def test_json_offsets_resolve_sentinels_and_keep_the_rest() -> None:
 def test_json_offsets_must_name_exactly_the_partitions_read() -> None:
     with pytest.raises(InvalidConfigError, match=r"'startingOffsets'.*missing: a-1; not read: b-0"):
         plan.resolve(
-            OffsetSpec("offsets", "startingOffsets", {A0: 1, ("b", 0): 2}), [A0, A1], LOOKUP
+            OffsetSpec("offsets", "startingOffsets", {A0: 1, TopicPartition("b", 0): 2}),
+            [A0, A1],
+            LOOKUP,
         )
 
 
@@ -81,7 +84,7 @@ def test_timestamps_find_the_first_record_at_or_after() -> None:
 
 
 def test_unmatched_starting_timestamp_fails_by_default_and_naming_the_option() -> None:
-    with pytest.raises(InvalidConfigError, match="'startingTimestamp'.*a-0 .timestamp 999"):
+    with pytest.raises(InvalidConfigError, match=r"'startingTimestamp'.*a-0 .timestamp 999"):
         plan.resolve(OffsetSpec("timestamp", "startingTimestamp", timestamp=999), [A0], LOOKUP)
 
 
@@ -92,15 +95,15 @@ def test_unmatched_ending_timestamp_means_latest() -> None:
 
 
 def test_json_round_trip_uses_string_partition_keys() -> None:
-    offsets = {A1: 5, A0: 7, ("b", 10): 1}
+    offsets = {A1: 5, A0: 7, TopicPartition("b", 10): 1}
     encoded = plan.to_json(offsets)
     assert encoded == {"a": {"0": 7, "1": 5}, "b": {"10": 1}}
     assert plan.from_json(encoded) == offsets
 
 
 def test_rate_limit_is_proportional_to_backlog() -> None:
-    start = {A0: 0, A1: 100, ("b", 0): 50}
-    latest = {A0: 300, A1: 200, ("b", 0): 50}  # backlogs 300, 100, 0
+    start = {A0: 0, A1: 100, TopicPartition("b", 0): 50}
+    latest = {A0: 300, A1: 200, TopicPartition("b", 0): 50}  # backlogs 300, 100, 0
     assert plan.rate_limit(100, start, latest) == {A0: 75, A1: 125, ("b", 0): 50}
 
 
@@ -120,8 +123,8 @@ def test_rate_limit_with_nothing_new_returns_latest() -> None:
 def test_rate_limit_stays_within_the_backlog_and_near_the_limit(
     limit: int, spans: list[tuple[int, int]]
 ) -> None:
-    start = {("t", i): s for i, (s, _) in enumerate(spans)}
-    latest = {("t", i): s + n for i, (s, n) in enumerate(spans)}
+    start = {TopicPartition("t", i): s for i, (s, _) in enumerate(spans)}
+    latest = {TopicPartition("t", i): s + n for i, (s, n) in enumerate(spans)}
     capped = plan.rate_limit(limit, start, latest)
     assert all(start[tp] <= capped[tp] <= latest[tp] for tp in latest)
     taken = sum(capped[tp] - start[tp] for tp in latest)
@@ -136,7 +139,7 @@ def test_min_offsets_waits_until_enough_or_max_trigger_delay() -> None:
 
 
 def test_plan_ranges_drops_empty_ones_and_reads_new_partitions_from_zero() -> None:
-    ranges, losses = plan.plan_ranges({A0: 5, A1: 4}, {A0: 9, A1: 4, ("b", 0): 3})
+    ranges, losses = plan.plan_ranges({A0: 5, A1: 4}, {A0: 9, A1: 4, TopicPartition("b", 0): 3})
     assert ranges == [OffsetRange("a", 0, 5, 9), OffsetRange("b", 0, 0, 3)]
     assert losses == []
 
@@ -174,7 +177,7 @@ def test_split_ranges_covers_every_offset_exactly_once(
     for r in ranges:
         mine = [p for p in pieces if p.partition == r.partition]
         assert mine[0].start == r.start and mine[-1].end == r.end
-        assert all(a.end == b.start for a, b in zip(mine, mine[1:]))
+        assert all(a.end == b.start for a, b in itertools.pairwise(mine))
     assert len(pieces) >= min(min_partitions, sum(sizes)) - len(sizes)
 
 

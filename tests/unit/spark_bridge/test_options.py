@@ -1,4 +1,4 @@
-"""Tests for rafka.spark_bridge.options: Spark's Kafka option rules, and errors that name the option."""
+"""Tests for rafka.spark_bridge.options: Spark's Kafka option rules, errors naming the option."""
 
 from __future__ import annotations
 
