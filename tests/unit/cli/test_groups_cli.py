@@ -19,7 +19,9 @@ def cluster(fake_cluster):
 
     Records 4, 5 and 6 of events-1 have timestamps 1 s, 2 s and 3 s after the epoch."""
     fake_cluster.add_brokers(1)
-    fake_cluster.add_topic("events", [(0, 10), (4, 20)], timestamps={1: {4: 1000, 5: 2000, 6: 3000}})
+    fake_cluster.add_topic(
+        "events", [(0, 10), (4, 20)], timestamps={1: {4: 1000, 5: 2000, 6: 3000}}
+    )
     fake_cluster.add_topic("logs", [(0, 5)])
     return fake_cluster
 
