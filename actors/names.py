@@ -15,7 +15,8 @@ def broker_actor_name(broker_id: int) -> str:
 
 
 def controller_actor_name(broker_id: int) -> str:
-    """The controller actor hosted by ``broker_id`` (active only while that broker is controller)."""
+    """The controller actor hosted by ``broker_id`` (active only while that broker is
+    controller)."""
     return f"controller-{broker_id}"
 
 

@@ -17,7 +17,7 @@ from rafka.actors import names
 from rafka.actors.broker.config import BrokerConfig
 from rafka.log.config import LogConfig
 
-# glibc gives each thread of a process its own malloc arena, and a thread's arena hands the pages of a
+# glibc gives each thread of a process its own malloc arena, and a thread's arena hands pages of a
 # freed multi-megabyte fetch response back to the kernel, so the next response page-faults them in
 # again. A replica actor serves requests from a pool of threads: with one arena, a leader's CPU per
 # consumer fetch dropped to a third and the consumer beside the other topics went from 0.87-1.0 to
@@ -37,9 +37,10 @@ def _remote_classes() -> dict[str, Any]:
     )
     from rafka.groups.coordinator import GroupCoordinator
 
-    replica = ray.remote(max_concurrency=MAX_CONCURRENCY, concurrency_groups=CONCURRENCY_GROUPS)(
-        PartitionReplica
-    )
+    # Ray's typed overloads of ray.remote omit the actor-only concurrency options.
+    replica = ray.remote(  # type: ignore[call-overload]
+        max_concurrency=MAX_CONCURRENCY, concurrency_groups=CONCURRENCY_GROUPS
+    )(PartitionReplica)
     return {
         "broker": ray.remote(Broker),
         "controller": ray.remote(Controller),
@@ -65,7 +66,8 @@ def _options(name: str, namespace: str, node_id: str | None, detached: bool) -> 
 def spawn_broker(
     config: BrokerConfig, namespace: str, node_id: str | None = None, detached: bool = False
 ) -> Any:
-    """Start broker ``config.broker_id`` (detached brokers outlive the process that started them)."""
+    """Start broker ``config.broker_id`` (detached brokers outlive the process that started
+    them)."""
     name = names.broker_actor_name(config.broker_id)
     return (
         _remote_classes()["broker"]

@@ -21,7 +21,7 @@ import cluster
 
 
 def print_table(title: str, header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> None:
-    """Print a Markdown table (pasted as is into the README)."""
+    """Print a Markdown table (pasted as is into bench/README.md)."""
     print(f"\n### {title}\n")
     print("| " + " | ".join(header) + " |")
     print("|" + "|".join("---" for _ in header) + "|")

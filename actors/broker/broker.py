@@ -1,9 +1,10 @@
 """The broker actor: one per broker id, on its own Ray node.
 
-It owns the broker's ZooKeeper session and ephemeral registration, starts its controller actor (which
-competes for ``/controller``), hosts and supervises the partition replica actors the controller assigns
-to it, and answers Metadata requests from its cache. Control requests (LeaderAndIsr, UpdateMetadata,
-StopReplica) are applied one at a time under one lock: the broker's mailbox.
+It owns the broker's ZooKeeper session and ephemeral registration, starts its controller actor
+(which competes for ``/controller``), hosts and supervises the partition replica actors the
+controller assigns to it, and answers Metadata requests from its cache. Control requests
+(LeaderAndIsr, UpdateMetadata, StopReplica) are applied one at a time under one lock: the broker's
+mailbox.
 """
 
 from __future__ import annotations
@@ -86,8 +87,8 @@ class Broker:
         logger.info("broker %d registered on node %s (%s)", self.broker_id, self.node_id, self.host)
 
     def _on_session_state(self, state: str) -> None:
-        # Kazoo's thread: a lost session took the ephemeral registration with it; once kazoo has a new
-        # session, register again (a new incarnation the controller treats as a restart).
+        # Kazoo's thread: a lost session took the ephemeral registration with it; once kazoo has a
+        # new session, register again (a new incarnation the controller treats as a restart).
         if state == KazooState.LOST and not self._stopped.is_set():
             self._loop.call_soon_threadsafe(lambda: self._loop.create_task(self._reregister()))
 
@@ -171,7 +172,8 @@ class Broker:
             return LeaderAndIsrResponse(Errors.NONE, tuple(errors))
 
     def _tell_coordinator(self, partition: int, is_leader: bool, leader_epoch: int) -> None:
-        """The group coordinator loads (or unloads) the groups of an offsets partition this broker leads."""
+        """The group coordinator loads (or unloads) the groups of an offsets partition this broker
+        leads."""
         if self._offsets_partitions is None:
             # Fixed once the topic exists (partitions are never added), so ZooKeeper is read once.
             self._offsets_partitions = (
@@ -231,11 +233,12 @@ class Broker:
             results = await asyncio.gather(*pings, return_exceptions=True)
             dead = {
                 key
-                for (key, replica), result in zip(hosted, results)
+                for (key, replica), result in zip(hosted, results, strict=True)
                 if isinstance(result, ray.exceptions.RayActorError)
                 and self.replicas.get(key) is replica
             }
-            # Ray keeps a dead actor's name while its owner (this broker) holds a handle: drop them all.
+            # Ray keeps a dead actor's name while its owner (this broker) holds a handle: drop them
+            # all.
             del hosted, pings, results
             for key in dead:
                 self.replicas.pop(key, None)
@@ -273,7 +276,8 @@ class Broker:
                 )
 
     def _replica(self, topic: str, partition: int) -> Any:
-        """The replica actor of a partition on this broker, started (and its log opened) on first use."""
+        """The replica actor of a partition on this broker, started (and its log opened) on first
+        use."""
         key = (topic, partition)
         if key not in self.replicas:
             log_config = LogConfig.from_dict(
@@ -284,12 +288,13 @@ class Broker:
             )
         return self.replicas[key]
 
-    # ------------------------------------------------------------------ requests from leaders and clients
+    # ---------------------------------------------------------- requests from leaders and clients
 
     async def alter_isr(
         self, topic: str, partition: int, state: LeaderIsrAndEpoch
     ) -> AlterIsrResponse:
-        """A leader replica's ISR change: compare-and-set the state znode, then notify the controller."""
+        """A leader replica's ISR change: compare-and-set the state znode, then notify the
+        controller."""
         try:
             written = await asyncio.get_running_loop().run_in_executor(
                 None, self.zk.update_partition_state, topic, partition, state, None
@@ -317,8 +322,8 @@ class Broker:
         return AlterIsrResponse(Errors.NONE, written.zk_version)
 
     async def metadata(self, request: MetadataRequest) -> MetadataResponse:
-        """Answer from the metadata cache; with ``auto_create_topics_enable``, unknown topics asked for
-        by name are created (and reported LEADER_NOT_AVAILABLE until they have leaders)."""
+        """Answer from the metadata cache; with ``auto_create_topics_enable``, unknown topics asked
+        for by name are created (and reported LEADER_NOT_AVAILABLE until they have leaders)."""
         cache = self.metadata_cache
         if (
             self.config.auto_create_topics_enable
@@ -403,7 +408,8 @@ class Broker:
             return FindCoordinatorResponse(
                 Errors.COORDINATOR_NOT_AVAILABLE,
                 error_message=(
-                    f"{OFFSETS_TOPIC}-{leader.partition}, which owns group {group_id}, has no leader"
+                    f"{OFFSETS_TOPIC}-{leader.partition}, which owns group {group_id}, "
+                    "has no leader"
                 ),
             )
         return FindCoordinatorResponse(Errors.NONE, leader.leader)
@@ -431,8 +437,8 @@ class Broker:
         return dict(self.replicas)
 
     async def wait_until_stopped(self) -> int:
-        """Returns only when the broker shuts down cleanly: the controller keeps this call outstanding,
-        and Ray fails it as soon as the broker's process dies."""
+        """Returns only when the broker shuts down cleanly: the controller keeps this call
+        outstanding, and Ray fails it as soon as the broker's process dies."""
         await self._stopped.wait()
         return self.broker_id
 
@@ -465,7 +471,8 @@ class Broker:
             await asyncio.sleep(CONTROLLED_SHUTDOWN_BACKOFF_S)
 
     async def shutdown(self) -> None:
-        """Controlled shutdown, then close every replica's log, stop the controller, end the session."""
+        """Controlled shutdown, then close every replica's log, stop the controller, end the
+        session."""
         if self.config.controlled_shutdown_enable:
             await self._controlled_shutdown()
         self._stopped.set()

@@ -80,7 +80,8 @@ class BrokerConfig:
     ray_failure_detection_enable: bool = field(
         default=True,
         metadata={
-            "doc": "fail a broker over as soon as Ray reports its process dead, before its ZooKeeper session expires"
+            "doc": "fail a broker over as soon as Ray reports its process dead, "
+            "before its ZooKeeper session expires"
         },
     )
     auto_create_topics_enable: bool = field(
@@ -118,7 +119,8 @@ class BrokerConfig:
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any], base: BrokerConfig | None = None) -> BrokerConfig:
-        """Build from Kafka names (``log.retention.ms``) or snake_case; INVALID_CONFIG on bad input."""
+        """Build from Kafka names (``log.retention.ms``) or snake_case; INVALID_CONFIG on bad
+        input."""
         return apply_overrides(base or cls(), values, "broker")
 
     def with_broker_id(self, broker_id: int) -> BrokerConfig:
@@ -143,5 +145,6 @@ class BrokerConfig:
 
 
 LAUNCH_DEFAULTS: dict[str, Any] = {"offsets_topic_num_partitions": 8}
-"""Defaults ``LocalCluster`` and ``rafka up`` use instead of Kafka's: every replica is a process, and
-Kafka's 50 offsets partitions at replication factor 3 would start 150 of them on a group's first use."""
+"""Defaults ``LocalCluster`` and ``rafka up`` use instead of Kafka's: every replica is a process,
+and Kafka's 50 offsets partitions at replication factor 3 would start 150 of them on a group's first
+use."""

@@ -1,7 +1,7 @@
 """A broker's metadata cache: live brokers, the controller and every partition's leadership.
 
-Fed only by the controller's UpdateMetadata requests (never read from ZooKeeper on the request path),
-so every broker answers Metadata requests from memory, as Kafka's brokers do.
+Fed only by the controller's UpdateMetadata requests (never read from ZooKeeper on the request
+path), so every broker answers Metadata requests from memory, as Kafka's brokers do.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ class MetadataCache:
         self.configs: dict[str, dict[str, str]] = {}
 
     def update(self, request: UpdateMetadataRequest) -> None:
-        """Apply UpdateMetadata: replace the broker list, update (or replace, if ``full``) partitions."""
+        """Apply UpdateMetadata: replace the broker list, update (or replace, if ``full``)
+        partitions."""
         self.brokers = {b.broker_id: b for b in request.live_brokers}
         self.controller_id = request.controller_id
         if request.full:
@@ -36,12 +37,12 @@ class MetadataCache:
             self.topics.pop(topic, None)
             self.configs.pop(topic, None)
         live = set(self.brokers)
-        for topic in request.topics:
-            partitions = self.topics.setdefault(topic.topic, {})
-            for partition in topic.partitions:
+        for update in request.topics:
+            partitions = self.topics.setdefault(update.topic, {})
+            for partition in update.partitions:
                 offline = tuple(r for r in partition.replicas if r not in live)
-                # A leader that is not live is no leader to clients (Kafka reports -1): the state znode
-                # keeps naming a dead leader while no in-sync replica can take over.
+                # A leader that is not live is no leader to clients (Kafka reports -1): the state
+                # znode keeps naming a dead leader while no in-sync replica can take over.
                 leader = partition.leader if partition.leader in live else -1
                 error = Errors.LEADER_NOT_AVAILABLE if leader < 0 else Errors.NONE
                 partitions[partition.partition] = PartitionMetadata(
@@ -53,11 +54,12 @@ class MetadataCache:
                     offline,
                     error,
                 )
-            if topic.configs:
-                self.configs[topic.topic] = dict(topic.configs)
+            if update.configs:
+                self.configs[update.topic] = dict(update.configs)
 
     def topic_metadata(self, names: tuple[str, ...] | None) -> tuple[TopicMetadata, ...]:
-        """Metadata of the named topics (all when None); unknown ones carry UNKNOWN_TOPIC_OR_PARTITION."""
+        """Metadata of the named topics (all when None); unknown ones carry
+        UNKNOWN_TOPIC_OR_PARTITION."""
         wanted = sorted(self.topics) if names is None else names
         result = []
         for name in wanted:

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import Generic, TypeVar, assert_never
+from typing import Generic, TypeVar
+
+from typing_extensions import assert_never
 
 from rafka.protocol.messages.control import (
     LeaderAndIsrRequest,

@@ -30,7 +30,9 @@ class ControllerContext:
 
     def partitions(self) -> list[TopicPartition]:
         """Every partition of every topic."""
-        return [(t, p) for t, parts in self.assignments.items() for p in sorted(parts)]
+        return [
+            TopicPartition(t, p) for t, parts in self.assignments.items() for p in sorted(parts)
+        ]
 
     def replicas(self, tp: TopicPartition) -> tuple[int, ...]:
         """Assigned replicas (AR) of a partition."""

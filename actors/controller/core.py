@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping
-from typing import assert_never
+
+from typing_extensions import assert_never
 
 from rafka.actors.controller.context import ControllerContext
 from rafka.actors.controller.effects import (

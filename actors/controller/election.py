@@ -1,7 +1,8 @@
 """Partition leader election: which replica leads a partition, and with which ISR.
 
 Pure functions after Kafka's ``PartitionLeaderElectionAlgorithms`` (the
-``OfflinePartitionLeaderSelector`` and friends of 0.8-0.11, seed 003). The
+``OfflinePartitionLeaderSelector`` and friends of 0.8-0.11; see Kafka's design docs on
+replication and unclean leader election, and KIP-106). The
 controller gathers the facts -- the assignment (AR), the ISR read from
 ``/brokers/topics/<t>/partitions/<p>/state``, the live brokers -- and calls one
 of these; writing the decision to ZooKeeper and sending LeaderAndIsr stay with
@@ -61,7 +62,7 @@ def offline_leader(
       it alone forms the ISR, since nothing else is known to match its log.
     * none: ``NO_LEADER`` with the ISR unchanged. Kafka keeps the old ISR so
       that the moment any of those replicas returns it can be elected cleanly
-      (seed 003: with ISR (0, 1) and both down, whichever comes back leads).
+      (with ISR (0, 1) and both down, whichever comes back leads).
     """
     live_isr = tuple(replica for replica in isr if replica in live)
     clean = _first(assignment, lambda replica: replica in live_isr)

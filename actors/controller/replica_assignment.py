@@ -4,9 +4,9 @@ Pure functions used when creating a topic or adding partitions: the controller
 (or the admin tool) validates the name, computes the assignment here, then
 writes ``/brokers/topics/<t>``.
 
-Placement follows the seeds (000, 003, 004), not Kafka's ``AdminUtils``: Kafka
-starts at a random broker and shifts followers per round to spread load across
-many topics; the seeds' rule is deterministic, which makes a placement
+Placement is replica j of partition p on broker (p + j) mod n, not Kafka's
+``AdminUtils``: Kafka starts at a random broker and shifts followers per round to spread load
+across many topics; this rule is deterministic, which makes a placement
 reproducible and checkable by hand, at the cost of every topic putting
 partition 0's leader on the lowest broker id.
 """

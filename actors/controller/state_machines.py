@@ -7,8 +7,8 @@ bug that the controller logs to the state-change log and skips. Keeping the
 states and tables here, apart from the actions, lets the controller validate a
 batch first (``split_valid``) and lets tests check the tables on their own.
 
-The tables are Kafka 2.8's. Seed 003 gives the older 0.8-0.11 partition table,
-whose text is partly garbled; 2.8's also allows Online -> Online (re-electing,
+The tables are Kafka 2.8's (KafkaController's PartitionStateMachine and ReplicaStateMachine).
+Unlike 0.8-0.11's partition table, 2.8's also allows Online -> Online (re-electing,
 e.g. for a preferred replica) and Offline -> Offline (an election that failed
 again), which the controller needs.
 """

@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import ray
 
@@ -249,7 +249,8 @@ class PartitionReplica:
         leader_name = names.replica_actor_name(
             partition.topic, partition.partition, partition.leader_id
         )
-        leader = fetch = None
+        leader: Any = None
+        fetch: Any = None
         truncated = False
         while True:
             with self._lock:
@@ -269,7 +270,7 @@ class PartitionReplica:
                     if not truncated:
                         fetcher.stopped.wait(backoff)
                     continue
-                response: FetchResponse = ray.get(fetch.remote(request), timeout=timeout_s)
+                response = cast(FetchResponse, ray.get(fetch.remote(request), timeout=timeout_s))
             except _LEADER_UNREACHABLE as exc:
                 logger.debug(
                     "%s: leader %d unreachable: %s", partition.name, partition.leader_id, exc

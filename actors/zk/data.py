@@ -1,16 +1,21 @@
-"""The ZooKeeper layout of Kafka's ZooKeeper mode: every znode's path and JSON encoding, declared once.
+"""The ZooKeeper layout of Kafka's ZooKeeper mode: every znode's path and JSON encoding,
+declared once.
 
-All paths are relative to the cluster's chroot (``/rafka/<cluster>`` by default), so several clusters
-can share one ensemble::
+All paths are relative to the cluster's chroot (``/rafka/<cluster>`` by default), so several
+clusters can share one ensemble::
 
     /cluster/id                                          {"version": "1", "id": ...}
-    /brokers/ids/<id>                  (ephemeral)       {"version": 5, "host", "node_id", "rack", "timestamp"}
+    /brokers/ids/<id>                  (ephemeral)       {"version": 5, "host", "node_id", "rack",
+                                                          "timestamp"}
     /brokers/topics/<t>                                  {"version": 2, "partitions": {"0": [1, 2]}}
-    /brokers/topics/<t>/partitions/<p>/state             {"version": 1, "leader", "leader_epoch", "isr", "controller_epoch"}
+    /brokers/topics/<t>/partitions/<p>/state             {"version": 1, "leader", "leader_epoch",
+                                                          "isr", "controller_epoch"}
     /controller                        (ephemeral)       {"version": 1, "brokerid", "timestamp"}
     /controller_epoch                                    "<int>"
-    /config/topics/<t>                                   {"version": 1, "config": {"retention.ms": "..."}}
-    /isr_change_notification/isr_change_<seq>            {"version": 1, "partitions": [{"topic", "partition"}]}
+    /config/topics/<t>                                   {"version": 1,
+                                                          "config": {"retention.ms": "..."}}
+    /isr_change_notification/isr_change_<seq>            {"version": 1,
+                                                          "partitions": [{"topic", "partition"}]}
     /admin/delete_topics/<t>
 """
 
@@ -127,7 +132,8 @@ def decode_assignment(data: bytes) -> dict[int, tuple[int, ...]]:
 
 @dataclass(frozen=True)
 class LeaderIsrAndEpoch:
-    """A partition state znode's content plus the znode version that compare-and-set writes check."""
+    """A partition state znode's content plus the znode version that compare-and-set writes
+    check."""
 
     leader: int
     leader_epoch: int

@@ -48,6 +48,7 @@ from rafka.protocol.messages.offsets import (
     ListOffsetsRequest,
     ListOffsetsResponse,
 )
+from rafka.protocol.types import TopicPartition
 
 NAMESPACE = names.DEFAULT_NAMESPACE
 
@@ -305,7 +306,12 @@ class FakeCluster:
     ) -> MemberDescription:
         """A member as DescribeGroups reports it, with its assignment encoded as consumers encode
         it."""
-        return MemberDescription(member_id, client_id, host, encode_assignment(partitions))
+        return MemberDescription(
+            member_id,
+            client_id,
+            host,
+            encode_assignment(TopicPartition(t, p) for t, p in partitions),
+        )
 
 
 @pytest.fixture

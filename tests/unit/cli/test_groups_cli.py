@@ -1,5 +1,6 @@
-"""Tests for ``rafka groups`` (rafka.cli.groups) through ``main``, against an in-memory fake cluster: Kafka's
-tables and lag arithmetic, dry runs against --execute, and refusing to reset an active group."""
+"""Tests for ``rafka groups`` (rafka.cli.groups) through ``main``, against an in-memory fake
+cluster: Kafka's tables and lag arithmetic, dry runs against --execute, and refusing to reset an
+active group."""
 
 from __future__ import annotations
 
@@ -233,8 +234,8 @@ def test_reset_to_an_offset_outside_the_log_is_clamped_with_a_warning(
         ["idle", "events", "1", "4"],
     ]
     assert (
-        "New offset (2) is lower than earliest offset for topic partition events-1. Value will be set to 4"
-        in captured.err
+        "New offset (2) is lower than earliest offset for topic partition events-1. "
+        "Value will be set to 4" in captured.err
     )
     assert "events-0" not in captured.err
 

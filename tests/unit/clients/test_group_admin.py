@@ -132,7 +132,7 @@ def test_retriable_errors_past_the_request_timeout_raise_their_error_naming_the_
     admin = Admin(request_timeout_ms=150)
     started = time.monotonic()
     with pytest.raises(
-        CoordinatorLoadInProgressError, match="group 'slow'.*still failing after 0.1s"
+        CoordinatorLoadInProgressError, match=r"group 'slow'.*still failing after 0.1s"
     ):
         admin.describe_group("slow")
     assert 0.1 <= time.monotonic() - started < 2

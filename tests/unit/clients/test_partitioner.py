@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import pytest
@@ -63,7 +64,7 @@ def test_murmur2_returns_signed_32_bit_range_for_high_bytes() -> None:
 
 def test_murmur2_accepts_any_bytes_like_object() -> None:
     key = b"a-little-bit-longer-string"
-    assert murmur2(bytearray(key)) == murmur2(memoryview(key)) == -1486304829
+    assert murmur2(bytearray(key)) == murmur2(memoryview(key)) == -1486304829  # type: ignore[arg-type]
 
 
 def test_to_positive_clears_only_the_sign_bit() -> None:
@@ -101,7 +102,7 @@ def test_sticky_partitioner_changes_with_exactly_two_available_partitions() -> N
     seen = [sticky.partition("t", 5, available=[1, 3])]
     for _ in range(10):
         seen.append(sticky.on_new_batch("t", 5, seen[-1], available=[1, 3]))
-    assert all(a != b for a, b in zip(seen, seen[1:]))
+    assert all(a != b for a, b in itertools.pairwise(seen))
     assert set(seen) == {1, 3}
 
 

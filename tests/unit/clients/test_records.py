@@ -177,7 +177,7 @@ def test_raising_callback_does_not_stop_the_others_or_the_completer(
     assert [md.offset for (md,) in later.calls] == [10, 11]
     assert first.get() == RecordMetadata("events", 3, 10, TS)
     first.add_callback(broken)  # after completion too: the caller is not hit by the error
-    assert [r.exc_info[1].args for r in caplog.records if r.exc_info] == [
+    assert [r.exc_info[1].args for r in caplog.records if r.exc_info and r.exc_info[1]] == [
         ("user bug",),
         ("user bug",),
     ]

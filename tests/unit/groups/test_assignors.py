@@ -48,7 +48,7 @@ def claims_of(subscriptions: Mapping[str, Subscription]) -> dict[TopicPartition,
     return claims
 
 
-# Range (seed 004)
+# Range (Kafka's RangeAssignor docs)
 
 
 def test_range_ten_partitions_three_consumers_gives_4_3_3() -> None:
@@ -81,7 +81,7 @@ def test_range_two_topics_favours_first_member_on_every_topic() -> None:
     assert result["C1-0"] == tps("T1", 0, 1, 2, 3) + tps("T2", 0, 1, 2, 3)
     assert result["C2-0"] == tps("T1", 4, 5, 6) + tps("T2", 4, 5, 6)
     assert result["C3-0"] == tps("T1", 7, 8, 9) + tps("T2", 7, 8, 9)
-    assert counts(result) == {"C1-0": 8, "C2-0": 6, "C3-0": 6}  # seed 004's drawback
+    assert counts(result) == {"C1-0": 8, "C2-0": 6, "C3-0": 6}  # range's known bias
 
 
 def test_range_splits_each_topic_among_its_own_subscribers() -> None:
@@ -109,11 +109,11 @@ def test_no_members_gives_an_empty_assignment(name: str) -> None:
     assert get_assignor(name).assign({"t": 3}, {}) == {}
 
 
-# Round robin (seed 004)
+# Round robin (Kafka's RoundRobinAssignor docs)
 
 
 def test_roundrobin_deals_sorted_partitions_to_sorted_members_in_turn() -> None:
-    # Seed 004's example members; partitions sorted by name, not hash code.
+    # Example members; partitions sorted by name, not hash code.
     t1 = ("T1",)
     result = RoundRobinAssignor().assign(
         {"T1": 10}, subs(**{"C2-1": t1, "C1-0": t1, "C2-0": t1, "C1-1": t1})

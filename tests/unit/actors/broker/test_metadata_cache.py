@@ -1,4 +1,5 @@
-"""Tests for rafka.actors.broker.metadata_cache: a broker's view of the cluster, fed by UpdateMetadata only."""
+"""Tests for rafka.actors.broker.metadata_cache: a broker's view of the cluster, fed by
+UpdateMetadata only."""
 
 from __future__ import annotations
 

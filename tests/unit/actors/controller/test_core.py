@@ -263,7 +263,7 @@ def test_no_live_in_sync_replica_keeps_the_partition_offline_without_unclean_ele
 def test_unclean_election_is_counted_when_the_topic_allows_it(zk: FakeZk) -> None:
     zk.states[T1] = LeaderIsrAndEpoch(1, 2, (1,), 2, zk_version=2)
     core = ControllerCore(0, LogConfig())
-    drive(core, zk, elected(zk, **{"unclean.leader.election.enable": "true"}))
+    drive(core, zk, elected(zk, (0, 1, 2), **{"unclean.leader.election.enable": "true"}))
     run = drive(core, zk, BrokersChanged({0: registration(0), 2: registration(2)}))
     assert (zk.states[T1].leader, zk.states[T1].isr) == (2, (2,))
     assert core.unclean_elections == 1

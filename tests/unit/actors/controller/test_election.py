@@ -15,7 +15,7 @@ from rafka.actors.controller.election import (
     reassignment_leader,
 )
 
-# Seed 003's setting for its unclean-election scenarios: RF 3, AR (0, 1, 2),
+# The classic unclean-election scenarios' setting: RF 3, AR (0, 1, 2),
 # ISR (0, 1), acks=-1, min.insync.replicas=2; broker 0 leads at first. Broker 2
 # is kept alive but out of sync, so a clean election must never pick it.
 AR = (0, 1, 2)
@@ -74,10 +74,10 @@ def test_offline_leader_ignores_live_isr_member_missing_from_assignment() -> Non
     assert decision.leader == 1
 
 
-# Seed 003's three scenarios
+# Three failure scenarios of Kafka's replication design (KIP-106 context)
 
 
-def test_seed003_scenario1_leader_crash_moves_leadership_and_blocks_writes() -> None:
+def test_unclean_election_scenario1_leader_crash_moves_leadership_and_blocks_writes() -> None:
     decision, unclean = offline_leader(AR, isr=(0, 1), live={1, 2}, unclean_allowed=False)
     assert decision == LeaderAndIsr(1, (1,))
     assert not unclean
@@ -85,21 +85,21 @@ def test_seed003_scenario1_leader_crash_moves_leadership_and_blocks_writes() -> 
     assert not _serves_acks_all_writes(decision)  # ISR 1 < min.insync 2: NotEnoughReplicas
 
 
-def test_seed003_scenario2_both_crash_in_turn_leaves_partition_offline() -> None:
+def test_unclean_election_scenario2_both_crash_in_turn_leaves_partition_offline() -> None:
     after_first, _ = offline_leader(AR, isr=(0, 1), live={1, 2}, unclean_allowed=False)
     after_second, _ = offline_leader(AR, isr=after_first.isr, live={2}, unclean_allowed=False)
     assert after_second == LeaderAndIsr(NO_LEADER, (1,))
     assert not _serves_reads(after_second)
 
 
-def test_seed003_scenario2_first_to_fail_returning_cannot_lead_while_unclean_disabled() -> None:
+def test_scenario2_first_to_fail_returning_cannot_lead_while_unclean_disabled() -> None:
     # Replica 0 failed first; only replica 1, the last ISR member, may lead.
     decision, unclean = offline_leader(AR, isr=(1,), live={0, 2}, unclean_allowed=False)
     assert decision == LeaderAndIsr(NO_LEADER, (1,))
     assert not unclean
 
 
-def test_seed003_scenario2_unclean_enabled_restores_reads_with_possible_loss() -> None:
+def test_unclean_election_scenario2_unclean_enabled_restores_reads_with_possible_loss() -> None:
     decision, unclean = offline_leader(AR, isr=(1,), live={0, 2}, unclean_allowed=True)
     assert decision == LeaderAndIsr(0, (0,))
     assert unclean
@@ -107,7 +107,7 @@ def test_seed003_scenario2_unclean_enabled_restores_reads_with_possible_loss() -
     assert not _serves_acks_all_writes(decision)  # min.insync must be lowered to 1
 
 
-def test_seed003_scenario2_last_to_fail_returning_leads_cleanly() -> None:
+def test_unclean_election_scenario2_last_to_fail_returning_leads_cleanly() -> None:
     decision, unclean = offline_leader(AR, isr=(1,), live={1, 2}, unclean_allowed=False)
     assert decision == LeaderAndIsr(1, (1,))
     assert not unclean
@@ -115,14 +115,14 @@ def test_seed003_scenario2_last_to_fail_returning_leads_cleanly() -> None:
     assert not _serves_acks_all_writes(decision)
 
 
-def test_seed003_scenario3_simultaneous_crash_keeps_both_in_isr() -> None:
+def test_unclean_election_scenario3_simultaneous_crash_keeps_both_in_isr() -> None:
     decision, _ = offline_leader(AR, isr=(0, 1), live={2}, unclean_allowed=False)
     assert decision == LeaderAndIsr(NO_LEADER, (0, 1))
     assert not _serves_reads(decision)
 
 
 @pytest.mark.parametrize("returning", [0, 1])
-def test_seed003_scenario3_either_returning_replica_leads_cleanly(returning: int) -> None:
+def test_unclean_election_scenario3_either_returning_replica_leads_cleanly(returning: int) -> None:
     decision, unclean = offline_leader(AR, isr=(0, 1), live={returning, 2}, unclean_allowed=False)
     assert decision == LeaderAndIsr(returning, (returning,))
     assert not unclean

@@ -1,4 +1,4 @@
-"""Tests for rafka.actors.controller.replica_assignment: the seeds' placement rule and topic
+"""Tests for rafka.actors.controller.replica_assignment: the (p + j) mod n placement rule and topic
 names."""
 
 from __future__ import annotations

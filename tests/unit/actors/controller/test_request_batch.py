@@ -11,9 +11,10 @@ from rafka.actors.controller.state_machines import PartitionState, ReplicaState
 from rafka.actors.zk.data import BrokerRegistration, LeaderIsrAndEpoch
 from rafka.protocol.messages.control import LeaderAndIsrPartitionState
 from rafka.protocol.messages.metadata import BrokerMetadata, PartitionMetadata
+from rafka.protocol.types import TopicPartition
 
 CONTROLLER_ID = 0
-E0, E1, A0 = ("events", 0), ("events", 1), ("audit", 0)
+E0, E1, A0 = TopicPartition("events", 0), TopicPartition("events", 1), TopicPartition("audit", 0)
 
 
 @pytest.fixture
@@ -165,7 +166,7 @@ def test_partitions_of_deleted_topics_or_without_leadership_are_left_out(
     ctx: ControllerContext,
 ) -> None:
     batch = RequestBatch()
-    batch.add_update_metadata([E0, A0, ("audit", 7)])
+    batch.add_update_metadata([E0, A0, TopicPartition("audit", 7)])
     ctx.remove_topic("events")
     request = batch.build(ctx, CONTROLLER_ID)[1][0]
     assert list(metadata_partitions(request)) == [A0]

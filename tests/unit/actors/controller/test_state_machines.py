@@ -23,7 +23,7 @@ R = ReplicaState
 # Written out by hand from Kafka 2.8's PartitionStateMachine.scala and
 # ReplicaStateMachine.scala, as (from, to), so the tables are checked against
 # an independent copy rather than against themselves.
-VALID_PARTITION_TRANSITIONS = {
+VALID_PARTITION_TRANSITIONS: set[tuple[PartitionState, PartitionState]] = {
     (P.NON_EXISTENT_PARTITION, P.NEW_PARTITION),
     (P.NEW_PARTITION, P.ONLINE_PARTITION),
     (P.ONLINE_PARTITION, P.ONLINE_PARTITION),
@@ -34,7 +34,7 @@ VALID_PARTITION_TRANSITIONS = {
     (P.OFFLINE_PARTITION, P.NON_EXISTENT_PARTITION),
 }
 
-VALID_REPLICA_TRANSITIONS = {
+VALID_REPLICA_TRANSITIONS: set[tuple[ReplicaState, ReplicaState]] = {
     (R.NON_EXISTENT_REPLICA, R.NEW_REPLICA),
     (R.NEW_REPLICA, R.ONLINE_REPLICA),
     (R.ONLINE_REPLICA, R.ONLINE_REPLICA),
@@ -52,9 +52,13 @@ VALID_REPLICA_TRANSITIONS = {
 }
 
 
-def _name(transition: tuple[PartitionState | ReplicaState, PartitionState | ReplicaState]) -> str:
+def _name(transition: tuple[PartitionState | ReplicaState, ...]) -> str:
     current, target = transition
     return f"{current.value}->{target.value}"
+
+
+PARTITION_TRANSITIONS_BY_NAME = sorted(VALID_PARTITION_TRANSITIONS, key=_name)
+REPLICA_TRANSITIONS_BY_NAME = sorted(VALID_REPLICA_TRANSITIONS, key=_name)
 
 
 # Partition state machine
@@ -85,7 +89,7 @@ def test_new_to_new_partition_is_invalid() -> None:
     assert not valid_partition_transition(P.NEW_PARTITION, P.NEW_PARTITION)
 
 
-@pytest.mark.parametrize("transition", sorted(VALID_PARTITION_TRANSITIONS, key=_name), ids=_name)
+@pytest.mark.parametrize("transition", PARTITION_TRANSITIONS_BY_NAME, ids=_name)
 def test_every_valid_partition_transition_is_valid(
     transition: tuple[PartitionState, PartitionState],
 ) -> None:
@@ -134,7 +138,7 @@ def test_deletion_successful_to_new_replica_is_invalid() -> None:
     assert not valid_replica_transition(R.REPLICA_DELETION_SUCCESSFUL, R.NEW_REPLICA)
 
 
-@pytest.mark.parametrize("transition", sorted(VALID_REPLICA_TRANSITIONS, key=_name), ids=_name)
+@pytest.mark.parametrize("transition", REPLICA_TRANSITIONS_BY_NAME, ids=_name)
 def test_every_valid_replica_transition_is_valid(
     transition: tuple[ReplicaState, ReplicaState],
 ) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from typing import Any
 
 import pytest
 
@@ -137,19 +138,22 @@ def test_assignment_round_trips_keeping_replica_order(seed: int) -> None:
 
 
 def test_assignment_written_by_kafka_decodes() -> None:
-    kafka = b'{"version":2,"partitions":{"1":[2,3],"0":[1,2]},"adding_replicas":{},"removing_replicas":{}}'
+    kafka = (
+        b'{"version":2,"partitions":{"1":[2,3],"0":[1,2]},'
+        b'"adding_replicas":{},"removing_replicas":{}}'
+    )
     assert zk_data.decode_assignment(kafka) == {0: (1, 2), 1: (2, 3)}
 
 
 def test_topic_config_is_stringified_under_config() -> None:
-    value = as_json(
-        zk_data.encode_topic_config({"retention.ms": 60000, "cleanup.policy": "compact"})
-    )
+    # An int on purpose: the encoder stringifies every value.
+    overrides: dict[str, Any] = {"retention.ms": 60000, "cleanup.policy": "compact"}
+    value = as_json(zk_data.encode_topic_config(overrides))
     assert value == {"version": 1, "config": {"retention.ms": "60000", "cleanup.policy": "compact"}}
     assert zk_data.decode_topic_config(zk_data.encode_topic_config({"a.b": "1"})) == {"a.b": "1"}
 
 
-# ------------------------------------------------------------------ controller, ISR changes, cluster id
+# ---------------------------------------------------------- controller, ISR changes, cluster id
 
 
 def test_controller_uses_brokerid_and_round_trips(monkeypatch: pytest.MonkeyPatch) -> None:
