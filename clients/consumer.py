@@ -23,6 +23,7 @@ from typing import Any
 
 from rafka.actors import names
 from rafka.clients.cluster import ClusterConnection
+from rafka.clients.config import merge_config
 from rafka.clients.consumer_coordinator import (
     CommitFailedError,
     ConsumerCoordinator,
@@ -81,13 +82,7 @@ class Consumer:
         transport: Transport | None = None,
         **configs: Any,
     ) -> None:
-        unknown = set(configs) - set(DEFAULT_CONFIG)
-        if unknown:
-            raise InvalidConfigError(
-                f"unknown consumer config {sorted(unknown)}; "
-                f"known: {', '.join(sorted(DEFAULT_CONFIG))}"
-            )
-        self.config = {**DEFAULT_CONFIG, **configs}
+        self.config = merge_config("consumer", DEFAULT_CONFIG, configs)
         if self.config["group_id"] is not None:
             validate_group_id(self.config["group_id"])
             if int(self.config["heartbeat_interval_ms"]) >= int(self.config["session_timeout_ms"]):

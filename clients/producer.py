@@ -22,6 +22,7 @@ from typing import Any
 from rafka.actors import names
 from rafka.clients.accumulator import ProducerBatch, RecordAccumulator
 from rafka.clients.cluster import ClusterConnection
+from rafka.clients.config import merge_config
 from rafka.clients.partitioner import DefaultPartitioner
 from rafka.clients.records import FutureRecordMetadata
 from rafka.clients.transport import RemoteError, Transport, UnreachableError
@@ -77,13 +78,7 @@ class Producer:
         transport: Transport | None = None,
         **configs: Any,
     ) -> None:
-        unknown = set(configs) - set(DEFAULT_CONFIG)
-        if unknown:
-            raise InvalidConfigError(
-                f"unknown producer config {sorted(unknown)}; "
-                f"known: {', '.join(sorted(DEFAULT_CONFIG))}"
-            )
-        self.config = {**DEFAULT_CONFIG, **configs}
+        self.config = merge_config("producer", DEFAULT_CONFIG, configs)
         acks = self.config["acks"]
         if acks not in (0, 1, -1, "all", "0", "1", "-1"):
             raise InvalidConfigError(f"acks={acks!r} must be 0, 1, -1 or 'all'")
