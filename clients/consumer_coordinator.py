@@ -1,5 +1,5 @@
-"""The consumer's side of the group protocol: find the coordinator, join and sync, heartbeat,
-commit.
+"""The consumer's side of the group protocol: join and sync, heartbeat, commit (the coordinator
+itself is found by ``rafka.clients.coordinator_lookup``).
 
 ``Consumer.poll`` calls ``poll(deadline, apply)``, which moves the member's state machine
 (``rafka.clients.member_state``) as far as the deadline allows. FindCoordinator, JoinGroup and
@@ -24,8 +24,8 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, Protocol
 
-from rafka.actors import names
-from rafka.clients.cluster import COORDINATOR_MOVING, ClusterConnection
+from rafka.clients.cluster import ClusterConnection
+from rafka.clients.coordinator_lookup import RETRY_BACKOFF_S, CoordinatorLookup, pause
 from rafka.clients.member_state import (
     MemberState,
     MemberStateMachine,
@@ -33,7 +33,7 @@ from rafka.clients.member_state import (
     forgets_member_id,
     reaction_to,
 )
-from rafka.clients.transport import Call, Endpoint, TransportError, UnreachableError
+from rafka.clients.transport import Call, TransportError, UnreachableError
 from rafka.groups.assignors import Assignor, Subscription, get_assignor
 from rafka.groups.subscription_codec import (
     decode_assignment,
@@ -41,7 +41,7 @@ from rafka.groups.subscription_codec import (
     encode_assignment,
     encode_subscription,
 )
-from rafka.protocol.errors import Errors, KafkaTimeoutError, RafkaError
+from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.groups import (
     NO_GENERATION,
     NO_MEMBER,
@@ -58,8 +58,6 @@ from rafka.protocol.messages.groups import (
 from rafka.protocol.types import OffsetAndMetadata, TopicPartition
 
 logger = logging.getLogger(__name__)
-
-RETRY_BACKOFF_S = 0.1
 
 ApplyAssignment = Callable[[set[TopicPartition], set[TopicPartition], bool], None]
 """The consumer's side of a change, ``apply(revoked, added, lost)``: stop on ``revoked`` (committing
@@ -84,15 +82,6 @@ class RebalanceListener(Protocol):
     def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None: ...
 
     def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None: ...
-
-
-def _pause(deadline: float) -> bool:
-    """Back off before a retry, never past ``deadline``; False if the deadline has passed."""
-    remaining = deadline - time.monotonic()
-    if remaining <= 0:
-        return False
-    time.sleep(min(RETRY_BACKOFF_S, remaining))
-    return True
 
 
 class ConsumerCoordinator:
@@ -128,10 +117,7 @@ class ConsumerCoordinator:
         self._join_topics: list[str] = []
         self._join_counts: dict[str, int] = {}
         self._retry_at = 0.0
-        self._coordinator: Endpoint | None = None
-        self._coordinator_id = -1
-        self._lookup: Call | None = None
-        self._lookup_broker = -1
+        self._coordinator = CoordinatorLookup(cluster, self.group_id)
         self._rejoin_needed = True
         self._joined_metadata: dict[str, int] = {}
         self._metadata_checked = 0.0
@@ -197,98 +183,6 @@ class ConsumerCoordinator:
             self.assignment = set()
             self._lost = False
             self._subscribed = False
-
-    # ------------------------------------------------------------------ coordinator discovery
-
-    def _find_coordinator(self, deadline: float) -> Endpoint | None:
-        """The coordinator's endpoint, or None if it is not known by ``deadline``. The
-        FindCoordinator request stays in flight past the deadline, so the next call goes on waiting
-        for the same one."""
-        while True:
-            with self._lock:
-                if self._coordinator is not None:
-                    return self._coordinator
-                if self._lookup is None:
-                    self._lookup = self._send_lookup()
-                lookup = self._lookup
-            remaining = max(0.0, deadline - time.monotonic())
-            if lookup is not None:
-                if not self.transport.ready([lookup], 1, remaining):
-                    return None
-                self._lookup_answered(lookup)
-                if self._coordinator is not None:
-                    continue
-            if not _pause(deadline):
-                return None
-
-    def _send_lookup(self) -> Call | None:
-        """FindCoordinator to the next live broker (each attempt asks another one)."""
-        ids = self.cluster.broker_ids()
-        if not ids:
-            return None
-        later = [b for b in ids if b > self._lookup_broker]
-        self._lookup_broker = later[0] if later else ids[0]
-        try:
-            return self.transport.send(
-                self.cluster.broker(self._lookup_broker), "find_coordinator", self.group_id
-            )
-        except UnreachableError:
-            self.cluster.forget(names.broker_actor_name(self._lookup_broker))
-            return None
-
-    def _lookup_answered(self, lookup: Call) -> None:
-        with self._lock:
-            if self._lookup is lookup:
-                self._lookup = None
-            try:
-                response = self.transport.result(lookup, 0)
-            except TransportError:
-                self.cluster.forget(names.broker_actor_name(self._lookup_broker))
-                return
-            if response.error is Errors.NONE:
-                try:
-                    self._coordinator = self.transport.coordinator(response.coordinator_id)
-                    self._coordinator_id = response.coordinator_id
-                except UnreachableError:
-                    pass  # its broker is starting or dying: the next lookup may name another one
-                return
-            if response.error not in COORDINATOR_MOVING:
-                raise response.error.exception(
-                    f"group {self.group_id!r}: {response.error_message or response.error.message}"
-                )
-
-    def _coordinator_dead(self) -> None:
-        with self._lock:
-            if self._coordinator_id >= 0:
-                self.cluster.forget(names.coordinator_actor_name(self._coordinator_id))
-            self._coordinator, self._coordinator_id = None, -1
-
-    def _request(self, method: str, request: Any, deadline: float) -> Any:
-        """One request to the coordinator, rediscovering it on coordinator errors until ``deadline``
-        (KafkaTimeoutError then)."""
-        while True:
-            coordinator = self._find_coordinator(deadline)
-            if coordinator is not None:
-                try:
-                    call = self.transport.send(coordinator, method, request)
-                    response = self.transport.result(call, max(0.0, deadline - time.monotonic()))
-                except TransportError as exc:
-                    logger.info(
-                        "group %s: coordinator %d did not answer %s (%s); looking it up again",
-                        self.group_id,
-                        self._coordinator_id,
-                        method,
-                        exc,
-                    )
-                    self._coordinator_dead()
-                else:
-                    if response.error not in COORDINATOR_MOVING:
-                        return response
-                    self._coordinator_dead()
-            if not _pause(deadline):
-                raise KafkaTimeoutError(
-                    f"group {self.group_id!r}: {method} got no answer from a coordinator in time"
-                )
 
     # ------------------------------------------------------------------ joining
 
@@ -364,7 +258,7 @@ class ConsumerCoordinator:
             time.sleep(max(0.0, min(wait_s, deadline - time.monotonic())))
             if time.monotonic() < self._retry_at:
                 return False
-        coordinator = self._find_coordinator(deadline)
+        coordinator = self._coordinator.find(deadline)
         if coordinator is None:
             return False
         topics = self.subscribed_topics()
@@ -386,8 +280,8 @@ class ConsumerCoordinator:
         try:
             call = self.transport.send(coordinator, "join_group", request)
         except UnreachableError:
-            self._coordinator_dead()
-            return _pause(deadline)
+            self._coordinator.mark_dead()
+            return pause(deadline)
         with self._lock:
             self._inflight = call
             self._join_topics = topics
@@ -420,7 +314,7 @@ class ConsumerCoordinator:
         )
         with self._lock:
             self.member_id, self.generation = joined.member_id, joined.generation_id
-            coordinator, call = self._coordinator, None
+            coordinator, call = self._coordinator.endpoint, None
             if coordinator is not None:
                 try:
                     call = self.transport.send(coordinator, "sync_group", request)
@@ -477,7 +371,7 @@ class ConsumerCoordinator:
             self._machine.transition_to(MemberState.UNJOINED)
             self._retry_at = time.monotonic() + RETRY_BACKOFF_S
         if reaction is Reaction.FIND_COORDINATOR:
-            self._coordinator_dead()
+            self._coordinator.mark_dead()
         elif reaction is Reaction.LOST:
             self._mark_lost(error, self.generation)
         elif reaction is Reaction.FAIL:
@@ -568,7 +462,7 @@ class ConsumerCoordinator:
                 self._send_leave(member_id, time.monotonic() + self.request_timeout_s)
                 continue
             try:
-                response = self._request(
+                response = self._coordinator.request(
                     "heartbeat",
                     HeartbeatRequest(self.group_id, generation, member_id),
                     time.monotonic() + self.request_timeout_s,
@@ -597,11 +491,12 @@ class ConsumerCoordinator:
         self._send_leave(member_id, deadline)
 
     def _send_leave(self, member_id: str, deadline: float) -> None:
-        if member_id == NO_MEMBER or self._coordinator is None:
+        coordinator = self._coordinator.endpoint
+        if member_id == NO_MEMBER or coordinator is None:
             return
         try:
             self.transport.request(
-                self._coordinator,
+                coordinator,
                 "leave_group",
                 LeaveGroupRequest(self.group_id, member_id),
                 timeout_s=max(0.0, deadline - time.monotonic()),
@@ -643,7 +538,7 @@ class ConsumerCoordinator:
                 "the group (it was removed, or has not joined yet), so these partitions may belong "
                 "to another member"
             )
-        response = self._request(
+        response = self._coordinator.request(
             "offset_commit",
             OffsetCommitRequest(self.group_id, generation, member_id, entries),
             self._deadline(timeout_s),
@@ -701,7 +596,7 @@ class ConsumerCoordinator:
         request = OffsetFetchRequest(
             self.group_id, tuple((tp.topic, tp.partition) for tp in partitions)
         )
-        response = self._request("offset_fetch", request, self._deadline(timeout_s))
+        response = self._coordinator.request("offset_fetch", request, self._deadline(timeout_s))
         if response.error is not Errors.NONE:
             raise response.error.exception(
                 f"fetching offsets of group {self.group_id!r}: {response.error_message}"
