@@ -34,7 +34,7 @@ from rafka.protocol.messages.metadata import (
     TopicMetadata,
 )
 
-METADATA_GRACE_S = 2.0
+METADATA_GRACE_S = 0.3
 COORDINATOR_MOVING = frozenset(
     {Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE, Errors.COORDINATOR_LOAD_IN_PROGRESS}
 )

@@ -17,6 +17,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
+from dataclasses import dataclass
 from typing import Any
 
 from rafka.actors import names
@@ -47,6 +48,10 @@ from rafka.protocol.types import TopicPartition, now_ms
 
 logger = logging.getLogger(__name__)
 METADATA_RETRY_BACKOFF_S = 0.05
+# A produce request unanswered this long makes the sender ask whether its partition's leader moved:
+# a leader that froze (a paused process, a lost node not yet noticed by Ray) answers nothing, and
+# waiting for it would keep the partition unavailable after a new leader has taken over.
+IN_FLIGHT_CHECK_S = 0.5
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "client_id": "rafka-producer",
@@ -66,6 +71,16 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "partitioner": None,
     "bootstrap_servers": None,
 }
+
+
+@dataclass(frozen=True, eq=False)
+class InFlight:
+    """A produce request awaiting its answer: the batch, when it was sent and to which leader."""
+
+    batch: ProducerBatch
+    sent_at: float
+    leader: int
+    leader_epoch: int
 
 
 class Producer:
@@ -106,10 +121,13 @@ class Producer:
         self._stale: set[TopicPartition] = set()
         self._wakeup = threading.Event()
         self._io_lock = threading.Lock()
-        self._inflight = 0
+        # The one request in flight per partition, by partition (a response for any other attempt
+        # of a batch is stale: the sender gave up waiting for it).
+        self._in_flight: dict[TopicPartition, InFlight] = {}
+        self._next_in_flight_check = 0.0
         # Completed requests, appended by the transport's callback thread and drained under
         # _io_lock.
-        self._responses: deque[tuple[ProducerBatch, Future[Any]]] = deque()
+        self._responses: deque[tuple[InFlight, Future[Any]]] = deque()
         self._busy: set[TopicPartition] = set()
         self._next_check = 0.0
         self._linger_zero = int(self.config["linger_ms"]) == 0
@@ -239,39 +257,111 @@ class Producer:
     def _turn(self) -> None:
         """Complete answered requests, then ship every sendable batch (the caller holds
         ``_io_lock``)."""
-        responses = self._responses
-        while responses:
-            batch, answer = responses.popleft()
-            self._inflight -= 1
-            self._complete(batch, answer)
+        self._drain_responses()
         batches, self._next_check = self._accumulator.ready(time.monotonic(), self._busy)
         for batch in batches:
             self._send_batch(batch)
+
+    def _drain_responses(self) -> None:
+        """Complete every answered request (the caller holds ``_io_lock``)."""
+        responses = self._responses
+        while responses:
+            request, answer = responses.popleft()
+            tp = request.batch.topic_partition
+            if self._in_flight.get(tp) is not request:
+                continue  # abandoned: the batch was sent again (or given up) meanwhile
+            del self._in_flight[tp]
+            self._complete(request.batch, answer)
 
     def _run(self) -> None:
         """The sender thread: turns whenever a request completes, a batch lingers long enough, or on
         wake-up."""
         while True:
             self._wakeup.clear()
+            self._check_in_flight()
             with self._io_lock:
                 self._turn()
                 sleep_s = self._next_check
-                idle = not self._inflight and not self._responses
+                idle = not self._in_flight and not self._responses
             if idle and self._closed and not self._accumulator.has_unsent():
                 return
             self._wakeup.wait(sleep_s)
 
-    def _answered(self, batch: ProducerBatch, answer: Future[Any]) -> None:
+    def _answered(self, request: InFlight, answer: Future[Any]) -> None:
         """The transport's callback for a finished produce request: hand it to the sender thread."""
-        self._responses.append((batch, answer))
+        self._responses.append((request, answer))
         self._wakeup.set()
+
+    def _check_in_flight(self) -> None:
+        """Give up waiting on requests the leader will not answer: past ``request_timeout_ms``
+        (Kafka's client-side request timeout), or sent to a leader the metadata no longer names.
+
+        Runs on the sender thread without ``_io_lock`` while it asks for metadata, which may wait
+        for a frozen broker's grace period; sends go on meanwhile. A batch given up on is sent
+        again; should the old leader still append it, it never reaches that leader's HW (the new
+        leader's followers do not fetch from it), and at worst the batch is written twice, as
+        with any retry.
+        """
+        now = time.monotonic()
+        if now < self._next_in_flight_check:
+            return
+        self._next_in_flight_check = now + IN_FLIGHT_CHECK_S
+        with self._io_lock:
+            waiting = [r for r in self._in_flight.values() if now - r.sent_at >= IN_FLIGHT_CHECK_S]
+        if not waiting:
+            return
+        try:
+            self._cluster.refresh_metadata(sorted({r.batch.topic_partition.topic for r in waiting}))
+        except RafkaError as exc:
+            logger.debug("metadata refresh for requests in flight failed: %s", exc)
+        with self._io_lock:
+            self._drain_responses()  # an answer that came meanwhile is taken, not abandoned
+            for request in waiting:
+                tp = request.batch.topic_partition
+                if self._in_flight.get(tp) is not request:
+                    continue
+                if now - request.sent_at >= self.request_timeout_ms / 1000:
+                    error: RafkaError = Errors.REQUEST_TIMED_OUT.exception(
+                        f"no answer from the leader of {tp.topic}-{tp.partition} within "
+                        f"request_timeout_ms={self.request_timeout_ms}"
+                    )
+                elif self._leader_moved(request):
+                    error = NotLeaderOrFollowerError(
+                        f"leadership of {tp.topic}-{tp.partition} moved off broker "
+                        f"{request.leader} while a request waited for it"
+                    )
+                else:
+                    continue
+                self._abandon(request, error)
+
+    def _leader_moved(self, request: InFlight) -> bool:
+        tp = request.batch.topic_partition
+        try:
+            current = self._cluster.partition(tp.topic, tp.partition)
+        except RafkaError:
+            return False
+        # Only a new leader counts: an ISR change also bumps the epoch, and the leader then still
+        # answers.
+        return current.leader >= 0 and current.leader != request.leader
+
+    def _abandon(self, request: InFlight, error: RafkaError) -> None:
+        """Stop waiting for a request (the caller holds ``_io_lock``): retry its batch."""
+        tp = request.batch.topic_partition
+        del self._in_flight[tp]
+        self._busy.discard(tp)
+        logger.info("%s; sending the batch again", error)
+        if self.acks != ACKS_NONE:  # acks=0: the batch completed when sent
+            self._retry_or_fail(request.batch, error)
+        # The metadata was just refreshed: the retry needs no second refresh, which could wait out
+        # a frozen broker's grace period again.
+        self._stale.discard(tp)
 
     def _send_batch(self, batch: ProducerBatch) -> None:
         tp = batch.topic_partition
         try:
             refresh = tp in self._stale
             self._stale.discard(tp)
-            leader, _ = self._cluster.leader_replica(tp.topic, tp.partition, refresh=refresh)
+            leader, metadata = self._cluster.leader_replica(tp.topic, tp.partition, refresh=refresh)
             request = ProduceRequest(batch.encoded(), self.acks, self.request_timeout_ms)
             call = self._transport.send(leader, "produce", request)
         except (RafkaError, UnreachableError) as exc:
@@ -285,9 +375,11 @@ class Producer:
             self._retry_or_fail(batch, error)
             return
         batch.attempts += 1
-        self._inflight += 1
+        in_flight = self._in_flight[tp] = InFlight(
+            batch, time.monotonic(), metadata.leader, metadata.leader_epoch
+        )
         self._busy.add(tp)
-        self._transport.on_done(call, lambda answer: self._answered(batch, answer))
+        self._transport.on_done(call, lambda answer: self._answered(in_flight, answer))
         if self.acks == ACKS_NONE:
             # Nothing to wait for, yet the partition's next batch goes only once this request has
             # run: a replica actor runs concurrent requests, and only one at a time per partition
