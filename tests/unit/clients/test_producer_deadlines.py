@@ -41,13 +41,19 @@ class SilentLeader:
         return self.answers[-1]
 
 
-def test_flush_and_close_keep_their_timeout_when_the_leader_never_answers(
-    fake_cluster: Any,
-) -> None:
+def _silent_leader(fake_cluster: Any) -> SilentLeader:
+    """One broker leading the one partition of topic "events" through a SilentLeader."""
     fake_cluster.add_brokers(1)
     fake_cluster.add_topic("events", [(0, 0)])
     leader = SilentLeader()
     fake_cluster.actors[names.replica_actor_name("events", 0, 0)] = leader
+    return leader
+
+
+def test_flush_and_close_keep_their_timeout_when_the_leader_never_answers(
+    fake_cluster: Any,
+) -> None:
+    leader = _silent_leader(fake_cluster)
     producer = Producer(transport=fake_cluster.transport, linger_ms=0)
     producer.send("events", b"x", partition=0)
     started = time.monotonic()
@@ -114,10 +120,7 @@ def test_a_request_to_a_leader_that_lost_leadership_is_sent_to_the_new_leader(
 
 
 def test_a_request_unanswered_for_request_timeout_ms_is_sent_again(fake_cluster: Any) -> None:
-    fake_cluster.add_brokers(1)
-    fake_cluster.add_topic("events", [(0, 0)])
-    leader = SilentLeader()
-    fake_cluster.actors[names.replica_actor_name("events", 0, 0)] = leader
+    leader = _silent_leader(fake_cluster)
     producer = Producer(
         transport=fake_cluster.transport, linger_ms=0, request_timeout_ms=600, retry_backoff_ms=10
     )
@@ -131,10 +134,7 @@ def test_a_request_unanswered_for_request_timeout_ms_is_sent_again(fake_cluster:
 
 
 def test_a_slow_answer_from_the_same_leader_is_waited_for(fake_cluster: Any) -> None:
-    fake_cluster.add_brokers(1)
-    fake_cluster.add_topic("events", [(0, 0)])
-    leader = SilentLeader()
-    fake_cluster.actors[names.replica_actor_name("events", 0, 0)] = leader
+    leader = _silent_leader(fake_cluster)
     producer = Producer(transport=fake_cluster.transport, linger_ms=0)
     future = producer.send("events", b"x", partition=0)
     wait_until(lambda: leader.requests, 5, "the request")
