@@ -115,9 +115,9 @@ class ClusterConnection:
         Brokers learn of changes from the controller one by one, so any single broker may lag: a
         topic one broker knows, another may not know yet. Answers are gathered until all brokers
         answered or ``METADATA_GRACE_S`` after the first answer (a paused broker, whose call hangs,
-        costs no more), and each topic is taken from the answer that knows it with the highest
-        leader epochs. Topics are never deleted and leader epochs only grow, so this view never goes
-        back in time.
+        costs no more), and each partition is taken from the answer with its highest leader epoch
+        (a broker may be briefed on one partition's new leader and not yet on another's). Topics
+        are never deleted and leader epochs only grow, so this view never goes back in time.
         """
         failures: list[str] = []
         answers = self.metadata_answers(
@@ -135,9 +135,7 @@ class ClusterConnection:
         freshest: dict[str, TopicMetadata] = {}
         for answer in briefed:
             for topic in answer.topics:
-                known = freshest.get(topic.name)
-                if known is None or _freshness(topic) > _freshness(known):
-                    freshest[topic.name] = topic
+                freshest[topic.name] = _fresher(freshest.get(topic.name), topic)
         response = dataclasses.replace(
             briefed[0], topics=tuple(freshest[name] for name in sorted(freshest))
         )
@@ -270,12 +268,22 @@ class ClusterConnection:
             delay = min(delay * 2, 0.2)
 
 
-def _freshness(topic: TopicMetadata) -> tuple[bool, int, int]:
-    """How up to date one broker's view of a topic is: known at all, then total leader epochs. At
-    equal epochs, fewer leaderless partitions win: a client tries a live leader and learns fast if
-    it died."""
-    return (
-        topic.error is Errors.NONE,
-        sum(p.leader_epoch for p in topic.partitions),
-        -sum(1 for p in topic.partitions if p.leader < 0),
-    )
+def _fresher(known: TopicMetadata | None, answer: TopicMetadata) -> TopicMetadata:
+    """Two brokers' views of a topic merged partition by partition: a topic one of them knows
+    beats one it does not, and each partition comes from the view with its higher leader epoch."""
+    if known is None or known.error is not Errors.NONE:
+        return answer
+    if answer.error is not Errors.NONE:
+        return known
+    partitions = {p.partition: p for p in known.partitions}
+    for partition in answer.partitions:
+        held = partitions.get(partition.partition)
+        if held is None or _freshness(partition) > _freshness(held):
+            partitions[partition.partition] = partition
+    return dataclasses.replace(known, partitions=tuple(partitions[p] for p in sorted(partitions)))
+
+
+def _freshness(partition: PartitionMetadata) -> tuple[int, bool]:
+    """How up to date one broker's view of a partition is: its leader epoch; at equal epochs, a
+    live leader wins (a client tries it and learns fast if it died)."""
+    return partition.leader_epoch, partition.leader >= 0

@@ -57,6 +57,46 @@ def test_the_view_with_the_newest_leader_epochs_wins(fake_cluster: Any) -> None:
     assert (found.partitions[0].leader, found.partitions[0].leader_epoch) == (1, 7)
 
 
+def test_each_partition_is_taken_from_the_broker_that_knows_its_newest_leader(
+    fake_cluster: Any,
+) -> None:
+    fake_cluster.add_brokers(2)
+    fake_cluster.add_topic("events", [(0, 10), (0, 10)])
+    lagging(
+        fake_cluster,
+        0,
+        {
+            "events": TopicMetadata(
+                "events",
+                (
+                    PartitionMetadata(0, 1, 3, (0, 1), (1,)),
+                    PartitionMetadata(1, 0, 1, (0, 1), (0,)),
+                ),
+            )
+        },
+    )
+    lagging(
+        fake_cluster,
+        1,
+        {
+            "events": TopicMetadata(
+                "events",
+                (
+                    PartitionMetadata(0, 0, 2, (0, 1), (0,)),
+                    PartitionMetadata(1, 1, 4, (0, 1), (1,)),
+                ),
+            )
+        },
+    )
+    found = ClusterConnection(NAMESPACE, transport=fake_cluster.transport).topic(
+        "events", refresh=True
+    )
+    assert [(p.partition, p.leader, p.leader_epoch) for p in found.partitions] == [
+        (0, 1, 3),
+        (1, 1, 4),
+    ]
+
+
 def test_a_dead_broker_is_skipped(fake_cluster: Any) -> None:
     fake_cluster.add_brokers(2)
     fake_cluster.add_topic("events", [(0, 10)])
