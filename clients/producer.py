@@ -51,7 +51,7 @@ METADATA_RETRY_BACKOFF_S = 0.05
 # A produce request unanswered this long makes the sender ask whether its partition's leader moved:
 # a leader that froze (a paused process, a lost node not yet noticed by Ray) answers nothing, and
 # waiting for it would keep the partition unavailable after a new leader has taken over.
-IN_FLIGHT_CHECK_S = 0.5
+IN_FLIGHT_CHECK_S = 0.25
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "client_id": "rafka-producer",
@@ -320,19 +320,25 @@ class Producer:
                 tp = request.batch.topic_partition
                 if self._in_flight.get(tp) is not request:
                     continue
-                if now - request.sent_at >= self.request_timeout_ms / 1000:
-                    error: RafkaError = Errors.REQUEST_TIMED_OUT.exception(
-                        f"no answer from the leader of {tp.topic}-{tp.partition} within "
-                        f"request_timeout_ms={self.request_timeout_ms}"
+                if self._leader_moved(request):
+                    # The new leader is known: no reason to back off before sending to it.
+                    self._abandon(
+                        request,
+                        NotLeaderOrFollowerError(
+                            f"leadership of {tp.topic}-{tp.partition} moved off broker "
+                            f"{request.leader} while a request waited for it"
+                        ),
+                        0.0,
                     )
-                elif self._leader_moved(request):
-                    error = NotLeaderOrFollowerError(
-                        f"leadership of {tp.topic}-{tp.partition} moved off broker "
-                        f"{request.leader} while a request waited for it"
+                elif now - request.sent_at >= self.request_timeout_ms / 1000:
+                    self._abandon(
+                        request,
+                        Errors.REQUEST_TIMED_OUT.exception(
+                            f"no answer from the leader of {tp.topic}-{tp.partition} within "
+                            f"request_timeout_ms={self.request_timeout_ms}"
+                        ),
+                        self.retry_backoff_s,
                     )
-                else:
-                    continue
-                self._abandon(request, error)
 
     def _leader_moved(self, request: InFlight) -> bool:
         tp = request.batch.topic_partition
@@ -344,14 +350,15 @@ class Producer:
         # answers.
         return current.leader >= 0 and current.leader != request.leader
 
-    def _abandon(self, request: InFlight, error: RafkaError) -> None:
-        """Stop waiting for a request (the caller holds ``_io_lock``): retry its batch."""
+    def _abandon(self, request: InFlight, error: RafkaError, backoff_s: float) -> None:
+        """Stop waiting for a request (the caller holds ``_io_lock``): retry its batch after
+        ``backoff_s``."""
         tp = request.batch.topic_partition
         del self._in_flight[tp]
         self._busy.discard(tp)
         logger.info("%s; sending the batch again", error)
         if self.acks != ACKS_NONE:  # acks=0: the batch completed when sent
-            self._retry_or_fail(request.batch, error)
+            self._retry_or_fail(request.batch, error, backoff_s)
         # The metadata was just refreshed: the retry needs no second refresh, which could wait out
         # a frozen broker's grace period again.
         self._stale.discard(tp)
@@ -442,7 +449,11 @@ class Producer:
         except RafkaError:
             return -1
 
-    def _retry_or_fail(self, batch: ProducerBatch, error: RafkaError) -> None:
+    def _retry_or_fail(
+        self, batch: ProducerBatch, error: RafkaError, backoff_s: float | None = None
+    ) -> None:
+        """Queue the batch again after ``backoff_s`` (default ``retry_backoff_ms``) if the error is
+        retriable and the batch has retries and time left; otherwise fail it."""
         tp = batch.topic_partition
         age = time.monotonic() - batch.created
         if error.retriable and batch.attempts <= self.retries and age < self.delivery_timeout_s:
@@ -450,7 +461,8 @@ class Producer:
             self._stale.add(tp)
             self._partitions.pop(tp.topic, None)
             logger.debug("retrying batch for %s-%d after %s", tp.topic, tp.partition, error)
-            self._accumulator.reenqueue(batch, time.monotonic() + self.retry_backoff_s)
+            wait_s = self.retry_backoff_s if backoff_s is None else backoff_s
+            self._accumulator.reenqueue(batch, time.monotonic() + wait_s)
             return
         self._finish(batch, -1, error)
 
