@@ -271,7 +271,7 @@ class Producer:
             if self._in_flight.get(tp) is not request:
                 continue  # abandoned: the batch was sent again (or given up) meanwhile
             del self._in_flight[tp]
-            self._complete(request.batch, answer)
+            self._complete(request, answer)
 
     def _run(self) -> None:
         """The sender thread: turns whenever a request completes, a batch lingers long enough, or on
@@ -393,16 +393,17 @@ class Producer:
             # keeps order.
             self._finish(batch, -1, None)
 
-    def _complete(self, batch: ProducerBatch, answer: Future[Any]) -> None:
+    def _complete(self, request: InFlight, answer: Future[Any]) -> None:
+        batch = request.batch
         tp = batch.topic_partition
         self._busy.discard(tp)
         if self.acks == ACKS_NONE:
-            self._sent_unacknowledged(tp, answer)
+            self._sent_unacknowledged(request, answer)
             return
         try:
             response: ProduceResponse = self._transport.answer(answer)
         except UnreachableError as exc:
-            self._forget_leader(tp)
+            self._forget_leader(request)
             self._retry_or_fail(
                 batch,
                 NotLeaderOrFollowerError(
@@ -426,28 +427,25 @@ class Producer:
         else:
             self._retry_or_fail(batch, response.error.exception(response.error_message))
 
-    def _sent_unacknowledged(self, tp: TopicPartition, answer: Future[Any]) -> None:
+    def _sent_unacknowledged(self, request: InFlight, answer: Future[Any]) -> None:
         """acks=0: the batch completed when sent and errors go unreported (as in Kafka); a dead
         leader is forgotten and a refused batch makes the partition's next one look its leader up
         afresh."""
         try:
             response: ProduceResponse = self._transport.answer(answer)
         except UnreachableError:
-            self._forget_leader(tp)
+            self._forget_leader(request)
             return
         except RemoteError:
             return  # acks=0 reports no errors
         if response.error is not Errors.NONE:
-            self._stale.add(tp)
+            self._stale.add(request.batch.topic_partition)
 
-    def _forget_leader(self, tp: TopicPartition) -> None:
-        self._cluster.forget(names.replica_actor_name(tp.topic, tp.partition, self._leader_of(tp)))
-
-    def _leader_of(self, tp: TopicPartition) -> int:
-        try:
-            return self._cluster.partition(tp.topic, tp.partition).leader
-        except RafkaError:
-            return -1
+    def _forget_leader(self, request: InFlight) -> None:
+        """Drop the cached handle of the replica the request went to: it died (the metadata may
+        name another leader by now, whose handle is fine)."""
+        tp = request.batch.topic_partition
+        self._cluster.forget(names.replica_actor_name(tp.topic, tp.partition, request.leader))
 
     def _retry_or_fail(
         self, batch: ProducerBatch, error: RafkaError, backoff_s: float | None = None
