@@ -13,7 +13,8 @@ next. Each fault's timeline, in seconds from the fault:
 - leader acting: the wall clock at which the new leader's replica actor became leader, as the
   actor reports it (``describe()["leader_since_ms"]``);
 - first ack: the acknowledgement of the first record sent at or after the fault, one sample per
-  partition with a replica on the victim;
+  partition with a replica on the victim, told apart for the partitions it led and those it only
+  followed;
 - ISR whole: from the moment the broken part was back (a restarted broker's new registration znode,
   a paused broker's resumption, a restarted replica's leadership) to the partition state znode
   version whose ISR holds all three replicas again, one sample per partition.
@@ -222,7 +223,9 @@ class Bench:
         )
         timeline.add("detected", (found - t0_ms) / 1000)
 
-    def _first_acks(self, timeline: FaultTimeline, t0: float, partitions: list[int]) -> None:
+    def _first_acks(
+        self, timeline: FaultTimeline, t0: float, partitions: list[int], led: list[int]
+    ) -> None:
         deadline = time.monotonic() + STAGE_TIMEOUT_S
         firsts: dict[int, float | None] = {}
         for partition in partitions:
@@ -233,7 +236,8 @@ class Bench:
             firsts[partition] = found
         for partition in partitions:
             acked = firsts[partition]
-            timeline.add("first ack", None if acked is None else acked - t0)
+            phase = "first ack, led" if partition in led else "first ack, followed"
+            timeline.add(phase, None if acked is None else acked - t0)
 
     def _new_leaders(self, timeline: FaultTimeline, t0_ms: int, led: list[int], old: int) -> None:
         for partition in led:
@@ -326,7 +330,7 @@ class Bench:
         t0_ms = int(t0 * 1000)
         self._detected(timeline, t0_ms, detection)
         self._new_leaders(timeline, t0_ms, led, victim)
-        self._first_acks(timeline, t0, list(range(PARTITIONS)))
+        self._first_acks(timeline, t0, list(range(PARTITIONS)), led)
         back_ms = (
             self._restart(victim, t0_ms)
             if victim not in self.cluster.brokers
@@ -425,7 +429,7 @@ class Bench:
         t0_ms = int(t0 * 1000)
         self._detected(timeline, t0_ms, rf"replica {TOPIC}-{partition} on broker {victim} died")
         self._leader_acting(timeline, t0_ms, partition, victim)
-        self._first_acks(timeline, t0, [partition])
+        self._first_acks(timeline, t0, [partition], [partition])
         back = timeline.stages["leader acting"][-1]
         self._isr_whole(timeline, t0_ms + int((back or 0) * 1000))
         self._record(timeline)

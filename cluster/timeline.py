@@ -19,9 +19,18 @@ _LOG_LINE = re.compile(
     r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) (\S+) (DEBUG|INFO|WARNING|ERROR|CRITICAL) (.*)$"
 )
 
-PHASES = ("detected", "leader in ZooKeeper", "leader acting", "first ack", "ISR whole")
+PHASES = (
+    "detected",
+    "leader in ZooKeeper",
+    "leader acting",
+    "first ack, led",
+    "first ack, followed",
+    "ISR whole",
+)
 """A timeline's stages, in order; each is measured from the fault except "ISR whole", measured
-from the moment the broken replica was back."""
+from the moment the broken replica was back. The first acknowledgement is told apart for the
+partitions the victim led (waiting for a new leader) and those it only followed (waiting for the
+ISR to drop it)."""
 
 
 @dataclass(frozen=True)

@@ -98,16 +98,16 @@ def test_percentile_is_the_nearest_rank_and_nan_when_empty() -> None:
 def test_summary_gives_p50_and_max_per_stage_and_counts_missed_samples() -> None:
     first = FaultTimeline("kill", "broker 0", {})
     first.add("detected", 0.1)
-    first.add("first ack", 0.5)
-    first.add("first ack", None)
+    first.add("first ack, led", 0.5)
+    first.add("first ack, led", None)
     second = FaultTimeline("kill", "broker 1", {})
     second.add("detected", 0.3)
-    second.add("first ack", 1.5)
+    second.add("first ack, led", 1.5)
     other = FaultTimeline("pause", "broker 2", {})
     other.add("detected", 9.0)
     cells = summarise([first, second, other], "kill")
     assert cells["detected"] == "0.30 / 0.30"
-    assert cells["first ack"] == "1.50 / 1.50 (1 missed)"
+    assert cells["first ack, led"] == "1.50 / 1.50 (1 missed)"
     assert cells["leader in ZooKeeper"] == "-"
     never = FaultTimeline("pause", "broker 2", {"ISR whole": [None]})
     assert summarise([never], "pause")["ISR whole"] == "never"
