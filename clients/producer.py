@@ -6,7 +6,9 @@ flight per partition, so retries keep per-partition order; retriable errors are 
 metadata refresh. Shipping and completing happen in "turns" under one lock, taken by ``send`` when a
 batch closes and by a sender thread for lingering batches and while the application is idle.
 Responses are not polled for: each request's completion callback queues it and wakes the sender, so
-an acknowledgement reaches its futures as soon as the sender thread gets the GIL.
+an acknowledgement reaches its futures as soon as the sender thread gets the GIL. A request left
+unanswered is given up on and its batch sent again once the metadata names another leader for its
+partition (a frozen leader never answers) or ``request_timeout_ms`` has passed.
 """
 
 from __future__ import annotations
@@ -80,7 +82,6 @@ class InFlight:
     batch: ProducerBatch
     sent_at: float
     leader: int
-    leader_epoch: int
 
 
 class Producer:
@@ -382,9 +383,7 @@ class Producer:
             self._retry_or_fail(batch, error)
             return
         batch.attempts += 1
-        in_flight = self._in_flight[tp] = InFlight(
-            batch, time.monotonic(), metadata.leader, metadata.leader_epoch
-        )
+        in_flight = self._in_flight[tp] = InFlight(batch, time.monotonic(), metadata.leader)
         self._busy.add(tp)
         self._transport.on_done(call, lambda answer: self._answered(in_flight, answer))
         if self.acks == ACKS_NONE:
