@@ -66,6 +66,9 @@ class ClusterConnection:
         self.request_timeout_s = request_timeout_ms / 1000
         self._lock = threading.Lock()
         self._topics: dict[str, TopicMetadata] = {}
+        # Brokers whose metadata request went unanswered, with that request: until it is answered
+        # the broker is taken to be frozen (a paused process), asked again but not waited for.
+        self._unanswered: dict[int, Any] = {}
         self.controller_id = -1
         self.cluster_id: str | None = None
 
@@ -153,8 +156,10 @@ class ClusterConnection:
         self, request: MetadataRequest, failures: list[str] | None = None
     ) -> dict[int, MetadataResponse]:
         """Every broker's own answer to ``request``, by broker id: all are asked at once; the first
-        answer is waited for up to the request timeout, the others up to METADATA_GRACE_S more.
-        Brokers that fail or stay silent are left out (and described in ``failures``)."""
+        answer is waited for up to the request timeout, the others up to METADATA_GRACE_S more,
+        except a broker that has not answered an earlier request yet (its answer is taken only if
+        it is already in). Brokers that fail or stay silent are left out (and described in
+        ``failures``)."""
         failures = [] if failures is None else failures
         ids = self.broker_ids()
         if not ids:
@@ -168,16 +173,26 @@ class ClusterConnection:
             except UnreachableError as exc:
                 self.forget(names.broker_actor_name(broker_id))
                 failures.append(f"broker {broker_id}: {exc}")
+        with self._lock:
+            self._unanswered = {
+                b: call
+                for b, call in self._unanswered.items()
+                if not self.transport.ready([call], 1, 0)
+            }
+            frozen = set(self._unanswered)
+        awaited = [call for call, b in pending.items() if b not in frozen] or list(pending)
         deadline = time.monotonic() + self.request_timeout_s
-        ready = self.transport.ready(list(pending), 1, self.request_timeout_s)
-        if ready:
-            rest = [call for call in pending if call not in ready]
+        ready = self.transport.ready(awaited, 1, self.request_timeout_s)
+        if ready and len(ready) < len(awaited):
             grace = min(METADATA_GRACE_S, max(0.0, deadline - time.monotonic()))
-            ready = self.transport.ready(list(pending), len(pending), grace) if rest else ready
+            self.transport.ready(awaited, len(awaited), grace)
+        ready = self.transport.ready(list(pending), len(pending), 0)
         answers: dict[int, MetadataResponse] = {}
         for call, broker_id in pending.items():
             if call not in ready:
                 failures.append(f"broker {broker_id}: no answer")
+                with self._lock:
+                    self._unanswered.setdefault(broker_id, call)
                 continue
             try:
                 answers[broker_id] = self.transport.result(call, 0)

@@ -3,9 +3,11 @@ caches."""
 
 from __future__ import annotations
 
+import time
+from concurrent.futures import Future
 from typing import Any
 
-from rafka.clients.cluster import ClusterConnection
+from rafka.clients.cluster import METADATA_GRACE_S, ClusterConnection
 from rafka.protocol.errors import Errors
 from rafka.protocol.messages.metadata import (
     MetadataRequest,
@@ -107,3 +109,27 @@ def test_a_dead_broker_is_skipped(fake_cluster: Any) -> None:
         .error
         is Errors.NONE
     )
+
+
+def test_a_broker_silent_on_an_earlier_request_is_not_waited_for_again(fake_cluster: Any) -> None:
+    fake_cluster.add_brokers(2)
+    fake_cluster.add_topic("events", [(0, 10)])
+    frozen = fake_cluster.broker(1)
+    unanswered: list[Future[MetadataResponse]] = []
+
+    def silent(request: MetadataRequest) -> Future[MetadataResponse]:
+        unanswered.append(Future())
+        return unanswered[-1]
+
+    frozen.metadata = silent
+    connection = ClusterConnection(NAMESPACE, transport=fake_cluster.transport)
+    started = time.monotonic()
+    connection.refresh_metadata(["events"])
+    assert time.monotonic() - started >= METADATA_GRACE_S  # the first silence is waited out
+    started = time.monotonic()
+    assert connection.topic("events", refresh=True).error is Errors.NONE
+    assert time.monotonic() - started < METADATA_GRACE_S / 2
+    assert len(unanswered) == 2  # still asked every time
+    unanswered[0].set_result(type(frozen).metadata(frozen, MetadataRequest(("events",))))
+    del frozen.metadata  # it answers again, and is waited for again
+    assert set(connection.metadata_answers(MetadataRequest(("events",)))) == {0, 1}
