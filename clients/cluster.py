@@ -34,7 +34,7 @@ from rafka.protocol.messages.metadata import (
     TopicMetadata,
 )
 
-METADATA_GRACE_S = 2.0
+METADATA_GRACE_S = 0.3
 COORDINATOR_MOVING = frozenset(
     {Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE, Errors.COORDINATOR_LOAD_IN_PROGRESS}
 )
@@ -66,6 +66,9 @@ class ClusterConnection:
         self.request_timeout_s = request_timeout_ms / 1000
         self._lock = threading.Lock()
         self._topics: dict[str, TopicMetadata] = {}
+        # Brokers whose metadata request went unanswered, with that request: until it is answered
+        # the broker is taken to be frozen (a paused process), asked again but not waited for.
+        self._unanswered: dict[int, Any] = {}
         self.controller_id = -1
         self.cluster_id: str | None = None
 
@@ -115,9 +118,9 @@ class ClusterConnection:
         Brokers learn of changes from the controller one by one, so any single broker may lag: a
         topic one broker knows, another may not know yet. Answers are gathered until all brokers
         answered or ``METADATA_GRACE_S`` after the first answer (a paused broker, whose call hangs,
-        costs no more), and each topic is taken from the answer that knows it with the highest
-        leader epochs. Topics are never deleted and leader epochs only grow, so this view never goes
-        back in time.
+        costs no more), and each partition is taken from the answer with its highest leader epoch
+        (a broker may be briefed on one partition's new leader and not yet on another's). Topics
+        are never deleted and leader epochs only grow, so this view never goes back in time.
         """
         failures: list[str] = []
         answers = self.metadata_answers(
@@ -135,9 +138,7 @@ class ClusterConnection:
         freshest: dict[str, TopicMetadata] = {}
         for answer in briefed:
             for topic in answer.topics:
-                known = freshest.get(topic.name)
-                if known is None or _freshness(topic) > _freshness(known):
-                    freshest[topic.name] = topic
+                freshest[topic.name] = _fresher(freshest.get(topic.name), topic)
         response = dataclasses.replace(
             briefed[0], topics=tuple(freshest[name] for name in sorted(freshest))
         )
@@ -155,8 +156,10 @@ class ClusterConnection:
         self, request: MetadataRequest, failures: list[str] | None = None
     ) -> dict[int, MetadataResponse]:
         """Every broker's own answer to ``request``, by broker id: all are asked at once; the first
-        answer is waited for up to the request timeout, the others up to METADATA_GRACE_S more.
-        Brokers that fail or stay silent are left out (and described in ``failures``)."""
+        answer is waited for up to the request timeout, the others up to METADATA_GRACE_S more,
+        except a broker that has not answered an earlier request yet (its answer is taken only if
+        it is already in). Brokers that fail or stay silent are left out (and described in
+        ``failures``)."""
         failures = [] if failures is None else failures
         ids = self.broker_ids()
         if not ids:
@@ -170,16 +173,26 @@ class ClusterConnection:
             except UnreachableError as exc:
                 self.forget(names.broker_actor_name(broker_id))
                 failures.append(f"broker {broker_id}: {exc}")
+        with self._lock:
+            self._unanswered = {
+                b: call
+                for b, call in self._unanswered.items()
+                if not self.transport.ready([call], 1, 0)
+            }
+            frozen = set(self._unanswered)
+        awaited = [call for call, b in pending.items() if b not in frozen] or list(pending)
         deadline = time.monotonic() + self.request_timeout_s
-        ready = self.transport.ready(list(pending), 1, self.request_timeout_s)
-        if ready:
-            rest = [call for call in pending if call not in ready]
+        ready = self.transport.ready(awaited, 1, self.request_timeout_s)
+        if ready and len(ready) < len(awaited):
             grace = min(METADATA_GRACE_S, max(0.0, deadline - time.monotonic()))
-            ready = self.transport.ready(list(pending), len(pending), grace) if rest else ready
+            self.transport.ready(awaited, len(awaited), grace)
+        ready = self.transport.ready(list(pending), len(pending), 0)
         answers: dict[int, MetadataResponse] = {}
         for call, broker_id in pending.items():
             if call not in ready:
                 failures.append(f"broker {broker_id}: no answer")
+                with self._lock:
+                    self._unanswered.setdefault(broker_id, call)
                 continue
             try:
                 answers[broker_id] = self.transport.result(call, 0)
@@ -270,12 +283,22 @@ class ClusterConnection:
             delay = min(delay * 2, 0.2)
 
 
-def _freshness(topic: TopicMetadata) -> tuple[bool, int, int]:
-    """How up to date one broker's view of a topic is: known at all, then total leader epochs. At
-    equal epochs, fewer leaderless partitions win: a client tries a live leader and learns fast if
-    it died."""
-    return (
-        topic.error is Errors.NONE,
-        sum(p.leader_epoch for p in topic.partitions),
-        -sum(1 for p in topic.partitions if p.leader < 0),
-    )
+def _fresher(known: TopicMetadata | None, answer: TopicMetadata) -> TopicMetadata:
+    """Two brokers' views of a topic merged partition by partition: a topic one of them knows
+    beats one it does not, and each partition comes from the view with its higher leader epoch."""
+    if known is None or known.error is not Errors.NONE:
+        return answer
+    if answer.error is not Errors.NONE:
+        return known
+    partitions = {p.partition: p for p in known.partitions}
+    for partition in answer.partitions:
+        held = partitions.get(partition.partition)
+        if held is None or _freshness(partition) > _freshness(held):
+            partitions[partition.partition] = partition
+    return dataclasses.replace(known, partitions=tuple(partitions[p] for p in sorted(partitions)))
+
+
+def _freshness(partition: PartitionMetadata) -> tuple[int, bool]:
+    """How up to date one broker's view of a partition is: its leader epoch; at equal epochs, a
+    live leader wins (a client tries it and learns fast if it died)."""
+    return partition.leader_epoch, partition.leader >= 0

@@ -6,7 +6,9 @@ flight per partition, so retries keep per-partition order; retriable errors are 
 metadata refresh. Shipping and completing happen in "turns" under one lock, taken by ``send`` when a
 batch closes and by a sender thread for lingering batches and while the application is idle.
 Responses are not polled for: each request's completion callback queues it and wakes the sender, so
-an acknowledgement reaches its futures as soon as the sender thread gets the GIL.
+an acknowledgement reaches its futures as soon as the sender thread gets the GIL. A request left
+unanswered is given up on and its batch sent again once the metadata names another leader for its
+partition (a frozen leader never answers) or ``request_timeout_ms`` has passed.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
+from dataclasses import dataclass
 from typing import Any
 
 from rafka.actors import names
@@ -47,6 +50,10 @@ from rafka.protocol.types import TopicPartition, now_ms
 
 logger = logging.getLogger(__name__)
 METADATA_RETRY_BACKOFF_S = 0.05
+# A produce request unanswered this long makes the sender ask whether its partition's leader moved:
+# a leader that froze (a paused process, a lost node not yet noticed by Ray) answers nothing, and
+# waiting for it would keep the partition unavailable after a new leader has taken over.
+IN_FLIGHT_CHECK_S = 0.25
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "client_id": "rafka-producer",
@@ -66,6 +73,15 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "partitioner": None,
     "bootstrap_servers": None,
 }
+
+
+@dataclass(frozen=True, eq=False)
+class InFlight:
+    """A produce request awaiting its answer: the batch, when it was sent and to which leader."""
+
+    batch: ProducerBatch
+    sent_at: float
+    leader: int
 
 
 class Producer:
@@ -106,10 +122,13 @@ class Producer:
         self._stale: set[TopicPartition] = set()
         self._wakeup = threading.Event()
         self._io_lock = threading.Lock()
-        self._inflight = 0
+        # The one request in flight per partition, by partition (a response for any other attempt
+        # of a batch is stale: the sender gave up waiting for it).
+        self._in_flight: dict[TopicPartition, InFlight] = {}
+        self._next_in_flight_check = 0.0
         # Completed requests, appended by the transport's callback thread and drained under
         # _io_lock.
-        self._responses: deque[tuple[ProducerBatch, Future[Any]]] = deque()
+        self._responses: deque[tuple[InFlight, Future[Any]]] = deque()
         self._busy: set[TopicPartition] = set()
         self._next_check = 0.0
         self._linger_zero = int(self.config["linger_ms"]) == 0
@@ -239,39 +258,118 @@ class Producer:
     def _turn(self) -> None:
         """Complete answered requests, then ship every sendable batch (the caller holds
         ``_io_lock``)."""
-        responses = self._responses
-        while responses:
-            batch, answer = responses.popleft()
-            self._inflight -= 1
-            self._complete(batch, answer)
+        self._drain_responses()
         batches, self._next_check = self._accumulator.ready(time.monotonic(), self._busy)
         for batch in batches:
             self._send_batch(batch)
+
+    def _drain_responses(self) -> None:
+        """Complete every answered request (the caller holds ``_io_lock``)."""
+        responses = self._responses
+        while responses:
+            request, answer = responses.popleft()
+            tp = request.batch.topic_partition
+            if self._in_flight.get(tp) is not request:
+                continue  # abandoned: the batch was sent again (or given up) meanwhile
+            del self._in_flight[tp]
+            self._complete(request, answer)
 
     def _run(self) -> None:
         """The sender thread: turns whenever a request completes, a batch lingers long enough, or on
         wake-up."""
         while True:
             self._wakeup.clear()
+            self._check_in_flight()
             with self._io_lock:
                 self._turn()
                 sleep_s = self._next_check
-                idle = not self._inflight and not self._responses
+                idle = not self._in_flight and not self._responses
             if idle and self._closed and not self._accumulator.has_unsent():
                 return
             self._wakeup.wait(sleep_s)
 
-    def _answered(self, batch: ProducerBatch, answer: Future[Any]) -> None:
+    def _answered(self, request: InFlight, answer: Future[Any]) -> None:
         """The transport's callback for a finished produce request: hand it to the sender thread."""
-        self._responses.append((batch, answer))
+        self._responses.append((request, answer))
         self._wakeup.set()
+
+    def _check_in_flight(self) -> None:
+        """Give up waiting on requests the leader will not answer: past ``request_timeout_ms``
+        (Kafka's client-side request timeout), or sent to a leader the metadata no longer names.
+
+        Runs on the sender thread without ``_io_lock`` while it asks for metadata, which may wait
+        for a frozen broker's grace period; sends go on meanwhile. A batch given up on is sent
+        again; should the old leader still append it, it never reaches that leader's HW (the new
+        leader's followers do not fetch from it), and at worst the batch is written twice, as
+        with any retry.
+        """
+        now = time.monotonic()
+        if now < self._next_in_flight_check:
+            return
+        self._next_in_flight_check = now + IN_FLIGHT_CHECK_S
+        with self._io_lock:
+            waiting = [r for r in self._in_flight.values() if now - r.sent_at >= IN_FLIGHT_CHECK_S]
+        if not waiting:
+            return
+        try:
+            self._cluster.refresh_metadata(sorted({r.batch.topic_partition.topic for r in waiting}))
+        except RafkaError as exc:
+            logger.debug("metadata refresh for requests in flight failed: %s", exc)
+        with self._io_lock:
+            self._drain_responses()  # an answer that came meanwhile is taken, not abandoned
+            for request in waiting:
+                tp = request.batch.topic_partition
+                if self._in_flight.get(tp) is not request:
+                    continue
+                if self._leader_moved(request):
+                    # The new leader is known: no reason to back off before sending to it.
+                    self._abandon(
+                        request,
+                        NotLeaderOrFollowerError(
+                            f"leadership of {tp.topic}-{tp.partition} moved off broker "
+                            f"{request.leader} while a request waited for it"
+                        ),
+                        0.0,
+                    )
+                elif now - request.sent_at >= self.request_timeout_ms / 1000:
+                    self._abandon(
+                        request,
+                        Errors.REQUEST_TIMED_OUT.exception(
+                            f"no answer from the leader of {tp.topic}-{tp.partition} within "
+                            f"request_timeout_ms={self.request_timeout_ms}"
+                        ),
+                        self.retry_backoff_s,
+                    )
+
+    def _leader_moved(self, request: InFlight) -> bool:
+        tp = request.batch.topic_partition
+        try:
+            current = self._cluster.partition(tp.topic, tp.partition)
+        except RafkaError:
+            return False
+        # Only a new leader counts: an ISR change also bumps the epoch, and the leader then still
+        # answers.
+        return current.leader >= 0 and current.leader != request.leader
+
+    def _abandon(self, request: InFlight, error: RafkaError, backoff_s: float) -> None:
+        """Stop waiting for a request (the caller holds ``_io_lock``): retry its batch after
+        ``backoff_s``."""
+        tp = request.batch.topic_partition
+        del self._in_flight[tp]
+        self._busy.discard(tp)
+        logger.info("%s; sending the batch again", error)
+        if self.acks != ACKS_NONE:  # acks=0: the batch completed when sent
+            self._retry_or_fail(request.batch, error, backoff_s)
+        # The metadata was just refreshed: the retry needs no second refresh, which could wait out
+        # a frozen broker's grace period again.
+        self._stale.discard(tp)
 
     def _send_batch(self, batch: ProducerBatch) -> None:
         tp = batch.topic_partition
         try:
             refresh = tp in self._stale
             self._stale.discard(tp)
-            leader, _ = self._cluster.leader_replica(tp.topic, tp.partition, refresh=refresh)
+            leader, metadata = self._cluster.leader_replica(tp.topic, tp.partition, refresh=refresh)
             request = ProduceRequest(batch.encoded(), self.acks, self.request_timeout_ms)
             call = self._transport.send(leader, "produce", request)
         except (RafkaError, UnreachableError) as exc:
@@ -285,25 +383,26 @@ class Producer:
             self._retry_or_fail(batch, error)
             return
         batch.attempts += 1
-        self._inflight += 1
+        in_flight = self._in_flight[tp] = InFlight(batch, time.monotonic(), metadata.leader)
         self._busy.add(tp)
-        self._transport.on_done(call, lambda answer: self._answered(batch, answer))
+        self._transport.on_done(call, lambda answer: self._answered(in_flight, answer))
         if self.acks == ACKS_NONE:
             # Nothing to wait for, yet the partition's next batch goes only once this request has
             # run: a replica actor runs concurrent requests, and only one at a time per partition
             # keeps order.
             self._finish(batch, -1, None)
 
-    def _complete(self, batch: ProducerBatch, answer: Future[Any]) -> None:
+    def _complete(self, request: InFlight, answer: Future[Any]) -> None:
+        batch = request.batch
         tp = batch.topic_partition
         self._busy.discard(tp)
         if self.acks == ACKS_NONE:
-            self._sent_unacknowledged(tp, answer)
+            self._sent_unacknowledged(request, answer)
             return
         try:
             response: ProduceResponse = self._transport.answer(answer)
         except UnreachableError as exc:
-            self._forget_leader(tp)
+            self._forget_leader(request)
             self._retry_or_fail(
                 batch,
                 NotLeaderOrFollowerError(
@@ -327,30 +426,31 @@ class Producer:
         else:
             self._retry_or_fail(batch, response.error.exception(response.error_message))
 
-    def _sent_unacknowledged(self, tp: TopicPartition, answer: Future[Any]) -> None:
+    def _sent_unacknowledged(self, request: InFlight, answer: Future[Any]) -> None:
         """acks=0: the batch completed when sent and errors go unreported (as in Kafka); a dead
         leader is forgotten and a refused batch makes the partition's next one look its leader up
         afresh."""
         try:
             response: ProduceResponse = self._transport.answer(answer)
         except UnreachableError:
-            self._forget_leader(tp)
+            self._forget_leader(request)
             return
         except RemoteError:
             return  # acks=0 reports no errors
         if response.error is not Errors.NONE:
-            self._stale.add(tp)
+            self._stale.add(request.batch.topic_partition)
 
-    def _forget_leader(self, tp: TopicPartition) -> None:
-        self._cluster.forget(names.replica_actor_name(tp.topic, tp.partition, self._leader_of(tp)))
+    def _forget_leader(self, request: InFlight) -> None:
+        """Drop the cached handle of the replica the request went to: it died (the metadata may
+        name another leader by now, whose handle is fine)."""
+        tp = request.batch.topic_partition
+        self._cluster.forget(names.replica_actor_name(tp.topic, tp.partition, request.leader))
 
-    def _leader_of(self, tp: TopicPartition) -> int:
-        try:
-            return self._cluster.partition(tp.topic, tp.partition).leader
-        except RafkaError:
-            return -1
-
-    def _retry_or_fail(self, batch: ProducerBatch, error: RafkaError) -> None:
+    def _retry_or_fail(
+        self, batch: ProducerBatch, error: RafkaError, backoff_s: float | None = None
+    ) -> None:
+        """Queue the batch again after ``backoff_s`` (default ``retry_backoff_ms``) if the error is
+        retriable and the batch has retries and time left; otherwise fail it."""
         tp = batch.topic_partition
         age = time.monotonic() - batch.created
         if error.retriable and batch.attempts <= self.retries and age < self.delivery_timeout_s:
@@ -358,7 +458,8 @@ class Producer:
             self._stale.add(tp)
             self._partitions.pop(tp.topic, None)
             logger.debug("retrying batch for %s-%d after %s", tp.topic, tp.partition, error)
-            self._accumulator.reenqueue(batch, time.monotonic() + self.retry_backoff_s)
+            wait_s = self.retry_backoff_s if backoff_s is None else backoff_s
+            self._accumulator.reenqueue(batch, time.monotonic() + wait_s)
             return
         self._finish(batch, -1, error)
 

@@ -45,6 +45,7 @@ from rafka.protocol.messages.offsets import (
     OffsetsForLeaderEpochResponse,
 )
 from rafka.protocol.messages.produce import ProduceRequest, ProduceResponse
+from rafka.protocol.types import now_ms
 
 logger = logging.getLogger(__name__)
 
@@ -94,6 +95,8 @@ class PartitionReplica:
         self.produce_waiters: Purgatory[Errors] = Purgatory("produce", self._lock)
         self.fetch_waiters: Purgatory[bool] = Purgatory("fetch", self._lock)
         self._fetcher: _Fetcher | None = None
+        # Wall-clock ms this replica last became leader (-1: never), for recovery timelines.
+        self._leader_since_ms = -1
         self._stopped = threading.Event()
         self._housekeeping = threading.Thread(
             target=self._housekeep, name=f"{self.partition.name}-housekeeping", daemon=True
@@ -112,6 +115,7 @@ class PartitionReplica:
                 return Errors.NONE
             self._stop_fetcher()
             self.partition.make_leader(state)
+            self._leader_since_ms = now_ms()
             self._partition_changed()
         logger.info(
             "%s: leader at epoch %d, ISR %s",
@@ -221,6 +225,7 @@ class PartitionReplica:
                 **self.partition.describe(),
                 "pid": os.getpid(),
                 "log_dir": str(self.log.directory),
+                "leader_since_ms": self._leader_since_ms,
             }
 
     @ray.method(concurrency_group="control")

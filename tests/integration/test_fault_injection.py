@@ -14,7 +14,6 @@ from __future__ import annotations
 import itertools
 import os
 import random
-import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -22,13 +21,13 @@ from pathlib import Path
 
 import pytest
 import ray
-from kazoo.client import KazooClient
 
 from rafka.actors import names
 from rafka.clients.admin import Admin
 from rafka.clients.consumer import Consumer
 from rafka.clients.producer import Producer
 from rafka.clients.records import RecordMetadata
+from rafka.cluster import faults
 from rafka.cluster.local_cluster import LocalCluster
 from rafka.cluster.zookeeper_server import ZooKeeperServer
 from rafka.protocol.records.batch import decode_records, iter_batches
@@ -157,53 +156,30 @@ class Faults:
 
     def kill_broker(self) -> str:
         victim = self._victim()
-        self.cluster.kill_broker(victim)
+        faults.kill_broker(self.cluster, victim)
         time.sleep(self.rng.uniform(0.5, 2.0))
         return f"kill -9 broker {victim}"
 
     def kill_controller(self) -> str:
-        victim = self.admin.describe_cluster().controller_id
-        self.cluster.kill_broker(victim)
+        victim, _ = faults.kill_controller(self.cluster)
         time.sleep(self.rng.uniform(0.5, 2.0))
         return f"kill -9 controller broker {victim}"
 
     def pause_broker(self) -> str:
         victim = self._victim()
-        pids = self.cluster.broker_pids(victim)
-        for pid in pids:
-            os.kill(pid, signal.SIGSTOP)
-        try:
-            time.sleep(
-                SESSION_TIMEOUT_MS / 1000 + 2
-            )  # the fault itself: a pause longer than the session
-        finally:
-            for pid in pids:
-                os.kill(pid, signal.SIGCONT)
+        # A pause longer than the session: the broker comes back a zombie.
+        faults.pause_broker(self.cluster, victim, SESSION_TIMEOUT_MS / 1000 + 2)
         return f"SIGSTOP broker {victim} for {SESSION_TIMEOUT_MS / 1000 + 2:.0f}s"
 
     def expire_session(self) -> str:
         victim = self._victim()
-        session_id, password = ray.get(self.cluster.brokers[victim].describe.remote(), timeout=30)[
-            "zk_session"
-        ]
-        # Opening and closing a second client on the same session id ends that session server-side.
-        twin = KazooClient(
-            hosts=self.zookeeper.connect_string, client_id=(session_id, bytes.fromhex(password))
-        )
-        twin.start(timeout=15)
-        twin.stop()
-        twin.close()
+        faults.expire_session(self.cluster, victim)
         return f"expire ZooKeeper session of broker {victim}"
 
     def kill_replica(self) -> str:
         victim = self._victim()
         partition = self.rng.randrange(PARTITIONS)
-        try:
-            ray.kill(
-                ray.get_actor(names.replica_actor_name(TOPIC, partition, victim), namespace=NS),
-                no_restart=True,
-            )
-        except ValueError:
+        if faults.kill_replica(self.cluster, TOPIC, partition, victim) is None:
             return f"replica {TOPIC}-{partition}@{victim} was already down"
         return f"kill replica {TOPIC}-{partition}@{victim}"
 
