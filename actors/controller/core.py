@@ -457,6 +457,10 @@ class ControllerCore(OperationRunner):
             state = event.states[tp]
             if state is not None:
                 ctx.leadership[tp] = state
+                self._log(
+                    f"{tp[0]}-{tp[1]} ISR changed by its leader: leader {state.leader} epoch "
+                    f"{state.leader_epoch} ISR {list(state.isr)} zk version {state.zk_version}"
+                )
         self._batch = RequestBatch()
         self._batch.add_update_metadata(known)
         self._flush()

@@ -26,6 +26,7 @@ from rafka.actors import names
 from rafka.actors.broker.config import BrokerConfig
 from rafka.actors.replica.partition import FollowerAction, Partition
 from rafka.actors.replica.purgatory import Purgatory
+from rafka.actors.state_change import describe_state, open_state_change_log, state_change_logger
 from rafka.actors.zk.data import LeaderIsrAndEpoch
 from rafka.log.cleaner import maybe_compact
 from rafka.log.config import LogConfig
@@ -88,6 +89,7 @@ class PartitionReplica:
     ) -> None:
         self.config = config
         self.namespace = namespace
+        open_state_change_log(config.log_dirs)
         self.log = Log(Path(config.log_dirs) / partition_dir_name(topic, partition), log_config)
         self.partition = Partition(topic, partition, broker_id, self.log)
         self._lock = threading.RLock()
@@ -100,6 +102,14 @@ class PartitionReplica:
         )
         self._housekeeping.start()
 
+    def _state_change(self, message: str, *args: object) -> None:
+        state_change_logger.info(
+            "[Replica %s@%d] " + message, self.partition.name, self.partition.broker_id, *args
+        )
+
+    def _positions(self) -> str:
+        return f"LEO {self.log.log_end_offset} HW {self.partition.high_watermark}"
+
     # ------------------------------------------------------------------ control
 
     @ray.method(concurrency_group="control")
@@ -107,18 +117,18 @@ class PartitionReplica:
         """Apply a LeaderAndIsr naming this replica leader."""
         with self._lock:
             if self.partition.is_stale(state):
+                self._state_change(
+                    "ignored stale LeaderAndIsr (%s): at epoch %d",
+                    describe_state(state),
+                    self.partition.leader_epoch,
+                )
                 return Errors.STALE_CONTROLLER_EPOCH
             if self.partition.already_leads(state):
                 return Errors.NONE
             self._stop_fetcher()
             self.partition.make_leader(state)
             self._partition_changed()
-        logger.info(
-            "%s: leader at epoch %d, ISR %s",
-            self.partition.name,
-            state.leader_epoch,
-            list(state.isr),
-        )
+            self._state_change("became leader: %s, %s", describe_state(state), self._positions())
         return Errors.NONE
 
     @ray.method(concurrency_group="control")
@@ -126,6 +136,11 @@ class PartitionReplica:
         """Apply a LeaderAndIsr naming another replica leader; (re)start the fetch loop."""
         with self._lock:
             if self.partition.is_stale(state):
+                self._state_change(
+                    "ignored stale LeaderAndIsr (%s): at epoch %d",
+                    describe_state(state),
+                    self.partition.leader_epoch,
+                )
                 return Errors.STALE_CONTROLLER_EPOCH
             if (
                 self.partition.already_follows(state)
@@ -136,6 +151,7 @@ class PartitionReplica:
             self._stop_fetcher()
             self.partition.make_follower(state)
             self._partition_changed()
+            self._state_change("became follower: %s, %s", describe_state(state), self._positions())
             if state.leader >= 0:
                 self._fetcher = _Fetcher(
                     state.leader_epoch, self._fetch_loop, f"{self.partition.name}-fetcher"
@@ -252,6 +268,7 @@ class PartitionReplica:
         leader: Any = None
         fetch: Any = None
         truncated = False
+        failing: str | None = None
         while True:
             with self._lock:
                 if not self._following(fetcher):
@@ -272,9 +289,14 @@ class PartitionReplica:
                     continue
                 response = cast(FetchResponse, ray.get(fetch.remote(request), timeout=timeout_s))
             except _LEADER_UNREACHABLE as exc:
-                logger.debug(
-                    "%s: leader %d unreachable: %s", partition.name, partition.leader_id, exc
-                )
+                if failing != type(exc).__name__:
+                    failing = type(exc).__name__
+                    self._state_change(
+                        "leader %d unreachable at epoch %d: %s",
+                        partition.leader_id,
+                        fetcher.epoch,
+                        failing,
+                    )
                 leader = None
                 fetcher.stopped.wait(backoff)
                 continue
@@ -282,6 +304,16 @@ class PartitionReplica:
                 if not self._following(fetcher):
                     return
                 action = partition.apply_fetch_response(response)
+            outcome = None if response.error is Errors.NONE else response.error.name
+            if outcome != failing:
+                self._state_change(
+                    "fetch from leader %d at epoch %d: %s, %s",
+                    partition.leader_id,
+                    fetcher.epoch,
+                    outcome or "fetching again",
+                    self._positions(),
+                )
+                failing = outcome
             if action is FollowerAction.FETCH:
                 continue
             if action is FollowerAction.TRUNCATE:
@@ -307,14 +339,13 @@ class PartitionReplica:
             removed = self.partition.truncate_on_epoch_answer(response)
         if removed is None:
             return False
-        if removed:
-            logger.info(
-                "%s: truncated %d bytes to offset %d (leader epoch %d)",
-                self.partition.name,
-                removed,
-                self.log.log_end_offset,
-                response.leader_epoch,
-            )
+        self._state_change(
+            "truncated %d bytes to offset %d on the leader's answer (epoch %d ends at %d)",
+            removed,
+            self.log.log_end_offset,
+            response.leader_epoch,
+            response.end_offset,
+        )
         return True
 
     def _stop_fetcher(self) -> None:
@@ -328,6 +359,13 @@ class PartitionReplica:
     def _start_isr_change(self, new_isr: tuple[int, ...]) -> None:
         """Hand the ZooKeeper write to a thread: the caller holds the lock and must not wait."""
         proposal = self.partition.propose_isr(new_isr)
+        self._state_change(
+            "proposing ISR %s (was %s) at epoch %d, %s",
+            list(new_isr),
+            list(self.partition.isr),
+            proposal.leader_epoch,
+            self._positions(),
+        )
         threading.Thread(
             target=self._change_isr,
             args=(proposal,),
@@ -355,8 +393,15 @@ class PartitionReplica:
             )
         finally:
             with self._lock:
-                if partition.finish_isr_change(proposal, error, version):
+                applied = partition.finish_isr_change(proposal, error, version)
+                if applied:
                     self._partition_changed()
+                self._state_change(
+                    "ISR change to %s: %s, %s",
+                    list(proposal.isr),
+                    error.name if applied or error is not Errors.NONE else "written, not applied",
+                    self._positions(),
+                )
 
     # ------------------------------------------------------------------ housekeeping
 
@@ -373,12 +418,6 @@ class PartitionReplica:
                 try:
                     new_isr = self.partition.isr_to_shrink(config.replica_lag_time_max_ms)
                     if new_isr is not None:
-                        logger.info(
-                            "%s: shrinking ISR from %s to %s",
-                            self.partition.name,
-                            list(self.partition.isr),
-                            list(new_isr),
-                        )
                         self._start_isr_change(new_isr)
                     self.log.maybe_flush()
                     if (
