@@ -50,6 +50,8 @@ from rafka.protocol.messages.produce import ProduceRequest, ProduceResponse
 logger = logging.getLogger(__name__)
 
 HOUSEKEEPING_TICK_S = 1.0
+SLOW_PRODUCE_S = 2.0
+"""An acks=all produce parked longer than this is written to the state-change log."""
 # Handler threads: each request parked in a purgatory holds one (consumers' long polls, acks=all
 # produces); a request finding none free waits for one to return. Followers' fetches and the
 # controller's requests have thread pools of their own, so parked produces can never hold every
@@ -187,11 +189,22 @@ class PartitionReplica:
             required = partition.required_offset(info, request.acks)
             if required is None:
                 return partition.produce_response(info)
+            parked = time.monotonic()
             error = self.produce_waiters.wait(
                 lambda: partition.produce_outcome(required, min_isr),
                 request.timeout_ms / 1000,
                 lambda: Errors.REQUEST_TIMED_OUT,
             )
+            waited = time.monotonic() - parked
+            if error is not Errors.NONE or waited > SLOW_PRODUCE_S:
+                self._state_change(
+                    "acks=all produce up to offset %d answered %s after %.1fs: ISR %s, %s",
+                    required,
+                    error.name,
+                    waited,
+                    list(partition.isr),
+                    self._positions(),
+                )
             return partition.produce_response(info, error)
 
     def fetch(self, request: FetchRequest) -> FetchResponse:
