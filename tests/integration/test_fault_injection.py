@@ -45,7 +45,6 @@ from rafka.protocol.records.batch import iter_batches
 from rafka.protocol.types import TopicPartition
 from rafka.testing import wait_until
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 NS = "rafka-chaos"
 TOPIC = "chaos"
 PARTITIONS = 3
@@ -53,6 +52,8 @@ SESSION_TIMEOUT_MS = 4000
 MIN_ISR = 2
 SEED = int(os.environ.get("RAFKA_CHAOS_SEED", "20261122"))
 FAULT_PHASE_S = float(os.environ.get("RAFKA_CHAOS_SECONDS", "50"))
+# Set-up, the settling and the checks take up to ten minutes on top of the fault phase.
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(int(FAULT_PHASE_S * 1.5) + 600)]
 MAX_UNAVAILABLE_S = 30.0
 """The longest a partition may go without an acknowledgement while min ISR of its brokers are up."""
 EXPLAIN_GAPS_ABOVE_S = 10.0
@@ -158,9 +159,9 @@ class _RetryRecorder(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         args = record.args
         if record.msg.startswith("retrying batch") and isinstance(args, tuple) and len(args) == 3:
-            error = args[2]
+            _, partition, error = args
             detail = f"{type(error).__name__}: {error}"
-            self.into.append((record.created, int(args[1]), detail[:160]))
+            self.into.append((record.created, int(str(partition)), detail[:160]))
 
 
 @dataclass
