@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import consumer_groups
 import failover
+import recovery
 import spark
 import storage
 
@@ -40,7 +41,7 @@ def main() -> None:
     )
     parser.add_argument(
         "--only",
-        choices=("storage", "cluster", "failover", "groups", "spark"),
+        choices=("storage", "cluster", "failover", "recovery", "groups", "spark"),
         default=None,
         help="run one area",
     )
@@ -59,6 +60,8 @@ def main() -> None:
             ("fault", "unavailability (longest gap between acks)", "target"),
             failover.run(),
         )
+    if args.only in (None, "recovery"):
+        print_table(recovery.title(recovery.REPEATS), recovery.HEADER, recovery.run())
     if args.only in (None, "groups"):
         print_table(
             "Consumer groups (3 brokers, 8-partition topic, "

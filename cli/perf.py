@@ -16,6 +16,7 @@ from typing import Any
 
 from rafka.clients.consumer import Consumer
 from rafka.clients.producer import Producer
+from rafka.cluster.timeline import percentile
 from rafka.protocol.types import TopicPartition
 
 VALUE = attrgetter("value")
@@ -44,12 +45,7 @@ class ProducerPerf:
 
     def percentile(self, fraction: float) -> float:
         """Latency at ``fraction`` (0.5 = p50) in ms."""
-        ordered = sorted(self.latencies_ms)
-        return (
-            ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
-            if ordered
-            else float("nan")
-        )
+        return percentile(self.latencies_ms, fraction)
 
     def summary(self) -> str:
         """kafka-producer-perf-test's closing line."""

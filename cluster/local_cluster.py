@@ -158,14 +158,15 @@ class LocalCluster:
         ray.kill(handle, no_restart=True)
         self._wait_gone(names.broker_actor_name(broker_id), timeout_s)
 
-    def kill_broker(self, broker_id: int) -> int:
+    def kill_broker(self, broker_id: int, processes: dict[str, int] | None = None) -> int:
         """SIGKILL every process of a broker at once (its broker, controller, group coordinator and
         replica actors), as a node crash would; return the broker's pid once all of them are gone.
 
         Killing only the broker's process would leave its replica actors running until Ray reaps
-        them, and a leader replica that outlives its broker could still serve fetches.
+        them, and a leader replica that outlives its broker could still serve fetches. A caller
+        timing the crash passes ``processes`` (``broker_processes``) looked up beforehand.
         """
-        processes = self._broker_processes(broker_id)
+        processes = processes or self.broker_processes(broker_id)
         del self.brokers[broker_id]
         for pid in set(processes.values()):
             try:
@@ -178,9 +179,9 @@ class LocalCluster:
 
     def broker_pids(self, broker_id: int) -> list[int]:
         """Process ids of a broker and its controller, coordinator and replica actors."""
-        return list(self._broker_processes(broker_id).values())
+        return list(self.broker_processes(broker_id).values())
 
-    def _broker_processes(self, broker_id: int) -> dict[str, int]:
+    def broker_processes(self, broker_id: int) -> dict[str, int]:
         """Actor name -> pid for every actor a broker runs; actors already gone are left out."""
         handle = self.brokers[broker_id]
         processes = {

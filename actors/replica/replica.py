@@ -46,6 +46,7 @@ from rafka.protocol.messages.offsets import (
     OffsetsForLeaderEpochResponse,
 )
 from rafka.protocol.messages.produce import ProduceRequest, ProduceResponse
+from rafka.protocol.types import now_ms
 
 logger = logging.getLogger(__name__)
 
@@ -98,6 +99,8 @@ class PartitionReplica:
         self.produce_waiters: Purgatory[Errors] = Purgatory("produce", self._lock)
         self.fetch_waiters: Purgatory[bool] = Purgatory("fetch", self._lock)
         self._fetcher: _Fetcher | None = None
+        # Wall-clock ms this replica last became leader (-1: never), for recovery timelines.
+        self._leader_since_ms = -1
         self._stopped = threading.Event()
         self._housekeeping = threading.Thread(
             target=self._housekeep, name=f"{self.partition.name}-housekeeping", daemon=True
@@ -129,6 +132,7 @@ class PartitionReplica:
                 return Errors.NONE
             self._stop_fetcher()
             self.partition.make_leader(state)
+            self._leader_since_ms = now_ms()
             self._partition_changed()
             self._state_change("became leader: %s, %s", describe_state(state), self._positions())
         return Errors.NONE
@@ -250,6 +254,7 @@ class PartitionReplica:
                 **self.partition.describe(),
                 "pid": os.getpid(),
                 "log_dir": str(self.log.directory),
+                "leader_since_ms": self._leader_since_ms,
             }
 
     @ray.method(concurrency_group="control")

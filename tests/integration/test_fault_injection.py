@@ -21,7 +21,6 @@ import itertools
 import logging
 import os
 import random
-import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -30,7 +29,6 @@ from pathlib import Path
 
 import pytest
 import ray
-from kazoo.client import KazooClient
 
 from rafka.actors import names
 from rafka.actors.state_change import StateChange, read_state_changes
@@ -38,6 +36,7 @@ from rafka.clients.admin import Admin
 from rafka.clients.consumer import Consumer
 from rafka.clients.producer import Producer
 from rafka.clients.records import RecordMetadata
+from rafka.cluster import faults
 from rafka.cluster.local_cluster import LocalCluster
 from rafka.cluster.zookeeper_server import ZooKeeperServer
 from rafka.log.files import LOG_SUFFIX, base_offset_of, partition_dir_name
@@ -220,58 +219,32 @@ class Faults:
 
     def kill_broker(self) -> Fault:
         victim = self._victim()
-        at = time.time()
-        self.cluster.kill_broker(victim)
+        at = faults.kill_broker(self.cluster, victim)
         time.sleep(self.rng.uniform(0.5, 2.0))
         return Fault(at, "kill -9 broker", victim, time.time())
 
     def kill_controller(self) -> Fault:
-        victim = self.admin.describe_cluster().controller_id
-        at = time.time()
-        self.cluster.kill_broker(victim)
+        victim, at = faults.kill_controller(self.cluster)
         time.sleep(self.rng.uniform(0.5, 2.0))
         return Fault(at, "kill -9 controller broker", victim, time.time())
 
     def pause_broker(self) -> Fault:
         victim = self._victim()
-        pids = self.cluster.broker_pids(victim)
-        at = time.time()
-        for pid in pids:
-            os.kill(pid, signal.SIGSTOP)
-        try:
-            time.sleep(
-                SESSION_TIMEOUT_MS / 1000 + 2
-            )  # the fault itself: a pause longer than the session
-        finally:
-            for pid in pids:
-                os.kill(pid, signal.SIGCONT)
+        # A pause longer than the session: the broker comes back a zombie.
+        at = faults.pause_broker(self.cluster, victim, SESSION_TIMEOUT_MS / 1000 + 2)
         return Fault(at, "SIGSTOP broker", victim, time.time(), f"{time.time() - at:.0f}s")
 
     def expire_session(self) -> Fault:
         victim = self._victim()
-        session_id, password = ray.get(self.cluster.brokers[victim].describe.remote(), timeout=30)[
-            "zk_session"
-        ]
-        at = time.time()
-        # Opening and closing a second client on the same session id ends that session server-side.
-        twin = KazooClient(
-            hosts=self.zookeeper.connect_string, client_id=(session_id, bytes.fromhex(password))
-        )
-        twin.start(timeout=15)
-        twin.stop()
-        twin.close()
+        at = faults.expire_session(self.cluster, victim)
         return Fault(at, "expire ZooKeeper session of broker", victim, at)
 
     def kill_replica(self) -> Fault:
         victim = self._victim()
         partition = self.rng.randrange(PARTITIONS)
-        at = time.time()
-        try:
-            ray.kill(
-                ray.get_actor(names.replica_actor_name(TOPIC, partition, victim), namespace=NS),
-                no_restart=True,
-            )
-        except ValueError:
+        at = faults.kill_replica(self.cluster, TOPIC, partition, victim)
+        if at is None:
+            at = time.time()
             return Fault(at, "replica already down on broker", victim, at, f"{TOPIC}-{partition}")
         return Fault(at, "kill replica on broker", victim, at, f"{TOPIC}-{partition}")
 
@@ -386,10 +359,10 @@ def test_no_acknowledged_record_is_lost_under_injected_faults(
         config={"min.insync.replicas": str(MIN_ISR), "unclean.leader.election.enable": "false"},
     )
     workload = Workload(workers=2, rate_per_worker=150)
-    faults = Faults(chaos_cluster, admin, zookeeper, random.Random(SEED))
+    schedule = Faults(chaos_cluster, admin, zookeeper, random.Random(SEED))
     workload.start()
     origin = time.time()
-    faults.run(FAULT_PHASE_S)
+    schedule.run(FAULT_PHASE_S)
     workload.stop()
     finished = time.time()
 
@@ -472,15 +445,15 @@ def test_no_acknowledged_record_is_lost_under_injected_faults(
             f"{all(b == reference for b in on_disk.values())}"
         )
 
-    impaired = impaired_seconds(faults.injected, MIN_ISR)
+    impaired = impaired_seconds(schedule.injected, MIN_ISR)
     longest: dict[int, tuple[float, float]] = {}
     available_gap: dict[int, float] = {}
     for p in range(PARTITIONS):
         times = [t for _, m, t in workload.acked if m.partition == p]
         longest[p], available_gap[p] = longest_gaps(times, origin, finished, impaired)
 
-    print(f"\nfault injection (seed {SEED}, {FAULT_PHASE_S:.0f}s): {len(faults.injected)} faults")
-    for fault in faults.injected:
+    print(f"\nfault injection (seed {SEED}, {FAULT_PHASE_S:.0f}s): {len(schedule.injected)} faults")
+    for fault in schedule.injected:
         print(f"  {fault.at - origin:8.2f}s {fault}")
     print(
         f"acknowledged {len(workload.acked)}, failed sends {workload.failed}, lost {len(lost)}, "
@@ -506,7 +479,7 @@ def test_no_acknowledged_record_is_lost_under_injected_faults(
             if gap[1] - gap[0] > EXPLAIN_GAPS_ABOVE_S:
                 print(
                     "\n".join(
-                        explain_gap(p, gap, faults.injected, changes, workload.retries, origin)
+                        explain_gap(p, gap, schedule.injected, changes, workload.retries, origin)
                     )
                 )
 
