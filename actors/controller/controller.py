@@ -339,12 +339,14 @@ class Controller:
 
     def _snapshot(self, topic: str) -> TopicSnapshot:
         assignment = self.zk.assignment(topic)
-        states = {p: self.zk.partition_state(topic, p) for p in sorted(assignment)}
+        reads = {p: self.zk.partition_state_written(topic, p) for p in sorted(assignment)}
+        written = {p: read for p, read in reads.items() if read is not None}
         return TopicSnapshot(
             topic,
             assignment,
             self.zk.topic_config(topic),
-            {p: state for p, state in states.items() if state is not None},
+            {p: state for p, (state, _) in written.items()},
+            {p: zxid for p, (_, zxid) in written.items()},
         )
 
     # ------------------------------------------------------------------ Ray failure detection

@@ -166,6 +166,48 @@ class ControllerCore(OperationRunner):
             ctx.partitions_in(PartitionState.NEW_PARTITION)
             + ctx.partitions_in(PartitionState.OFFLINE_PARTITION)
         )
+        yield from self._replace_restarted_leaders(_restarted_since_written(event))
+
+    def _replace_restarted_leaders(self, restarted: Mapping[TopicPartition, set[int]]) -> Step:
+        """Move leadership off leaders whose broker registered again after their partition's state
+        was last written.
+
+        Such a broker restarted (or lost its session) while no controller watched, so no election
+        ran: its replica must reopen its log and start before the partition takes writes again,
+        and until its followers have fetched from it the high watermark stands still. Another live
+        in-sync replica that kept running leads at once instead; the restarted one leaves the ISR
+        and rejoins it once caught up, as after any broker failure (Kafka's broker epochs,
+        KIP-380). With no such replica the restarted leader stays.
+        """
+        ctx = self.ctx
+
+        def decide(tp: TopicPartition) -> PartitionWrite | None:
+            current = ctx.leadership.get(tp)
+            if current is None or current.leader not in restarted[tp]:
+                return None
+            decision = controlled_shutdown_leader(
+                ctx.replicas(tp), current.isr, ctx.electable(), restarted[tp]
+            )
+            if decision is None:
+                return None
+            new = LeaderIsrAndEpoch(
+                decision.leader,
+                current.leader_epoch + 1,
+                decision.isr,
+                ctx.epoch,
+                current.zk_version,
+            )
+            return UpdatePartitionState(tp, new, ctx.epoch_zk_version)
+
+        def written(tp: TopicPartition, write: PartitionWrite) -> None:
+            self._log(
+                f"{tp[0]}-{tp[1]}: brokers {sorted(restarted[tp])} registered again since its "
+                f"state was written; leader {write.state.leader} epoch {write.state.leader_epoch} "
+                f"ISR {list(write.state.isr)}"
+            )
+            self._batch.add_leader_and_isr(ctx, list(ctx.replicas(tp)), tp)
+
+        yield from self._retrying(sorted(restarted), decide, written)
 
     def _load_topic(self, topic: TopicSnapshot) -> list[TopicPartition]:
         ctx = self.ctx
@@ -555,6 +597,18 @@ class ControllerCore(OperationRunner):
         for line in lines:
             self.recent_response_errors.append(line)
             self._log(line)
+
+
+def _restarted_since_written(event: ControllerElected) -> dict[TopicPartition, set[int]]:
+    """Per partition, the live brokers whose registration is newer than the partition's state: they
+    restarted, or lost their session, after that state was written."""
+    restarted: dict[TopicPartition, set[int]] = {}
+    for topic in event.topics:
+        for partition, written_at in topic.written_at.items():
+            brokers = {b for b, r in event.brokers.items() if r.zxid > written_at}
+            if brokers:
+                restarted[TopicPartition(topic.name, partition)] = brokers
+    return restarted
 
 
 def _already_exists(name: str) -> CreateTopicResult:
