@@ -59,6 +59,8 @@ EXPLAIN_GAPS_ABOVE_S = 10.0
 STATE_CHANGE_LINES = 60
 """State-change lines printed from each end of a gap's window."""
 PRODUCER_LOGGER = "rafka.clients.producer"
+PRODUCER_ERRORS = 8
+"""Distinct producer errors printed per gap, earliest first."""
 
 
 @pytest.fixture(scope="module")
@@ -339,12 +341,10 @@ def explain_gap(
     errors: dict[str, list[float]] = {}
     for at, p, detail in retries:
         if p == partition and start - 2 <= at <= end:
-            errors.setdefault(detail.split(":")[0], []).append(at)
-    for kind, times in errors.items():
-        lines.append(
-            f"  producer retried {len(times)}x after {kind} "
-            f"({times[0] - origin:.2f}s..{times[-1] - origin:.2f}s)"
-        )
+            errors.setdefault(detail, []).append(at)
+    for detail, times in sorted(errors.items(), key=lambda e: e[1][0])[:PRODUCER_ERRORS]:
+        first, last = times[0] - origin, times[-1] - origin
+        lines.append(f"  producer retried {len(times)}x ({first:.2f}s..{last:.2f}s) after {detail}")
     return lines
 
 
