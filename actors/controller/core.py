@@ -13,7 +13,7 @@ which is then abandoned (its caller is told NOT_CONTROLLER).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 from typing_extensions import assert_never
 
@@ -182,22 +182,7 @@ class ControllerCore(OperationRunner):
         ctx = self.ctx
 
         def decide(tp: TopicPartition) -> PartitionWrite | None:
-            current = ctx.leadership.get(tp)
-            if current is None or current.leader not in restarted[tp]:
-                return None
-            decision = controlled_shutdown_leader(
-                ctx.replicas(tp), current.isr, ctx.electable(), restarted[tp]
-            )
-            if decision is None:
-                return None
-            new = LeaderIsrAndEpoch(
-                decision.leader,
-                current.leader_epoch + 1,
-                decision.isr,
-                ctx.epoch,
-                current.zk_version,
-            )
-            return UpdatePartitionState(tp, new, ctx.epoch_zk_version)
+            return self._move_leadership(tp, restarted[tp], restarted[tp], ctx.electable())
 
         def written(tp: TopicPartition, write: PartitionWrite) -> None:
             self._log(
@@ -208,6 +193,27 @@ class ControllerCore(OperationRunner):
             self._batch.add_leader_and_isr(ctx, list(ctx.replicas(tp)), tp)
 
         yield from self._retrying(sorted(restarted), decide, written)
+
+    def _move_leadership(
+        self,
+        tp: TopicPartition,
+        leaders: Collection[int],
+        leaving: Collection[int],
+        live: Collection[int],
+    ) -> PartitionWrite | None:
+        """The write moving ``tp``'s leadership, if one of ``leaders`` holds it, to a live in-sync
+        replica outside ``leaving`` (which also leave the ISR); None if none can lead."""
+        ctx = self.ctx
+        current = ctx.leadership.get(tp)
+        if current is None or current.leader not in leaders:
+            return None
+        decision = controlled_shutdown_leader(ctx.replicas(tp), current.isr, live, leaving)
+        if decision is None:
+            return None
+        new = LeaderIsrAndEpoch(
+            decision.leader, current.leader_epoch + 1, decision.isr, ctx.epoch, current.zk_version
+        )
+        return UpdatePartitionState(tp, new, ctx.epoch_zk_version)
 
     def _load_topic(self, topic: TopicSnapshot) -> list[TopicPartition]:
         ctx = self.ctx
@@ -424,22 +430,7 @@ class ControllerCore(OperationRunner):
         ctx.shutting_down.add(broker)
 
         def decide(tp: TopicPartition) -> PartitionWrite | None:
-            current = ctx.leadership.get(tp)
-            if current is None or current.leader != broker:
-                return None
-            decision = controlled_shutdown_leader(
-                ctx.replicas(tp), current.isr, set(ctx.live_brokers), ctx.shutting_down
-            )
-            if decision is None:
-                return None
-            new = LeaderIsrAndEpoch(
-                decision.leader,
-                current.leader_epoch + 1,
-                decision.isr,
-                ctx.epoch,
-                current.zk_version,
-            )
-            return UpdatePartitionState(tp, new, ctx.epoch_zk_version)
+            return self._move_leadership(tp, {broker}, ctx.shutting_down, set(ctx.live_brokers))
 
         def written(tp: TopicPartition, write: PartitionWrite) -> None:
             self._log(
