@@ -23,6 +23,7 @@ from rafka.actors import names, spawn
 from rafka.actors.broker.config import BrokerConfig
 from rafka.actors.broker.metadata_cache import MetadataCache
 from rafka.actors.process import configure_actor_logging
+from rafka.actors.state_change import describe_state, open_state_change_log, state_change_logger
 from rafka.actors.zk.client import ZkClient
 from rafka.actors.zk.data import BrokerRegistration, LeaderIsrAndEpoch
 from rafka.groups.group_metadata import validate_group_id
@@ -56,6 +57,7 @@ class Broker:
 
     def __init__(self, config: BrokerConfig, namespace: str) -> None:
         configure_actor_logging()
+        open_state_change_log(config.log_dirs)
         self.config = config
         self.broker_id = config.broker_id
         self.namespace = namespace
@@ -85,11 +87,16 @@ class Broker:
         self.coordinator = spawn.spawn_coordinator(config, namespace, self.node_id)
         self._offsets_partitions: int | None = None
         logger.info("broker %d registered on node %s (%s)", self.broker_id, self.node_id, self.host)
+        self._state_change("registered in ZooKeeper (pid %d)", os.getpid())
+
+    def _state_change(self, message: str, *args: object) -> None:
+        state_change_logger.info("[Broker id=%d] " + message, self.broker_id, *args)
 
     def _on_session_state(self, state: str) -> None:
         # Kazoo's thread: a lost session took the ephemeral registration with it; once kazoo has a
         # new session, register again (a new incarnation the controller treats as a restart).
         if state == KazooState.LOST and not self._stopped.is_set():
+            self._state_change("ZooKeeper session lost; registering again")
             self._loop.call_soon_threadsafe(lambda: self._loop.create_task(self._reregister()))
 
     async def _reregister(self) -> None:
@@ -102,9 +109,7 @@ class Broker:
                         timeout_s=2 * self.config.zookeeper_session_timeout_ms / 1000 + 5,
                     ),
                 )
-                logger.info(
-                    "broker %d re-registered after its ZooKeeper session expired", self.broker_id
-                )
+                self._state_change("registered again after its ZooKeeper session expired")
                 return
             except Exception as exc:  # the connection may still be re-establishing: try again
                 logger.warning("broker %d re-registration failed: %s", self.broker_id, exc)
@@ -116,7 +121,18 @@ class Broker:
         """Become leader or follower for the listed partitions, creating replica actors as needed;
         the answer carries each partition's outcome."""
         async with self._mailbox:
+            self._state_change(
+                "received LeaderAndIsr from controller %d epoch %d: %s",
+                request.controller_id,
+                request.controller_epoch,
+                "; ".join(describe_state(p) for p in request.partitions),
+            )
             if request.controller_epoch < self.controller_epoch:
+                self._state_change(
+                    "refused LeaderAndIsr: controller epoch %d is older than %d",
+                    request.controller_epoch,
+                    self.controller_epoch,
+                )
                 return LeaderAndIsrResponse(Errors.STALE_CONTROLLER_EPOCH)
             self.controller_epoch = request.controller_epoch
             pending = []
@@ -254,12 +270,7 @@ class Broker:
                 return
             if replica_died:
                 self.replica_restarts += 1
-                logger.warning(
-                    "replica %s-%d on broker %d died; restarting it from disk",
-                    key[0],
-                    key[1],
-                    self.broker_id,
-                )
+                self._state_change("replica %s-%d died; restarting it from disk", *key)
             try:
                 replica = self._replica(*key)
                 call = (
@@ -267,7 +278,10 @@ class Broker:
                     if state.leader == self.broker_id
                     else replica.become_follower
                 )
-                await call.remote(state)
+                error = await call.remote(state)
+                self._state_change(
+                    "restarted replica with %s: %s", describe_state(state), error.name
+                )
             except (ValueError, ray.exceptions.RayActorError) as exc:
                 # The dead actor's name may not be free yet: the next supervision pass retries.
                 self.replicas.pop(key, None)
@@ -300,10 +314,16 @@ class Broker:
                 None, self.zk.update_partition_state, topic, partition, state, None
             )
         except (BadVersionError, NoNodeError):
+            self._state_change(
+                "ISR change of %s-%d to %s refused: znode version %d is stale",
+                topic,
+                partition,
+                list(state.isr),
+                state.zk_version,
+            )
             return AlterIsrResponse(Errors.INVALID_UPDATE_VERSION, -1)
-        logger.info(
-            "broker %d: ISR of %s-%d is now %s (leader epoch %d, znode version %d)",
-            self.broker_id,
+        self._state_change(
+            "ISR of %s-%d is now %s (leader epoch %d, zk version %d)",
             topic,
             partition,
             list(state.isr),

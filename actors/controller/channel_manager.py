@@ -21,6 +21,7 @@ import ray
 from rafka.actors import names
 from rafka.actors.controller.channel import Backoff, BrokerChannel, api_name
 from rafka.actors.controller.effects import ControlRequest
+from rafka.actors.state_change import state_change_logger
 from rafka.protocol.errors import Errors
 from rafka.protocol.messages.control import (
     ControlResponse,
@@ -122,6 +123,14 @@ class ControllerChannelManager:
                     channel.failures,
                     delay,
                     exc,
+                )
+                state_change_logger.info(
+                    "[Channel to broker %d] %s failed (%d in a row), retrying in %.1fs: %s",
+                    broker_id,
+                    api_name(queued.request),
+                    channel.failures,
+                    delay,
+                    type(exc).__name__,
                 )
                 await asyncio.sleep(delay)
                 continue

@@ -67,13 +67,14 @@ from rafka.actors.controller.events import (
 from rafka.actors.controller.mailbox import Mailbox
 from rafka.actors.controller.state_machines import PartitionState
 from rafka.actors.process import configure_actor_logging
+from rafka.actors.state_change import describe_state, open_state_change_log, state_change_logger
 from rafka.actors.zk.client import ControllerMovedError, ZkClient
 from rafka.protocol.errors import Errors, TopicAlreadyExistsError
 from rafka.protocol.messages.admin import ControlledShutdownResponse, CreateTopicResult
+from rafka.protocol.messages.control import LeaderAndIsrRequest
 from rafka.protocol.types import NewTopic, TopicPartition
 
 logger = logging.getLogger(__name__)
-state_change_logger = logging.getLogger("rafka.state_change")
 
 
 class Controller:
@@ -81,6 +82,7 @@ class Controller:
 
     def __init__(self, config: BrokerConfig, namespace: str) -> None:
         configure_actor_logging()
+        open_state_change_log(config.log_dirs)
         self.config = config
         self.broker_id = config.broker_id
         self.namespace = namespace
@@ -164,6 +166,10 @@ class Controller:
     def _on_session_state(self, state: str) -> None:
         # Runs on kazoo's thread: only enqueue.
         if state == KazooState.LOST and not self.shutting_down:
+            state_change_logger.info(
+                "[Controller id=%d] ZooKeeper session lost; will resign and stand again",
+                self.broker_id,
+            )
             self.mailbox.put_threadsafe(SessionExpired())
 
     def _watcher(self, event: ControllerEvent) -> Callable[[object], None]:
@@ -175,6 +181,17 @@ class Controller:
 
     def _on_answer(self, broker_id: int, request: ControlRequest, answer: ControlAnswer) -> None:
         errors = tuple(e for e in answer.partition_errors if e.error is not Errors.NONE)
+        if isinstance(request, LeaderAndIsrRequest):
+            state_change_logger.info(
+                "[Controller id=%d epoch=%d] broker %d answered LeaderAndIsr for %s: %s",
+                self.broker_id,
+                request.controller_epoch,
+                broker_id,
+                [f"{p.topic}-{p.partition}" for p in request.partitions],
+                answer.error.name
+                if not errors
+                else [f"{e.topic}-{e.partition} {e.error.name}" for e in errors],
+            )
         if answer.error is not Errors.NONE or errors:
             self.mailbox.put(
                 ControlResponseError(broker_id, api_name(request), answer.error, errors)
@@ -191,6 +208,11 @@ class Controller:
                 self._elect()
             case Reelect():
                 current = self.zk.controller_id(watch=self._watcher(Reelect()))
+                state_change_logger.info(
+                    "[Controller id=%d] /controller changed: controller is now %d",
+                    self.broker_id,
+                    current,
+                )
                 if self.core.active and current != self.broker_id:
                     self._resign()
                 if current == -1:
@@ -242,6 +264,15 @@ class Controller:
             self.channels.remove_broker(broker_id)
         if effects.release_controller:
             self.zk.release_controller()
+        for r in effects.requests:
+            if isinstance(r.request, LeaderAndIsrRequest):
+                state_change_logger.info(
+                    "[Controller id=%d epoch=%d] sending LeaderAndIsr to broker %d: %s",
+                    self.broker_id,
+                    r.request.controller_epoch,
+                    r.broker_id,
+                    "; ".join(describe_state(p) for p in r.request.partitions),
+                )
         answers: list[asyncio.Future[Any]] = [
             self.channels.send(r.broker_id, r.request) for r in effects.requests
         ]
@@ -308,12 +339,14 @@ class Controller:
 
     def _snapshot(self, topic: str) -> TopicSnapshot:
         assignment = self.zk.assignment(topic)
-        states = {p: self.zk.partition_state(topic, p) for p in sorted(assignment)}
+        reads = {p: self.zk.partition_state_written(topic, p) for p in sorted(assignment)}
+        written = {p: read for p, read in reads.items() if read is not None}
         return TopicSnapshot(
             topic,
             assignment,
             self.zk.topic_config(topic),
-            {p: state for p, state in states.items() if state is not None},
+            {p: state for p, (state, _) in written.items()},
+            {p: zxid for p, (_, zxid) in written.items()},
         )
 
     # ------------------------------------------------------------------ Ray failure detection

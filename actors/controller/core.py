@@ -13,7 +13,7 @@ which is then abandoned (its caller is told NOT_CONTROLLER).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 from typing_extensions import assert_never
 
@@ -166,6 +166,54 @@ class ControllerCore(OperationRunner):
             ctx.partitions_in(PartitionState.NEW_PARTITION)
             + ctx.partitions_in(PartitionState.OFFLINE_PARTITION)
         )
+        yield from self._replace_restarted_leaders(_restarted_since_written(event))
+
+    def _replace_restarted_leaders(self, restarted: Mapping[TopicPartition, set[int]]) -> Step:
+        """Move leadership off leaders whose broker registered again after their partition's state
+        was last written.
+
+        Such a broker restarted (or lost its session) while no controller watched, so no election
+        ran: its replica must reopen its log and start before the partition takes writes again,
+        and until its followers have fetched from it the high watermark stands still. Another live
+        in-sync replica that kept running leads at once instead; the restarted one leaves the ISR
+        and rejoins it once caught up, as after any broker failure (Kafka's broker epochs,
+        KIP-380). With no such replica the restarted leader stays.
+        """
+        ctx = self.ctx
+
+        def decide(tp: TopicPartition) -> PartitionWrite | None:
+            return self._move_leadership(tp, restarted[tp], restarted[tp], ctx.electable())
+
+        def written(tp: TopicPartition, write: PartitionWrite) -> None:
+            self._log(
+                f"{tp[0]}-{tp[1]}: brokers {sorted(restarted[tp])} registered again since its "
+                f"state was written; leader {write.state.leader} epoch {write.state.leader_epoch} "
+                f"ISR {list(write.state.isr)}"
+            )
+            self._batch.add_leader_and_isr(ctx, list(ctx.replicas(tp)), tp)
+
+        yield from self._retrying(sorted(restarted), decide, written)
+
+    def _move_leadership(
+        self,
+        tp: TopicPartition,
+        leaders: Collection[int],
+        leaving: Collection[int],
+        live: Collection[int],
+    ) -> PartitionWrite | None:
+        """The write moving ``tp``'s leadership, if one of ``leaders`` holds it, to a live in-sync
+        replica outside ``leaving`` (which also leave the ISR); None if none can lead."""
+        ctx = self.ctx
+        current = ctx.leadership.get(tp)
+        if current is None or current.leader not in leaders:
+            return None
+        decision = controlled_shutdown_leader(ctx.replicas(tp), current.isr, live, leaving)
+        if decision is None:
+            return None
+        new = LeaderIsrAndEpoch(
+            decision.leader, current.leader_epoch + 1, decision.isr, ctx.epoch, current.zk_version
+        )
+        return UpdatePartitionState(tp, new, ctx.epoch_zk_version)
 
     def _load_topic(self, topic: TopicSnapshot) -> list[TopicPartition]:
         ctx = self.ctx
@@ -382,22 +430,7 @@ class ControllerCore(OperationRunner):
         ctx.shutting_down.add(broker)
 
         def decide(tp: TopicPartition) -> PartitionWrite | None:
-            current = ctx.leadership.get(tp)
-            if current is None or current.leader != broker:
-                return None
-            decision = controlled_shutdown_leader(
-                ctx.replicas(tp), current.isr, set(ctx.live_brokers), ctx.shutting_down
-            )
-            if decision is None:
-                return None
-            new = LeaderIsrAndEpoch(
-                decision.leader,
-                current.leader_epoch + 1,
-                decision.isr,
-                ctx.epoch,
-                current.zk_version,
-            )
-            return UpdatePartitionState(tp, new, ctx.epoch_zk_version)
+            return self._move_leadership(tp, {broker}, ctx.shutting_down, set(ctx.live_brokers))
 
         def written(tp: TopicPartition, write: PartitionWrite) -> None:
             self._log(
@@ -457,6 +490,10 @@ class ControllerCore(OperationRunner):
             state = event.states[tp]
             if state is not None:
                 ctx.leadership[tp] = state
+                self._log(
+                    f"{tp[0]}-{tp[1]} ISR changed by its leader: leader {state.leader} epoch "
+                    f"{state.leader_epoch} ISR {list(state.isr)} zk version {state.zk_version}"
+                )
         self._batch = RequestBatch()
         self._batch.add_update_metadata(known)
         self._flush()
@@ -551,6 +588,18 @@ class ControllerCore(OperationRunner):
         for line in lines:
             self.recent_response_errors.append(line)
             self._log(line)
+
+
+def _restarted_since_written(event: ControllerElected) -> dict[TopicPartition, set[int]]:
+    """Per partition, the live brokers whose registration is newer than the partition's state: they
+    restarted, or lost their session, after that state was written."""
+    restarted: dict[TopicPartition, set[int]] = {}
+    for topic in event.topics:
+        for partition, written_at in topic.written_at.items():
+            brokers = {b for b, r in event.brokers.items() if r.zxid > written_at}
+            if brokers:
+                restarted[TopicPartition(topic.name, partition)] = brokers
+    return restarted
 
 
 def _already_exists(name: str) -> CreateTopicResult:

@@ -10,7 +10,7 @@ request that needs a reply carries an id the shell maps back to its caller.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rafka.actors.controller.effects import ZkWrite
 from rafka.actors.zk.data import BrokerRegistration, LeaderIsrAndEpoch
@@ -73,6 +73,8 @@ class TopicSnapshot:
     assignment: Mapping[int, tuple[int, ...]]
     config: Mapping[str, str]
     states: Mapping[int, LeaderIsrAndEpoch]
+    written_at: Mapping[int, int] = field(default_factory=dict)
+    """Per partition, the ZooKeeper transaction that last wrote its state (its mzxid)."""
 
 
 @dataclass(frozen=True)

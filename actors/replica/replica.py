@@ -26,6 +26,7 @@ from rafka.actors import names
 from rafka.actors.broker.config import BrokerConfig
 from rafka.actors.replica.partition import FollowerAction, Partition
 from rafka.actors.replica.purgatory import Purgatory
+from rafka.actors.state_change import describe_state, open_state_change_log, state_change_logger
 from rafka.actors.zk.data import LeaderIsrAndEpoch
 from rafka.log.cleaner import maybe_compact
 from rafka.log.config import LogConfig
@@ -50,6 +51,8 @@ from rafka.protocol.types import now_ms
 logger = logging.getLogger(__name__)
 
 HOUSEKEEPING_TICK_S = 1.0
+SLOW_PRODUCE_S = 2.0
+"""An acks=all produce parked longer than this is written to the state-change log."""
 # Handler threads: each request parked in a purgatory holds one (consumers' long polls, acks=all
 # produces); a request finding none free waits for one to return. Followers' fetches and the
 # controller's requests have thread pools of their own, so parked produces can never hold every
@@ -89,6 +92,7 @@ class PartitionReplica:
     ) -> None:
         self.config = config
         self.namespace = namespace
+        open_state_change_log(config.log_dirs)
         self.log = Log(Path(config.log_dirs) / partition_dir_name(topic, partition), log_config)
         self.partition = Partition(topic, partition, broker_id, self.log)
         self._lock = threading.RLock()
@@ -103,6 +107,14 @@ class PartitionReplica:
         )
         self._housekeeping.start()
 
+    def _state_change(self, message: str, *args: object) -> None:
+        state_change_logger.info(
+            "[Replica %s@%d] " + message, self.partition.name, self.partition.broker_id, *args
+        )
+
+    def _positions(self) -> str:
+        return f"LEO {self.log.log_end_offset} HW {self.partition.high_watermark}"
+
     # ------------------------------------------------------------------ control
 
     @ray.method(concurrency_group="control")
@@ -110,6 +122,11 @@ class PartitionReplica:
         """Apply a LeaderAndIsr naming this replica leader."""
         with self._lock:
             if self.partition.is_stale(state):
+                self._state_change(
+                    "ignored stale LeaderAndIsr (%s): at epoch %d",
+                    describe_state(state),
+                    self.partition.leader_epoch,
+                )
                 return Errors.STALE_CONTROLLER_EPOCH
             if self.partition.already_leads(state):
                 return Errors.NONE
@@ -117,12 +134,7 @@ class PartitionReplica:
             self.partition.make_leader(state)
             self._leader_since_ms = now_ms()
             self._partition_changed()
-        logger.info(
-            "%s: leader at epoch %d, ISR %s",
-            self.partition.name,
-            state.leader_epoch,
-            list(state.isr),
-        )
+            self._state_change("became leader: %s, %s", describe_state(state), self._positions())
         return Errors.NONE
 
     @ray.method(concurrency_group="control")
@@ -130,6 +142,11 @@ class PartitionReplica:
         """Apply a LeaderAndIsr naming another replica leader; (re)start the fetch loop."""
         with self._lock:
             if self.partition.is_stale(state):
+                self._state_change(
+                    "ignored stale LeaderAndIsr (%s): at epoch %d",
+                    describe_state(state),
+                    self.partition.leader_epoch,
+                )
                 return Errors.STALE_CONTROLLER_EPOCH
             if (
                 self.partition.already_follows(state)
@@ -140,6 +157,7 @@ class PartitionReplica:
             self._stop_fetcher()
             self.partition.make_follower(state)
             self._partition_changed()
+            self._state_change("became follower: %s, %s", describe_state(state), self._positions())
             if state.leader >= 0:
                 self._fetcher = _Fetcher(
                     state.leader_epoch, self._fetch_loop, f"{self.partition.name}-fetcher"
@@ -175,11 +193,22 @@ class PartitionReplica:
             required = partition.required_offset(info, request.acks)
             if required is None:
                 return partition.produce_response(info)
+            parked = time.monotonic()
             error = self.produce_waiters.wait(
                 lambda: partition.produce_outcome(required, min_isr),
                 request.timeout_ms / 1000,
                 lambda: Errors.REQUEST_TIMED_OUT,
             )
+            waited = time.monotonic() - parked
+            if error is not Errors.NONE or waited > SLOW_PRODUCE_S:
+                self._state_change(
+                    "acks=all produce up to offset %d answered %s after %.1fs: ISR %s, %s",
+                    required,
+                    error.name,
+                    waited,
+                    list(partition.isr),
+                    self._positions(),
+                )
             return partition.produce_response(info, error)
 
     def fetch(self, request: FetchRequest) -> FetchResponse:
@@ -257,6 +286,7 @@ class PartitionReplica:
         leader: Any = None
         fetch: Any = None
         truncated = False
+        failing: str | None = None
         while True:
             with self._lock:
                 if not self._following(fetcher):
@@ -277,9 +307,14 @@ class PartitionReplica:
                     continue
                 response = cast(FetchResponse, ray.get(fetch.remote(request), timeout=timeout_s))
             except _LEADER_UNREACHABLE as exc:
-                logger.debug(
-                    "%s: leader %d unreachable: %s", partition.name, partition.leader_id, exc
-                )
+                if failing != type(exc).__name__:
+                    failing = type(exc).__name__
+                    self._state_change(
+                        "leader %d unreachable at epoch %d: %s",
+                        partition.leader_id,
+                        fetcher.epoch,
+                        failing,
+                    )
                 leader = None
                 fetcher.stopped.wait(backoff)
                 continue
@@ -287,6 +322,16 @@ class PartitionReplica:
                 if not self._following(fetcher):
                     return
                 action = partition.apply_fetch_response(response)
+            outcome = None if response.error is Errors.NONE else response.error.name
+            if outcome != failing:
+                self._state_change(
+                    "fetch from leader %d at epoch %d: %s, %s",
+                    partition.leader_id,
+                    fetcher.epoch,
+                    outcome or "fetching again",
+                    self._positions(),
+                )
+                failing = outcome
             if action is FollowerAction.FETCH:
                 continue
             if action is FollowerAction.TRUNCATE:
@@ -312,14 +357,13 @@ class PartitionReplica:
             removed = self.partition.truncate_on_epoch_answer(response)
         if removed is None:
             return False
-        if removed:
-            logger.info(
-                "%s: truncated %d bytes to offset %d (leader epoch %d)",
-                self.partition.name,
-                removed,
-                self.log.log_end_offset,
-                response.leader_epoch,
-            )
+        self._state_change(
+            "truncated %d bytes to offset %d on the leader's answer (epoch %d ends at %d)",
+            removed,
+            self.log.log_end_offset,
+            response.leader_epoch,
+            response.end_offset,
+        )
         return True
 
     def _stop_fetcher(self) -> None:
@@ -333,6 +377,13 @@ class PartitionReplica:
     def _start_isr_change(self, new_isr: tuple[int, ...]) -> None:
         """Hand the ZooKeeper write to a thread: the caller holds the lock and must not wait."""
         proposal = self.partition.propose_isr(new_isr)
+        self._state_change(
+            "proposing ISR %s (was %s) at epoch %d, %s",
+            list(new_isr),
+            list(self.partition.isr),
+            proposal.leader_epoch,
+            self._positions(),
+        )
         threading.Thread(
             target=self._change_isr,
             args=(proposal,),
@@ -360,8 +411,15 @@ class PartitionReplica:
             )
         finally:
             with self._lock:
-                if partition.finish_isr_change(proposal, error, version):
+                applied = partition.finish_isr_change(proposal, error, version)
+                if applied:
                     self._partition_changed()
+                self._state_change(
+                    "ISR change to %s: %s, %s",
+                    list(proposal.isr),
+                    error.name if applied or error is not Errors.NONE else "written, not applied",
+                    self._positions(),
+                )
 
     # ------------------------------------------------------------------ housekeeping
 
@@ -378,12 +436,6 @@ class PartitionReplica:
                 try:
                     new_isr = self.partition.isr_to_shrink(config.replica_lag_time_max_ms)
                     if new_isr is not None:
-                        logger.info(
-                            "%s: shrinking ISR from %s to %s",
-                            self.partition.name,
-                            list(self.partition.isr),
-                            list(new_isr),
-                        )
                         self._start_isr_change(new_isr)
                     self.log.maybe_flush()
                     if (

@@ -122,9 +122,8 @@ class ZkClient:
         brokers: dict[int, zd.BrokerRegistration] = {}
         for child in self.zk.get_children(zd.BROKER_IDS, watch=watch):
             try:
-                brokers[int(child)] = zd.BrokerRegistration.decode(
-                    int(child), self.zk.get(zd.broker_path(int(child)))[0]
-                )
+                data, stat = self.zk.get(zd.broker_path(int(child)))
+                brokers[int(child)] = zd.BrokerRegistration.decode(int(child), data, stat.czxid)
             except NoNodeError:
                 continue
         return brokers
@@ -197,11 +196,18 @@ class ZkClient:
     def partition_state(self, topic: str, partition: int) -> zd.LeaderIsrAndEpoch | None:
         """The partition's leader, epoch and ISR with the znode version, or None if not created
         yet."""
+        read = self.partition_state_written(topic, partition)
+        return None if read is None else read[0]
+
+    def partition_state_written(
+        self, topic: str, partition: int
+    ) -> tuple[zd.LeaderIsrAndEpoch, int] | None:
+        """The partition's state and the ZooKeeper transaction that last wrote it, or None."""
         try:
             data, stat = self.zk.get(zd.partition_state_path(topic, partition))
         except NoNodeError:
             return None
-        return zd.LeaderIsrAndEpoch.decode(data, stat.version)
+        return zd.LeaderIsrAndEpoch.decode(data, stat.version), stat.mzxid
 
     def create_partition_state(
         self, topic: str, partition: int, state: zd.LeaderIsrAndEpoch, epoch_version: int

@@ -94,6 +94,8 @@ class BrokerRegistration:
     node_id: str
     rack: str | None = None
     timestamp: int = 0
+    zxid: int = 0
+    """The ZooKeeper transaction that created the znode (Kafka's broker epoch); 0 if not read."""
 
     def encode(self) -> bytes:
         """JSON as stored in ``/brokers/ids/<id>``."""
@@ -110,11 +112,16 @@ class BrokerRegistration:
         )
 
     @classmethod
-    def decode(cls, broker_id: int, data: bytes) -> BrokerRegistration:
-        """Parse a broker znode."""
+    def decode(cls, broker_id: int, data: bytes, zxid: int = 0) -> BrokerRegistration:
+        """Parse a broker znode created by transaction ``zxid``."""
         value = _load(data)
         return cls(
-            broker_id, value["host"], value["node_id"], value.get("rack"), int(value["timestamp"])
+            broker_id,
+            value["host"],
+            value["node_id"],
+            value.get("rack"),
+            int(value["timestamp"]),
+            zxid,
         )
 
 

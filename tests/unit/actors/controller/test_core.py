@@ -218,6 +218,40 @@ def test_failover_initialises_partitions_without_a_state_znode() -> None:
     assert all(s.is_new for s in run.leader_and_isr[0].partitions)
 
 
+def restarted_failover(zk: FakeZk, zxids: dict[int, int]) -> ControllerElected:
+    """A failover reading brokers registered by transactions ``zxids`` and both partition states
+    last written by transaction 100."""
+    brokers = {b: replace(registration(b), zxid=zxid) for b, zxid in zxids.items()}
+    topic = replace(snapshot(zk), written_at={0: 100, 1: 100})
+    return ControllerElected(EPOCH, EPOCH_VERSION, brokers, (topic,))
+
+
+def test_failover_moves_leadership_off_a_leader_that_registered_again_since_its_election(
+    zk: FakeZk,
+) -> None:
+    # Broker 1 leads events-1 and restarted while no controller ran: its registration is newer.
+    run = drive(ControllerCore(0, LogConfig()), zk, restarted_failover(zk, {0: 10, 1: 150, 2: 20}))
+    assert zk.states[T1] == LeaderIsrAndEpoch(2, 3, (2, 0), EPOCH, zk_version=2)
+    assert zk.states[T0] == LeaderIsrAndEpoch(0, 5, (0, 1, 2), 2, zk_version=4)
+    assert partition_states(run.leader_and_isr[1])[T1] == (2, (2, 0))
+    assert "brokers [1] registered again since its state was written" in run.log
+
+
+def test_failover_keeps_a_restarted_leader_when_every_in_sync_replica_restarted(
+    zk: FakeZk,
+) -> None:
+    run = drive(
+        ControllerCore(0, LogConfig()), zk, restarted_failover(zk, {0: 110, 1: 150, 2: 120})
+    )
+    assert run.writes == []
+    assert partition_states(run.leader_and_isr[1]) == {T0: (0, (0, 1, 2)), T1: (1, (1, 2, 0))}
+
+
+def test_failover_keeps_a_leader_whose_state_was_written_after_it_registered(zk: FakeZk) -> None:
+    run = drive(ControllerCore(0, LogConfig()), zk, restarted_failover(zk, {0: 10, 1: 90, 2: 20}))
+    assert run.writes == []
+
+
 # ------------------------------------------------------------------ broker failure and startup
 
 

@@ -187,3 +187,10 @@ def test_encoding_is_compact_and_deterministic() -> None:
     first = LeaderIsrAndEpoch(1, 2, (1, 2), 3).encode()
     assert first == LeaderIsrAndEpoch(1, 2, (1, 2), 3).encode()
     assert b" " not in first
+
+
+def test_a_registration_read_from_zookeeper_carries_the_transaction_that_created_it() -> None:
+    registration = BrokerRegistration(4, "host-4", "node-4", None, 1_700_000_000_123)
+    decoded = BrokerRegistration.decode(4, registration.encode(), zxid=0x5000000A1)
+    assert decoded.zxid == 0x5000000A1
+    assert decoded.timestamp == registration.timestamp
