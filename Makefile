@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.rafka-installed
 
-.PHONY: setup demo test unit lint bench clean
+.PHONY: setup demo test unit lint bench bench-recovery clean
 
 setup: $(STAMP)
 
@@ -33,6 +33,9 @@ lint: setup
 
 bench: setup
 	$(PY) bench/run.py
+
+bench-recovery: setup
+	$(PY) bench/recovery.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

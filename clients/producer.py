@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from rafka.actors import names
 from rafka.clients.accumulator import ProducerBatch, RecordAccumulator
@@ -64,6 +64,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "max_block_ms": 60_000,
     "retries": 2_147_483_647,
     "retry_backoff_ms": 100,
+    "metadata_max_age_ms": 300_000,
     "request_timeout_ms": 30_000,
     "delivery_timeout_ms": 120_000,
     "max_request_size": 1_048_576,
@@ -73,6 +74,16 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "partitioner": None,
     "bootstrap_servers": None,
 }
+
+
+class TopicPartitions(NamedTuple):
+    """What ``send`` knows of a topic: its partition count, the partitions with a leader (the
+    partitioner's choice for records without a key) and when to ask the cluster again."""
+
+    partition_count: int
+    available: list[int]
+    partitions: list[TopicPartition]
+    expires_at: float
 
 
 @dataclass(frozen=True, eq=False)
@@ -101,6 +112,7 @@ class Producer:
         self.acks = ACKS_ALL if acks in ("all", -1, "-1") else int(acks)
         self.retries = int(self.config["retries"])
         self.retry_backoff_s = self.config["retry_backoff_ms"] / 1000
+        self.metadata_max_age_s = self.config["metadata_max_age_ms"] / 1000
         self.request_timeout_ms = int(self.config["request_timeout_ms"])
         self.delivery_timeout_s = self.config["delivery_timeout_ms"] / 1000
         self.max_block_s = self.config["max_block_ms"] / 1000
@@ -118,7 +130,7 @@ class Producer:
             int(self.config["buffer_memory"]),
             Compression.from_name(self.config["compression_type"]),
         )
-        self._partitions: dict[str, tuple[int, list[int], list[TopicPartition]]] = {}
+        self._partitions: dict[str, TopicPartitions] = {}
         self._stale: set[TopicPartition] = set()
         self._wakeup = threading.Event()
         self._io_lock = threading.Lock()
@@ -157,7 +169,7 @@ class Producer:
             key = self._key_serializer(key)
         if self._value_serializer is not None and value is not None:
             value = self._value_serializer(value)
-        count, available, tps = self._partitions.get(topic) or self._load_partitions(topic)
+        count, available, tps, _ = self._partitions.get(topic) or self._load_partitions(topic)
         if partition is None:
             partition = self._partitioner(topic, key, count, available)
         elif not 0 <= partition < count:
@@ -175,6 +187,11 @@ class Producer:
         )
         if closed and key is None and hasattr(self._partitioner, "on_new_batch"):
             self._partitioner.on_new_batch(topic, count, partition, available)
+        if closed or opened:
+            # Checked once per batch, not per record: the next send asks the cluster again.
+            cached = self._partitions.get(topic)
+            if cached is not None and time.monotonic() >= cached.expires_at:
+                self._partitions.pop(topic, None)
         if closed or (opened and self._linger_zero):
             # Ship from this thread when the sender is not mid-turn: waiting for the sender thread
             # to win the GIL back from a busy send() loop would cost a switch interval per batch.
@@ -214,7 +231,7 @@ class Producer:
 
     def partitions_for(self, topic: str) -> set[int]:
         """Partition ids of a topic."""
-        return set(range(self._load_partitions(topic)[0]))
+        return set(range(self._load_partitions(topic).partition_count))
 
     def metrics(self) -> dict[str, int]:
         """Counters: records and batches acknowledged, retries, failed batches."""
@@ -226,7 +243,13 @@ class Producer:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _load_partitions(self, topic: str) -> tuple[int, list[int], list[TopicPartition]]:
+    def _load_partitions(self, topic: str) -> TopicPartitions:
+        """Ask the cluster for ``topic``'s partitions and cache the answer.
+
+        The answer is kept for ``metadata_max_age_ms``, or for ``retry_backoff_ms`` while a
+        partition has no leader: records without a key go only to partitions with a leader, and a
+        partition leaderless at one look must not stay without records once it has one again.
+        """
         # A topic being auto-created answers LEADER_NOT_AVAILABLE until it has leaders: wait for it
         # up to max_block_ms. An unknown topic fails at once, which is clearer than Kafka's timeout.
         deadline = time.monotonic() + self.max_block_s
@@ -243,12 +266,15 @@ class Producer:
                     raise
                 time.sleep(METADATA_RETRY_BACKOFF_S)
         count = len(metadata.partitions)
+        available = [p.partition for p in metadata.partitions if p.leader >= 0]
+        max_age_s = self.metadata_max_age_s if len(available) == count else self.retry_backoff_s
         # TopicPartition objects are built once per topic: building one per send is a measurable
         # cost.
-        entry = (
+        entry = TopicPartitions(
             count,
-            [p.partition for p in metadata.partitions if p.leader >= 0],
+            available,
             [TopicPartition(topic, p) for p in range(count)],
+            time.monotonic() + max_age_s,
         )
         self._partitions[topic] = entry
         return entry
