@@ -1,4 +1,4 @@
-"""The ``rafka`` command: launch a cluster and use it, with the options of Kafka's own tools.
+"""The rafka command: launch a cluster and use it, with the options of Kafka's own tools.
 
 rafka up [--brokers N] [--data-dir DIR] [--zookeeper HOST:PORT[/chroot]]
 rafka status | rafka down
@@ -53,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument(
         "--broker-config", action="append", default=[], metavar="KEY=VALUE", help="a broker config"
     )
-    down = sub.add_parser("down", help="stop what `rafka up` started")
+    down = sub.add_parser("down", help="stop what rafka up started")
     down.add_argument("--data-dir", type=Path, default=Path("rafka-data"))
     sub.add_parser("status", help="brokers, controller and topics")
     topics.add_arguments(sub.add_parser("topics", help="create, list, describe topics"))

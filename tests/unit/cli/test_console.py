@@ -1,0 +1,55 @@
+"""Tests for the console consumer's record loop (rafka.cli.console.records) over a scripted
+consumer: it never takes more records than it will print, so a group commits only those."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from rafka.cli.console import records
+from rafka.clients.records import ConsumerRecord
+from rafka.protocol.types import TopicPartition
+
+TP = TopicPartition("events", 0)
+
+
+def record(offset: int) -> ConsumerRecord:
+    return ConsumerRecord("events", 0, offset, 0, 0, None, b"v%d" % offset, [])
+
+
+class ScriptedConsumer:
+    """Answers each poll with the next buffered records, at most ``max_records`` of them, and
+    notes how many each poll asked for."""
+
+    def __init__(self, offsets: list[int]) -> None:
+        self.buffered = [record(o) for o in offsets]
+        self.asked: list[int | None] = []
+
+    def poll(self, timeout_ms: int = 0, max_records: int | None = None) -> dict[Any, Any]:
+        self.asked.append(max_records)
+        take = len(self.buffered) if max_records is None else max_records
+        taken, self.buffered = self.buffered[:take], self.buffered[take:]
+        return {TP: taken} if taken else {}
+
+
+def test_max_messages_bounds_every_poll_so_nothing_unprinted_is_taken() -> None:
+    consumer = ScriptedConsumer(list(range(10)))
+    got = [r.offset for r in records(consumer, max_messages=3, timeout_ms=None)]  # type: ignore[arg-type]
+    assert got == [0, 1, 2]
+    assert consumer.asked == [3]
+    assert [r.offset for r in consumer.buffered] == list(range(3, 10))
+
+
+def test_iteration_ends_after_the_timeout_without_records() -> None:
+    consumer = ScriptedConsumer([0, 1])
+    got = [r.offset for r in records(consumer, max_messages=None, timeout_ms=0)]  # type: ignore[arg-type]
+    assert got == [0, 1]
+    assert consumer.asked[0] is None
+
+
+@pytest.mark.parametrize("max_messages", [1, 2, 5])
+def test_exactly_max_messages_records_come_out_when_more_are_there(max_messages: int) -> None:
+    consumer = ScriptedConsumer(list(range(5)))
+    got = list(records(consumer, max_messages=max_messages, timeout_ms=None))  # type: ignore[arg-type]
+    assert len(got) == max_messages
