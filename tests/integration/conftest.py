@@ -113,6 +113,8 @@ _MODULE_ORDER = (
     "test_restart",
     "test_consumer_groups",
     "test_consumer_deadlines",
+    "test_readme",
+    "test_examples",
 )
 
 
