@@ -35,6 +35,7 @@ NOTEBOOKS = ("examples/notebook.ipynb", "examples/spark_notebook.ipynb")
 # What the rest of the suite (and a developer's shell) may set that a new user does not have.
 NOT_A_USERS = ("RAY_", "PYSPARK_", "SPARK_", "PYTEST_", "VIRTUAL_ENV", "PYTHONPATH")
 STEP_TIMEOUT_S = 600
+_passed: set[str] = set()  # steps that ran green, so teardown knows whether `rafka down` ran
 RUN_NOTEBOOK = """
 import sys
 import nbclient
@@ -99,10 +100,10 @@ def command(step: Step) -> tuple[list[str], dict[str, str]]:
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The user's working directory; whatever cluster the steps left running is stopped after."""
+    """The user's working directory; a cluster the steps left running is stopped after."""
     directory = tmp_path_factory.mktemp("readme-user")
     yield directory
-    if (directory / "rafka-data" / "rafka-cluster.json").exists():
+    if "down" not in _passed and (directory / "rafka-data" / "rafka-cluster.json").exists():
         subprocess.run(
             [str(VENV / "bin" / "rafka"), "down", "--data-dir", "rafka-data"],
             cwd=directory,
@@ -168,3 +169,4 @@ def test_readme_step_runs_as_written(step: Step, workdir: Path) -> None:
         assert result.stdout.split()[-1] == "100002"  # 2 records + 100,000 from `rafka perf`
     if step.name == "down":
         assert "stopped broker 0" in result.stdout
+    _passed.add(step.name)
