@@ -12,12 +12,15 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from rafka.clients.consumer import Consumer
 from rafka.clients.producer import Producer
 from rafka.clients.records import ConsumerRecord
 from rafka.protocol.types import TopicPartition
+
+JOIN_WAIT_S = 30.0
+"""How long ``--timeout-ms`` waits for partitions before it starts counting (a group join)."""
 
 
 def _properties(items: list[str]) -> dict[str, str]:
@@ -92,24 +95,31 @@ def produce(args: argparse.Namespace, namespace: str) -> int:
 
 
 def records(
-    consumer: Consumer, max_messages: int | None, timeout_ms: int | None
+    consumer: Consumer,
+    max_messages: int | None,
+    timeout_ms: int | None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> Iterator[ConsumerRecord]:
     """Records as they arrive, at most ``max_messages``, until ``timeout_ms`` pass without one.
 
     Each poll asks for no more records than are still wanted, so the consumer's position (what a
-    group commits) never runs ahead of what was handed out.
+    group commits) never runs ahead of what was handed out. The idle time counts from when the
+    consumer has partitions: joining a group (its initial rebalance delay included) is not idleness,
+    up to ``JOIN_WAIT_S``.
     """
     timeout_s = float("inf") if timeout_ms is None else timeout_ms / 1000
     count = 0
-    idle_since = time.monotonic()
+    started = idle_since = clock()
     while max_messages is None or count < max_messages:
         wanted = None if max_messages is None else max_messages - count
         batch = consumer.poll(timeout_ms=100, max_records=wanted)
-        if not batch:
-            if time.monotonic() - idle_since >= timeout_s:
-                return
-            continue
-        idle_since = time.monotonic()
+        now = clock()
+        if batch:
+            idle_since = now
+        elif not consumer.assignment() and now - started < JOIN_WAIT_S:
+            idle_since = now
+        elif now - idle_since >= timeout_s:
+            return
         for found in batch.values():
             count += len(found)
             yield from found
