@@ -9,12 +9,9 @@ Spark (``spark.read.format("rafka")``) and aggregates it, and shuts everything d
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
 import time
 from pathlib import Path
-
-os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
 import rafka
 from rafka.cli.perf import consumer_perf, producer_perf

@@ -17,10 +17,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault(
-    "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0"
-)  # read when Ray is imported: bind 127.0.0.1
-
 
 def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
     """``--local``/``--data-dir`` or ``--ray-address``/``--namespace``/``--ray-token``."""
