@@ -17,10 +17,6 @@ import os
 import sys
 from pathlib import Path
 
-# Ray decides which address to advertise when it is imported: keep a lone machine on loopback
-# unless the user configured otherwise.
-os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-
 from rafka.actors.names import DEFAULT_NAMESPACE
 from rafka.cli import console, groups, perf, topics
 from rafka.protocol.errors import RafkaError

@@ -13,7 +13,6 @@ import json
 import logging
 import os
 import shutil
-import socket
 import subprocess
 import sys
 from dataclasses import asdict, dataclass
@@ -25,6 +24,7 @@ import ray
 from rafka.actors import names, spawn
 from rafka.actors.broker.config import LAUNCH_DEFAULTS, BrokerConfig
 from rafka.clients.admin import Admin, ClusterDescription
+from rafka.clients.ray_address import listening, split_address
 from rafka.clients.ray_transport import RAY_ACTOR_ERRORS
 from rafka.cluster.local_cluster import RAY_ENV_DEFAULTS
 from rafka.cluster.zookeeper_server import ZooKeeperServer
@@ -64,6 +64,8 @@ def _ray_command() -> str:
 
 def start_local_ray(num_cpus: int | None = None) -> str:
     """Start a single-node Ray head on 127.0.0.1 as its own processes; return its address."""
+    # `ray start` is a process of its own that never imports rafka: the variable keeps its
+    # loopback --node-ip-address from being moved to the network address. Clients need nothing.
     env = {**RAY_ENV_DEFAULTS, **os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
     # A lone loopback-only head needs no token; a user who set RAY_AUTH_MODE keeps their choice.
     env.setdefault("RAY_AUTH_MODE", "disabled")
@@ -96,17 +98,13 @@ def connect(address: str | None, namespace: str) -> None:
         )
 
 
-def _listening(address: str, timeout_s: float = 2.0) -> bool:
+def _listening(address: str) -> bool:
     """Whether anything accepts connections at ``host:port``.
 
     Ray's own connect retries a dead GCS for minutes, so ``up`` and ``down`` ask first.
     """
-    host, _, port = address.rpartition(":")
-    try:
-        with socket.create_connection((host, int(port)), timeout=timeout_s):
-            return True
-    except (OSError, ValueError):
-        return False
+    parsed = split_address(address)
+    return parsed is not None and listening(*parsed)
 
 
 def _alive_nodes() -> list[str]:

@@ -10,11 +10,8 @@ data (about 300 MB) goes to a temporary directory that is removed at the end unl
 from __future__ import annotations
 
 import argparse
-import os
 import time
 from pathlib import Path
-
-os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
 import scratch
 

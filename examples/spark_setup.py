@@ -19,10 +19,6 @@ from typing import Any
 
 import scratch
 
-os.environ.setdefault(
-    "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0"
-)  # read when Ray is imported: bind 127.0.0.1
-
 
 def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
     """Cluster options: ``--local`` (with ``--data-dir``, ``--keep``) or ``--ray-address``,

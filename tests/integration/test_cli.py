@@ -218,7 +218,7 @@ def test_up_and_down_start_and_stop_detached_brokers_on_the_running_ray(
 ) -> None:
     address = ray.get_runtime_context().gcs_address
     command = [sys.executable, "-m", "rafka", "--namespace", "rafka-cli-up", "--address", address]
-    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+    env = dict(os.environ)
     up = subprocess.run(
         [
             *command,
