@@ -95,7 +95,8 @@ def _resolve(services: Any, original: Callable[..., str | None]) -> Callable[...
         if found is not None and found != "local":
             # Joining a cluster; starting a new instance keeps the mode set by loopback_mode.
             _set_loopback(keeps_loopback(found, services.node_ip_address_from_perspective()))
-        return original(addr, temp_dir)
+        # Ray looks for a running instance only once (it warns when it finds several).
+        return original(addr if found is None else found, temp_dir)
 
     canonicalize_bootstrap_address.__wrapped__ = original  # type: ignore[attr-defined]
     return canonicalize_bootstrap_address

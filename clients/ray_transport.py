@@ -52,8 +52,8 @@ def ensure_ray(
     """Connect this process to the running Ray cluster unless it already is connected.
 
     Waits up to ``connect_timeout_ms`` for the cluster's address to answer, then raises
-    KafkaTimeoutError naming the address and what to run; no Ray instance found at all fails at
-    once.
+    KafkaTimeoutError naming the address and what to run; no Ray instance found at all, or a dead
+    one that Ray's "auto" found recorded, fails at once.
     """
     if ray.is_initialized():
         return
@@ -67,7 +67,8 @@ def ensure_ray(
         ) from exc
     parsed = split_address(target)
     while parsed is not None and not listening(*parsed):
-        if time.monotonic() >= deadline:
+        # An address Ray found on its own is a record of a head that is gone: no use waiting.
+        if given == "auto" or time.monotonic() >= deadline:
             raise KafkaTimeoutError(
                 f"cannot reach a rafka cluster at {target}: nothing answered within "
                 f"{connect_timeout_ms / 1000:g} s; {START_HINT}"

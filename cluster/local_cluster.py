@@ -22,16 +22,11 @@ from rafka.actors.broker.config import LAUNCH_DEFAULTS, BrokerConfig
 from rafka.clients import ray_address
 from rafka.clients.admin import Admin
 from rafka.clients.ray_transport import RAY_ACTOR_ERRORS
+from rafka.cluster.ray_head import RAY_ENV_DEFAULTS
 from rafka.cluster.zookeeper_server import ZooKeeperServer
 from rafka.protocol.errors import KafkaTimeoutError
 
 logger = logging.getLogger(__name__)
-
-# Settings for a Ray instance rafka starts itself; a value already in the environment wins. Ray
-# records every task's state changes for its dashboard, and a broker cluster makes thousands of
-# actor calls a second, so the recording is off (bench/README.md has the latency it costs).
-# `ray list tasks` then shows no tasks for this Ray instance.
-RAY_ENV_DEFAULTS = {"RAY_task_events_report_interval_ms": "0"}
 
 
 def init_local_ray(namespace: str, num_cpus: int | None = None) -> None:
