@@ -64,7 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     down = sub.add_parser("down", help="stop what rafka up started")
     down.add_argument("--data-dir", type=Path, default=Path("rafka-data"))
     status = sub.add_parser("status", help="brokers, controller and topics")
-    status.add_argument("--data-dir", type=Path, help="its `up --data-dir` (default: auto)")
+    status.add_argument(
+        "--data-dir", type=Path, help="the data directory given to rafka up (default: auto)"
+    )
     topics.add_arguments(sub.add_parser("topics", help="create, list, describe topics"))
     groups.add_arguments(
         sub.add_parser("groups", help="list, describe, reset offsets of, delete consumer groups")
