@@ -116,12 +116,14 @@ def run(args: argparse.Namespace) -> int:
     if args.command == "topics":
         from rafka.clients.admin import Admin
 
+        topics.check(args)
         return topics.run(
             args, Admin(namespace=args.namespace, connect_timeout_ms=CONNECT_TIMEOUT_MS)
         )
     if args.command == "groups":
         from rafka.clients.admin import Admin
 
+        groups.check(args)
         return groups.run(
             args, Admin(namespace=args.namespace, connect_timeout_ms=CONNECT_TIMEOUT_MS)
         )

@@ -192,6 +192,12 @@ def test_status_of_a_data_directory_without_a_cluster_is_one_error_line(tmp_path
     assert_one_error_line(status, f"Error: no rafka cluster is running with --data-dir {tmp_path}")
 
 
+def test_status_without_a_running_cluster_is_one_error_line_naming_the_address() -> None:
+    status = rafka("--address", "127.0.0.1:9", "status", timeout=60)
+    assert_one_error_line(status, "Error: REQUEST_TIMED_OUT (7): cannot reach a rafka cluster at")
+    assert "127.0.0.1:9" in status.stderr and "rafka up" in status.stderr
+
+
 def test_up_on_a_port_in_use_is_one_error_line(first: Started, tmp_path: Path) -> None:
     port = ray_address_of(first.data_dir).rpartition(":")[2]
     up = rafka("up", "--brokers", "1", "--data-dir", str(tmp_path), "--port", port)
