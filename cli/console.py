@@ -154,7 +154,7 @@ def consume(args: argparse.Namespace, namespace: str) -> int:
     if args.group is not None and args.partition is not None:
         raise ValueError("--group and --partition cannot be used together")
     if args.offset is not None and args.partition is None:
-        raise SystemExit("--offset needs --partition")
+        raise ValueError("--offset needs --partition")
     consumer = Consumer(
         namespace=namespace,
         group_id=args.group,

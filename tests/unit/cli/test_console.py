@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from rafka.cli.console import JOIN_WAIT_S, records
+from rafka.cli.main import main
 from rafka.clients.records import ConsumerRecord
 from rafka.protocol.types import TopicPartition
 
@@ -80,3 +81,17 @@ def test_a_consumer_that_gets_no_partitions_still_times_out_after_the_join_wait(
     got = records(consumer, None, timeout_ms=500, clock=consumer.clock)  # type: ignore[arg-type]
     assert list(got) == []
     assert JOIN_WAIT_S < consumer.now < JOIN_WAIT_S + 1
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--group", "g", "--partition", "0"], "--group and --partition cannot be used together"),
+        (["--offset", "3"], "--offset needs --partition"),
+    ],
+)
+def test_conflicting_consume_options_fail_in_one_line_before_connecting(
+    options: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["consume", "--topic", "events", *options]) == 1
+    assert capsys.readouterr().err == f"Error: {message}\n"
