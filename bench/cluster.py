@@ -12,12 +12,9 @@ again after the throughput topics added 25 more idle replica processes to the 2 
 
 from __future__ import annotations
 
-import os
 import tempfile
 import time
 from typing import Any
-
-os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
 import ray
 

@@ -13,7 +13,6 @@ of ``records`` 100-byte records against a standalone consumer's, both timed from
 
 from __future__ import annotations
 
-import os
 import statistics
 import sys
 import tempfile
@@ -21,8 +20,6 @@ import threading
 import time
 from concurrent.futures import Future
 from typing import Any
-
-os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
 from rafka.cli.perf import producer_perf
 from rafka.clients.admin import Admin

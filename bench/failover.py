@@ -9,12 +9,9 @@ the time from the fault to the first acknowledgement of a record sent right afte
 from __future__ import annotations
 
 import itertools
-import os
 import tempfile
 import threading
 import time
-
-os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
 from rafka.clients.producer import Producer
 from rafka.cluster.local_cluster import LocalCluster

@@ -14,11 +14,8 @@ Run alone with ``python bench/spark.py [--records N]``.
 
 from __future__ import annotations
 
-import os
-
-os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # Ray reads it at import: bind 127.0.0.1 only
-
 import argparse
+import os
 import shutil
 import sys
 import tempfile

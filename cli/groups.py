@@ -149,14 +149,29 @@ def parse_datetime(text: str) -> int:
     return (moment - _EPOCH) // timedelta(milliseconds=1)
 
 
+def check(args: argparse.Namespace) -> None:
+    """Refuse options that cannot run, before the command connects to a cluster."""
+    if args.list:
+        return
+    if not args.group:
+        raise SystemExit("--describe, --reset-offsets and --delete need --group")
+    if args.describe or args.delete:
+        return
+    if not (args.to_earliest or args.to_latest or args.to_datetime or args.to_offset is not None):
+        raise SystemExit(
+            "--reset-offsets needs one of --to-earliest, --to-latest, --to-datetime, --to-offset"
+        )
+    if not (args.topic or args.all_topics):
+        raise SystemExit("--reset-offsets needs --topic or --all-topics")
+
+
 def run(args: argparse.Namespace, admin: Admin) -> int:
     """Execute ``rafka groups``; 1 with a message on stderr when the group is in the wrong state."""
+    check(args)
     if args.list:
         for listing in admin.list_groups():
             print(listing.group_id)
         return 0
-    if not args.group:
-        raise SystemExit("--describe, --reset-offsets and --delete need --group")
     if args.describe:
         return describe(admin, args.group)
     if args.delete:
@@ -198,12 +213,6 @@ def describe(admin: Admin, group_id: str) -> int:
 
 def reset_offsets(admin: Admin, args: argparse.Namespace) -> int:
     """Print the new offsets of the chosen partitions, and commit them with --execute."""
-    if not (args.to_earliest or args.to_latest or args.to_datetime or args.to_offset is not None):
-        raise SystemExit(
-            "--reset-offsets needs one of --to-earliest, --to-latest, --to-datetime, --to-offset"
-        )
-    if not (args.topic or args.all_topics):
-        raise SystemExit("--reset-offsets needs --topic or --all-topics")
     group_id = args.group
     state = admin.describe_group(group_id).state
     if state not in INACTIVE_STATES:

@@ -1,4 +1,4 @@
-"""The ``rafka`` command: launch a cluster and use it, with the options of Kafka's own tools.
+"""The rafka command: launch a cluster and use it, with the options of Kafka's own tools.
 
 rafka up [--brokers N] [--data-dir DIR] [--zookeeper HOST:PORT[/chroot]]
 rafka status | rafka down
@@ -17,18 +17,20 @@ import os
 import sys
 from pathlib import Path
 
-# Ray decides which address to advertise when it is imported: keep a lone machine on loopback
-# unless the user configured otherwise.
-os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-
 from rafka.actors.names import DEFAULT_NAMESPACE
-from rafka.cli import console, groups, perf, topics
-from rafka.protocol.errors import RafkaError
+from rafka.cli import console, groups, perf, quiet, topics
+from rafka.cli.errors import OneLineParser, report, usage_exit
+
+CONNECT_TIMEOUT_MS = 5_000
+"""How long a command waits for a named cluster address to answer before it says none runs."""
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
-    parser = argparse.ArgumentParser(prog="rafka", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="rafka", description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--verbose", action="store_true", help="print a failure's traceback and Ray's warnings"
+    )
     parser.add_argument(
         "--namespace", default=DEFAULT_NAMESPACE, help="the cluster's Ray namespace"
     )
@@ -49,13 +51,22 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="HOST:PORT[/chroot]; default: an embedded server in the data dir",
     )
+    up.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help="port of the Ray head it starts (default: 6379, or a free one when that is taken)",
+    )
     up.add_argument("--cluster-name", default="rafka")
     up.add_argument(
         "--broker-config", action="append", default=[], metavar="KEY=VALUE", help="a broker config"
     )
-    down = sub.add_parser("down", help="stop what `rafka up` started")
+    down = sub.add_parser("down", help="stop what rafka up started")
     down.add_argument("--data-dir", type=Path, default=Path("rafka-data"))
-    sub.add_parser("status", help="brokers, controller and topics")
+    status = sub.add_parser("status", help="brokers, controller and topics")
+    status.add_argument(
+        "--data-dir", type=Path, help="the data directory given to rafka up (default: auto)"
+    )
     topics.add_arguments(sub.add_parser("topics", help="create, list, describe topics"))
     groups.add_arguments(
         sub.add_parser("groups", help="list, describe, reset offsets of, delete consumer groups")
@@ -82,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
             args.namespace,
             args.cluster_name,
             config,
+            port=args.port,
         )
         print(
             f"rafka cluster {description.cluster_id} is up: brokers "
@@ -98,17 +110,23 @@ def run(args: argparse.Namespace) -> int:
         # The clients below connect themselves, to RAY_ADDRESS or else "auto".
         os.environ["RAY_ADDRESS"] = args.address
     if args.command == "status":
-        launcher.connect(args.address, args.namespace)
-        print(json.dumps(launcher.status(args.namespace, args.address), indent=2))
+        found = launcher.status(args.namespace, args.address, args.data_dir, CONNECT_TIMEOUT_MS)
+        print(json.dumps(found, indent=2))
         return 0
     if args.command == "topics":
         from rafka.clients.admin import Admin
 
-        return topics.run(args, Admin(namespace=args.namespace))
+        topics.check(args)
+        return topics.run(
+            args, Admin(namespace=args.namespace, connect_timeout_ms=CONNECT_TIMEOUT_MS)
+        )
     if args.command == "groups":
         from rafka.clients.admin import Admin
 
-        return groups.run(args, Admin(namespace=args.namespace))
+        groups.check(args)
+        return groups.run(
+            args, Admin(namespace=args.namespace, connect_timeout_ms=CONNECT_TIMEOUT_MS)
+        )
     if args.command == "produce":
         return console.produce(args, args.namespace)
     if args.command == "consume":
@@ -116,13 +134,29 @@ def run(args: argparse.Namespace) -> int:
     return perf.run(args, args.namespace)
 
 
+def _ray_log_file(args: argparse.Namespace) -> Path | None:
+    """Where Ray's output goes: the command's data directory (``up`` creates it), if it has one."""
+    data_dir: Path | None = getattr(args, "data_dir", None)
+    if data_dir is not None and (args.command == "up" or data_dir.is_dir()):
+        return data_dir / quiet.LOG_FILE
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``rafka`` script: Kafka errors and bad input print a message, exit 1."""
-    args = build_parser().parse_args(argv)
+    """Entry point of the ``rafka`` script: a failure prints one line on stderr (a traceback too
+    with ``--verbose``) and exits non-zero."""
+    verbose = "--verbose" in (sys.argv[1:] if argv is None else argv)
     try:
+        args = build_parser().parse_args(argv)
+        if not args.verbose:
+            quiet.divert_ray_output(_ray_log_file(args))
         return run(args)
-    except (RafkaError, FileNotFoundError, ValueError) as exc:
-        print(f"Error: {exc}", file=sys.stderr)
+    except SystemExit as exc:
+        raise usage_exit(exc) from None
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # every failure becomes one line; --verbose shows where
+        report(exc, verbose)
         return 1
 
 

@@ -43,11 +43,16 @@ def format_description(description: TopicDescription) -> str:
     return "\n".join(lines)
 
 
+def check(args: argparse.Namespace) -> None:
+    """Refuse options that cannot run, before the command connects to a cluster."""
+    if args.create and not args.topic:
+        raise SystemExit("--create needs --topic")
+
+
 def run(args: argparse.Namespace, admin: Admin) -> int:
     """Execute ``rafka topics``."""
+    check(args)
     if args.create:
-        if not args.topic:
-            raise SystemExit("--create needs --topic")
         config = dict(item.split("=", 1) for item in args.config)
         admin.create_topic(args.topic, args.partitions, args.replication_factor, config)
         print(f"Created topic {args.topic}.")

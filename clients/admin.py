@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rafka.clients.cluster import ClusterConnection
+from rafka.clients.config import CONNECT_TIMEOUT_MS
 from rafka.clients.fetcher import list_offsets
 from rafka.clients.group_admin import GroupAdminMixin
 from rafka.clients.records import OffsetAndTimestamp
@@ -56,8 +57,11 @@ class Admin(GroupAdminMixin):
         ray_address: str | None = None,
         request_timeout_ms: int = 30_000,
         transport: Transport | None = None,
+        connect_timeout_ms: int = CONNECT_TIMEOUT_MS,
     ) -> None:
-        self._cluster = ClusterConnection(namespace, ray_address, request_timeout_ms, transport)
+        self._cluster = ClusterConnection(
+            namespace, ray_address, request_timeout_ms, transport, connect_timeout_ms
+        )
         self._timeout_s = request_timeout_ms / 1000
 
     def create_topic(

@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 from rafka.actors import names
+from rafka.clients.config import CONNECT_TIMEOUT_MS
 from rafka.clients.transport import (
     Endpoint,
     Transport,
@@ -41,14 +42,17 @@ COORDINATOR_MOVING = frozenset(
 """Answers meaning "ask again, maybe another broker": a group's coordinator is moving or loading."""
 
 
-def connect(namespace: str, ray_address: str | None) -> Transport:
-    """The transport installed for ``namespace``, else a new Ray transport (connecting to Ray)."""
+def connect(
+    namespace: str, ray_address: str | None, connect_timeout_ms: int = CONNECT_TIMEOUT_MS
+) -> Transport:
+    """The transport installed for ``namespace``, else a new Ray transport (connecting to Ray
+    within ``connect_timeout_ms``)."""
     found = installed(namespace)
     if found is not None:
         return found
     from rafka.clients.ray_transport import RayTransport  # Ray is loaded only when it is used
 
-    return RayTransport(namespace, ray_address)
+    return RayTransport(namespace, ray_address, connect_timeout_ms)
 
 
 class ClusterConnection:
@@ -60,8 +64,13 @@ class ClusterConnection:
         ray_address: str | None = None,
         request_timeout_ms: int = 30_000,
         transport: Transport | None = None,
+        connect_timeout_ms: int = CONNECT_TIMEOUT_MS,
     ) -> None:
-        self.transport = transport if transport is not None else connect(namespace, ray_address)
+        self.transport = (
+            transport
+            if transport is not None
+            else connect(namespace, ray_address, connect_timeout_ms)
+        )
         self.namespace = namespace
         self.request_timeout_s = request_timeout_ms / 1000
         self._lock = threading.Lock()

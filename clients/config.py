@@ -7,6 +7,9 @@ from typing import Any
 
 from rafka.protocol.errors import InvalidConfigError
 
+CONNECT_TIMEOUT_MS = 30_000
+"""Default ``connect_timeout_ms``: how long a client waits for the cluster's address to answer."""
+
 
 def merge_config(
     kind: str, defaults: Mapping[str, Any], configs: Mapping[str, Any]

@@ -23,7 +23,7 @@ from typing import Any
 
 from rafka.actors import names
 from rafka.clients.cluster import ClusterConnection
-from rafka.clients.config import merge_config
+from rafka.clients.config import CONNECT_TIMEOUT_MS, merge_config
 from rafka.clients.consumer_coordinator import (
     CommitFailedError,
     ConsumerCoordinator,
@@ -54,6 +54,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "max_partition_fetch_bytes": 1 << 20,
     "max_poll_records": 500,
     "request_timeout_ms": 30_000,
+    "connect_timeout_ms": CONNECT_TIMEOUT_MS,
     "consumer_timeout_ms": float("inf"),
     "check_crcs": True,
     "bootstrap_servers": None,
@@ -92,7 +93,11 @@ class Consumer:
                     f"session_timeout_ms={self.config['session_timeout_ms']}"
                 )
         self._cluster = ClusterConnection(
-            namespace, ray_address, int(self.config["request_timeout_ms"]), transport
+            namespace,
+            ray_address,
+            int(self.config["request_timeout_ms"]),
+            transport,
+            int(self.config["connect_timeout_ms"]),
         )
         self._group = (
             ConsumerCoordinator(self._cluster, self.config)

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 from rafka.actors import names
 from rafka.clients.accumulator import ProducerBatch, RecordAccumulator
 from rafka.clients.cluster import ClusterConnection
-from rafka.clients.config import merge_config
+from rafka.clients.config import CONNECT_TIMEOUT_MS, merge_config
 from rafka.clients.partitioner import DefaultPartitioner
 from rafka.clients.records import FutureRecordMetadata
 from rafka.clients.transport import RemoteError, Transport, UnreachableError
@@ -66,6 +66,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "retry_backoff_ms": 100,
     "metadata_max_age_ms": 300_000,
     "request_timeout_ms": 30_000,
+    "connect_timeout_ms": CONNECT_TIMEOUT_MS,
     "delivery_timeout_ms": 120_000,
     "max_request_size": 1_048_576,
     "compression_type": None,
@@ -121,7 +122,11 @@ class Producer:
         self._value_serializer: Callable[[Any], bytes] | None = self.config["value_serializer"]
         self._partitioner = self.config["partitioner"] or DefaultPartitioner()
         self._cluster = ClusterConnection(
-            namespace, ray_address, self.request_timeout_ms, transport
+            namespace,
+            ray_address,
+            self.request_timeout_ms,
+            transport,
+            int(self.config["connect_timeout_ms"]),
         )
         self._transport = self._cluster.transport
         self._accumulator = RecordAccumulator(

@@ -1,8 +1,9 @@
 """The clients' transport over Ray: endpoints are named actors in the cluster's namespace.
 
 A client needs no broker address list. If Ray is not initialised in this process, it connects to the
-running Ray cluster (``RAY_ADDRESS`` or ``"auto"``); brokers are the named actors ``broker-<id>`` in
-the cluster's namespace (default ``rafka``), and every partition replica is
+running Ray cluster (``RAY_ADDRESS`` or ``"auto"``, as ``rafka.clients.ray_address`` resolves it)
+or fails within ``connect_timeout_ms`` naming the address it tried. Brokers are the named actors
+``broker-<id>`` in the cluster's namespace (default ``rafka``), and every partition replica is
 ``replica-<t>-<p>@<id>``. A call is a Ray ObjectRef, so waiting on many fetches at once is one
 ``ray.wait``.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any
@@ -19,6 +21,8 @@ from typing import Any
 import ray
 
 from rafka.actors import names
+from rafka.clients.config import CONNECT_TIMEOUT_MS
+from rafka.clients.ray_address import listening, ray_address, split_address
 from rafka.clients.transport import (
     Call,
     Endpoint,
@@ -33,19 +37,50 @@ RAY_ACTOR_ERRORS = (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError
 """What a Ray call to an actor raises when the actor is missing, dead or silent."""
 
 
-def ensure_ray(address: str | None = None, namespace: str = names.DEFAULT_NAMESPACE) -> None:
-    """Connect this process to the running Ray cluster unless it already is connected."""
+START_HINT = (
+    "start one with `rafka up --data-dir DIR`, or name a running one with ray_address=HOST:PORT "
+    "(or RAY_ADDRESS)"
+)
+CONNECT_POLL_S = 0.2
+
+
+def ensure_ray(
+    address: str | None = None,
+    namespace: str = names.DEFAULT_NAMESPACE,
+    connect_timeout_ms: int = CONNECT_TIMEOUT_MS,
+) -> None:
+    """Connect this process to the running Ray cluster unless it already is connected.
+
+    Waits up to ``connect_timeout_ms`` for the cluster's address to answer, then raises
+    KafkaTimeoutError naming the address and what to run; no Ray instance found at all, or a dead
+    one that Ray's "auto" found recorded, fails at once.
+    """
     if ray.is_initialized():
         return
-    target = address or os.environ.get("RAY_ADDRESS") or "auto"
+    given = address or os.environ.get("RAY_ADDRESS") or "auto"
+    deadline = time.monotonic() + connect_timeout_ms / 1000
+    try:
+        target = ray_address(given)
+    except (ConnectionError, ValueError) as exc:
+        raise KafkaTimeoutError(
+            f"no rafka cluster found at {given!r} ({exc}); {START_HINT}"
+        ) from exc
+    parsed = split_address(target)
+    while parsed is not None and not listening(*parsed):
+        # An address Ray found on its own is a record of a head that is gone: no use waiting.
+        if given == "auto" or time.monotonic() >= deadline:
+            raise KafkaTimeoutError(
+                f"cannot reach a rafka cluster at {target}: nothing answered within "
+                f"{connect_timeout_ms / 1000:g} s; {START_HINT}"
+            )
+        time.sleep(CONNECT_POLL_S)
     try:
         ray.init(
             address=target, namespace=namespace, log_to_driver=False, logging_level=logging.ERROR
         )
     except (ConnectionError, RuntimeError, ValueError) as exc:
         raise KafkaTimeoutError(
-            f"cannot reach a Ray cluster at {target!r} (set RAY_ADDRESS, or start one with "
-            f"`rafka up`): {exc}"
+            f"cannot join the Ray cluster at {target} ({exc}); {START_HINT}"
         ) from exc
 
 
@@ -53,9 +88,12 @@ class RayTransport(Transport):
     """Requests as Ray actor method calls; endpoints are cached actor handles."""
 
     def __init__(
-        self, namespace: str = names.DEFAULT_NAMESPACE, ray_address: str | None = None
+        self,
+        namespace: str = names.DEFAULT_NAMESPACE,
+        ray_address: str | None = None,
+        connect_timeout_ms: int = CONNECT_TIMEOUT_MS,
     ) -> None:
-        ensure_ray(ray_address, namespace)
+        ensure_ray(ray_address, namespace, connect_timeout_ms)
         self.namespace = namespace
         self._lock = threading.Lock()
         self._handles: dict[str, Any] = {}

@@ -1,21 +1,18 @@
 """``rafka up`` / ``rafka down`` / ``rafka status``: a cluster of detached broker actors on Ray.
 
-``up`` joins the running Ray cluster (or starts a single-node one bound to 127.0.0.1), starts an
-embedded ZooKeeper in the data directory unless ``--zookeeper`` names an ensemble, and starts
-one detached broker per Ray node (node affinity keeps each broker's logs on its node's disk).
-What it started is recorded in ``<data_dir>/rafka-cluster.json`` so ``down`` stops exactly that,
-and a second ``up`` on the same data directory brings back every topic and record.
+``up`` joins the Ray cluster named by ``--address`` (or ``RAY_ADDRESS``), or the data directory's
+own head when it still runs, or starts a single-node one bound to 127.0.0.1 (``ray_head``, on
+``--port`` or a free port); it starts an embedded ZooKeeper in the data directory unless
+``--zookeeper`` names an ensemble, and one detached broker per Ray node (node affinity keeps each
+broker's logs on its node's disk). What it started is recorded in ``<data_dir>/rafka-cluster.json``
+so ``down`` stops exactly that and no other Ray instance, ``status`` finds the cluster by its data
+directory, and a second ``up`` on the same data directory brings back every topic and record.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import os
-import shutil
-import socket
-import subprocess
-import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -25,12 +22,17 @@ import ray
 from rafka.actors import names, spawn
 from rafka.actors.broker.config import LAUNCH_DEFAULTS, BrokerConfig
 from rafka.clients.admin import Admin, ClusterDescription
-from rafka.clients.ray_transport import RAY_ACTOR_ERRORS
-from rafka.cluster.local_cluster import RAY_ENV_DEFAULTS
+from rafka.clients.config import CONNECT_TIMEOUT_MS
+from rafka.clients.ray_address import listening, split_address
+from rafka.clients.ray_transport import RAY_ACTOR_ERRORS, ensure_ray
+from rafka.cluster import ray_head
 from rafka.cluster.zookeeper_server import ZooKeeperServer
 
 STATE_FILE = "rafka-cluster.json"
-RAY_PORT = 6379
+
+
+class ClusterNotRunningError(RuntimeError):
+    """No rafka cluster runs where the command looked (a data directory, or this machine)."""
 
 
 @dataclass
@@ -44,6 +46,8 @@ class ClusterState:
     ray_address: str
     started_ray: bool
     embedded_zookeeper: bool
+    ray_session_dir: str | None = None
+    """The session directory of the Ray head ``up`` started (None when it joined one)."""
 
     def save(self, data_dir: Path) -> None:
         """Write the state file."""
@@ -56,57 +60,20 @@ class ClusterState:
         return cls(**json.loads(path.read_text())) if path.exists() else None
 
 
-def _ray_command() -> str:
-    # Prefer the `ray` installed beside this interpreter (the project's venv) over one on PATH.
-    beside = Path(sys.executable).with_name("ray")
-    return str(beside) if beside.exists() else (shutil.which("ray") or "ray")
+def connect(
+    address: str | None, namespace: str, connect_timeout_ms: int = CONNECT_TIMEOUT_MS
+) -> None:
+    """Attach this process to a Ray cluster as a driver (as the clients do)."""
+    ensure_ray(address, namespace, connect_timeout_ms)
 
 
-def start_local_ray(num_cpus: int | None = None) -> str:
-    """Start a single-node Ray head on 127.0.0.1 as its own processes; return its address."""
-    env = {**RAY_ENV_DEFAULTS, **os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
-    # A lone loopback-only head needs no token; a user who set RAY_AUTH_MODE keeps their choice.
-    env.setdefault("RAY_AUTH_MODE", "disabled")
-    command = [
-        _ray_command(),
-        "start",
-        "--head",
-        f"--port={RAY_PORT}",
-        "--node-ip-address=127.0.0.1",
-        "--include-dashboard=false",
-        "--disable-usage-stats",
-    ]
-    if num_cpus:
-        command.append(f"--num-cpus={num_cpus}")
-    result = subprocess.run(command, env=env, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise RuntimeError(f"`{' '.join(command)}` failed:\n{result.stdout}\n{result.stderr}")
-    os.environ.setdefault("RAY_AUTH_MODE", env["RAY_AUTH_MODE"])
-    return f"127.0.0.1:{RAY_PORT}"
-
-
-def connect(address: str | None, namespace: str) -> None:
-    """Attach this process to a Ray cluster as a driver."""
-    if not ray.is_initialized():
-        ray.init(
-            address=address or "auto",
-            namespace=namespace,
-            log_to_driver=False,
-            logging_level=logging.ERROR,
-        )
-
-
-def _listening(address: str, timeout_s: float = 2.0) -> bool:
+def _listening(address: str) -> bool:
     """Whether anything accepts connections at ``host:port``.
 
     Ray's own connect retries a dead GCS for minutes, so ``up`` and ``down`` ask first.
     """
-    host, _, port = address.rpartition(":")
-    try:
-        with socket.create_connection((host, int(port)), timeout=timeout_s):
-            return True
-    except (OSError, ValueError):
-        return False
+    parsed = split_address(address)
+    return parsed is not None and listening(*parsed)
 
 
 def _alive_nodes() -> list[str]:
@@ -130,25 +97,42 @@ def up(
     cluster_name: str = "rafka",
     broker_config: dict[str, Any] | None = None,
     timeout_s: float = 120.0,
+    port: int | None = None,
 ) -> ClusterDescription:
-    """Start (or restart) a cluster; idempotent for brokers that are already running."""
+    """Start (or restart) a cluster; idempotent for brokers that are already running.
+
+    A Ray head it starts itself listens on 127.0.0.1:``port``, or on a free port when ``port`` is
+    None (6379 or the data directory's previous one first).
+    """
     data_dir = data_dir.resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
     previous = ClusterState.load(data_dir)
-    started_ray = False
     # Join only a Ray cluster named by --address or RAY_ADDRESS, or the one this data dir used
     # before: Ray's "auto" would also pick up any other Ray instance running on this machine.
     address = address or os.environ.get("RAY_ADDRESS")
+    session_dir = None
     if address is None and previous is not None and _listening(previous.ray_address):
         address = previous.ray_address
-    try:
-        if address is None:
-            raise ConnectionError("no Ray address given")
-        connect(address, namespace)
-    except (ConnectionError, RuntimeError, ValueError):
-        address = start_local_ray()
-        started_ray = True
-        connect(address, namespace)
+        if port is not None and address != f"127.0.0.1:{port}":
+            raise ValueError(
+                f"the cluster of {data_dir} already runs with Ray at {address}; "
+                f"`rafka down --data-dir {data_dir}` first to move it to port {port}"
+            )
+        session_dir = previous.ray_session_dir
+    elif address is not None and port is not None:
+        raise ValueError("--port is for the Ray head `rafka up` starts; --address joins one")
+    started_ray = address is None
+    if address is None:
+        previous_port = split_address(previous.ray_address) if previous else None
+        chosen = ray_head.choose_port(port, previous_port[1] if previous_port else None)
+        address = ray_head.start(chosen, data_dir)
+    connect(address, namespace)
+    if started_ray:
+        session_dir = ray_head.session_dir()
+        # Recorded at once, so `rafka down` can stop this head even if the rest of `up` fails.
+        ClusterState(
+            namespace, cluster_name, "", [], address, True, zookeeper is None, session_dir
+        ).save(data_dir)
     nodes = _alive_nodes()
     embedded = zookeeper is None
     if zookeeper is None:
@@ -187,28 +171,26 @@ def up(
         zookeeper,
         list(range(count)),
         ray.get_runtime_context().gcs_address,
-        started_ray or bool(previous and previous.started_ray),
+        session_dir is not None,
         embedded,
+        session_dir,
     ).save(data_dir)
     return Admin(namespace=namespace).wait_for_cluster(count, int(timeout_s * 1000))
 
 
 def down(data_dir: Path, timeout_s: float = 60.0) -> list[str]:
-    """Shut the brokers down cleanly, then stop the ZooKeeper and Ray that ``up`` started."""
+    """Shut the brokers down cleanly, then stop the ZooKeeper and the Ray head that ``up`` started
+    (only those: any other Ray instance on the machine keeps running); what was done, line by
+    line."""
     data_dir = data_dir.resolve()
     state = ClusterState.load(data_dir)
     if state is None:
-        raise FileNotFoundError(
-            f"{data_dir / STATE_FILE} not found: no cluster was started with this --data-dir"
-        )
+        return [f"no rafka cluster was started with --data-dir {data_dir}: nothing to stop"]
     done: list[str] = []
-    try:
-        if not _listening(state.ray_address):
-            raise ConnectionError(state.ray_address)
-        connect(state.ray_address, state.namespace)
-    except (ConnectionError, RuntimeError, ValueError):
+    if not _listening(state.ray_address):
         done.append(f"Ray at {state.ray_address} is not running")
     else:
+        connect(state.ray_address, state.namespace)
         for broker_id in state.brokers:
             try:
                 handle = ray.get_actor(
@@ -228,15 +210,42 @@ def down(data_dir: Path, timeout_s: float = 60.0) -> list[str]:
         if server is not None:
             server.stop()
             done.append("stopped ZooKeeper")
-    if state.started_ray:
-        subprocess.run([_ray_command(), "stop"], capture_output=True, text=True)
-        done.append("stopped Ray")
+    if state.ray_session_dir is not None and ray_head.stop(
+        state.ray_session_dir, state.ray_address
+    ):
+        done.append(f"stopped Ray at {state.ray_address}")
     return done
 
 
-def status(namespace: str = names.DEFAULT_NAMESPACE, address: str | None = None) -> dict[str, Any]:
-    """Brokers, controller and topics of a running cluster."""
-    connect(address, namespace)
+def running_state(data_dir: Path) -> ClusterState:
+    """What ``rafka up --data-dir`` recorded, when its cluster is running; else
+    ClusterNotRunningError saying how to start it."""
+    state = ClusterState.load(data_dir.resolve())
+    if state is None or not _listening(state.ray_address):
+        raise ClusterNotRunningError(
+            f"no rafka cluster is running with --data-dir {data_dir} "
+            f"(start one with `rafka up --data-dir {data_dir}`)"
+        )
+    return state
+
+
+def cluster_address(data_dir: Path) -> str:
+    """The Ray address of the running cluster of ``data_dir``, for a client's ``ray_address=``."""
+    return running_state(data_dir).ray_address
+
+
+def status(
+    namespace: str = names.DEFAULT_NAMESPACE,
+    address: str | None = None,
+    data_dir: Path | None = None,
+    connect_timeout_ms: int = CONNECT_TIMEOUT_MS,
+) -> dict[str, Any]:
+    """Brokers, controller and topics of a running cluster: the one of ``data_dir`` when given,
+    else the one at ``address`` (default: RAY_ADDRESS, else the one running on this machine)."""
+    if data_dir is not None:
+        state = running_state(data_dir)
+        address, namespace = state.ray_address, state.namespace
+    connect(address, namespace, connect_timeout_ms)
     admin = Admin(namespace=namespace)
     description = admin.describe_cluster()
     return {

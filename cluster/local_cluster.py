@@ -19,27 +19,24 @@ import ray
 
 from rafka.actors import names, spawn
 from rafka.actors.broker.config import LAUNCH_DEFAULTS, BrokerConfig
+from rafka.clients import ray_address
 from rafka.clients.admin import Admin
 from rafka.clients.ray_transport import RAY_ACTOR_ERRORS
+from rafka.cluster.ray_head import RAY_ENV_DEFAULTS
 from rafka.cluster.zookeeper_server import ZooKeeperServer
 from rafka.protocol.errors import KafkaTimeoutError
 
 logger = logging.getLogger(__name__)
 
-# Settings for a Ray instance rafka starts itself; a value already in the environment wins. Ray
-# records every task's state changes for its dashboard, and a broker cluster makes thousands of
-# actor calls a second, so the recording is off (bench/README.md has the latency it costs).
-# `ray list tasks` then shows no tasks for this Ray instance.
-RAY_ENV_DEFAULTS = {"RAY_task_events_report_interval_ms": "0"}
-
 
 def init_local_ray(namespace: str, num_cpus: int | None = None) -> None:
     """Start a single-node Ray that binds and advertises 127.0.0.1 only.
 
-    Ray reads RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER when it is imported, so this process is pinned with
-    ``_node_ip_address``; Ray's own processes inherit ``RAY_ENV_DEFAULTS`` from here.
+    Ray would move a loopback ``_node_ip_address`` to the machine's network address, so this
+    process switches to Ray's loopback mode first; Ray's own processes inherit ``RAY_ENV_DEFAULTS``
+    from here.
     """
-    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    ray_address.loopback_mode(True)
     for name, value in RAY_ENV_DEFAULTS.items():
         os.environ.setdefault(name, value)
     ray.init(

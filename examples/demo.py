@@ -3,18 +3,17 @@
 It starts ZooKeeper, Ray and three brokers on this machine (loopback only), creates a topic with 6
 partitions and replication factor 3, produces 1,000,000 records of 100 bytes with acks=all, consumes
 them back, checks every partition's count against its high watermark, reads the topic again with
-Spark (``spark.read.format("rafka")``) and aggregates it, and shuts everything down.
+Spark (``spark.read.format("rafka")``) and aggregates it, and shuts everything down. The cluster's
+data (about 300 MB) goes to a temporary directory that is removed at the end unless ``--keep``.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 import time
 from pathlib import Path
 
-os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+import scratch
 
 import rafka
 from rafka.cli.perf import consumer_perf, producer_perf
@@ -68,8 +67,17 @@ def main() -> None:
     parser.add_argument(
         "--data-dir", type=Path, default=None, help="default: a fresh temporary directory"
     )
+    scratch.add_keep_argument(parser)
     args = parser.parse_args()
-    data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="rafka-demo-"))
+    started = time.perf_counter()
+    with scratch.directory(args.data_dir, args.keep, "rafka-demo-", "the cluster's data") as data:
+        run(args.records, data)
+    print(f"done in {time.perf_counter() - started:.1f}s")
+
+
+def run(records: int, data_dir: Path) -> None:
+    """Start the cluster in ``data_dir``, produce and consume ``records`` records, read them with
+    Spark, stop the cluster."""
     started = time.perf_counter()
     print(f"== starting ZooKeeper, Ray and 3 brokers (data in {data_dir})")
     with rafka.LocalCluster(brokers=3, data_dir=data_dir, namespace=NAMESPACE) as cluster:
@@ -84,18 +92,18 @@ def main() -> None:
         print(
             format_description(admin.create_topic("demo", num_partitions=6, replication_factor=3))
         )
-        print(f"== producing {args.records:,} records of 100 bytes with acks=all")
+        print(f"== producing {records:,} records of 100 bytes with acks=all")
         produced = producer_perf(
             NAMESPACE,
             "demo",
-            args.records,
+            records,
             100,
             -1,
             {"acks": "all", "batch_size": 1_048_576, "linger_ms": 5},
         )
         print("   " + produced.summary())
-        print(f"== consuming {args.records:,} records")
-        consumed = consumer_perf(NAMESPACE, "demo", args.records)
+        print(f"== consuming {records:,} records")
+        consumed = consumer_perf(NAMESPACE, "demo", records)
         print("   " + consumed.summary().replace("\n", "\n   "))
         consumer = cluster.consumer()
         ends = consumer.end_offsets([rafka.TopicPartition("demo", p) for p in range(6)])
@@ -103,12 +111,9 @@ def main() -> None:
             f"== high watermarks per partition: {[ends[tp] for tp in sorted(ends)]} (sum "
             f"{sum(ends.values()):,})"
         )
-        assert consumed.records == args.records == sum(ends.values()), (
-            "records were lost or duplicated"
-        )
-        spark_step(args.records)
+        assert consumed.records == records == sum(ends.values()), "records were lost or duplicated"
+        spark_step(records)
         print("== shutting down")
-    print(f"done in {time.perf_counter() - started:.1f}s")
 
 
 if __name__ == "__main__":

@@ -10,11 +10,6 @@ offsets by timestamp, and shuts everything down.
 
 from __future__ import annotations
 
-import os
-
-# Ray decides which address to bind when it is imported: keep everything on loopback.
-os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-
 import json
 import tempfile
 import time

@@ -4,7 +4,8 @@ Spark's Python workers reach the cluster through Ray with the data source option
 here (``rafka.ray.address``, ``rafka.namespace``). On a Ray cluster in token mode, pass
 the token to the executors as Spark configuration:
 ``spark.executorEnv.RAY_AUTH_MODE=token`` and ``spark.executorEnv.RAY_AUTH_TOKEN=<token>``
-(``--conf`` with spark-submit, or ``--ray-token`` here).
+(``--conf`` with spark-submit, or ``--ray-token`` here). With ``--local`` the cluster's data goes to
+a temporary directory, removed at the end unless ``--keep`` (or ``--data-dir``) is given.
 """
 
 from __future__ import annotations
@@ -12,27 +13,26 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault(
-    "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0"
-)  # read when Ray is imported: bind 127.0.0.1
+import scratch
 
 
 def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--local``/``--data-dir`` or ``--ray-address``/``--namespace``/``--ray-token``."""
+    """Cluster options: ``--local`` (with ``--data-dir``, ``--keep``) or ``--ray-address``,
+    ``--namespace`` and ``--ray-token``."""
     parser.add_argument(
         "--local", action="store_true", help="start a 3-broker LocalCluster inside this script"
     )
     parser.add_argument(
         "--data-dir",
         type=Path,
-        default=Path("rafka-spark-example"),
-        help="LocalCluster data (with --local)",
+        default=None,
+        help="LocalCluster data (with --local; default: a temporary directory)",
     )
+    scratch.add_keep_argument(parser)
     parser.add_argument(
         "--ray-address",
         default=os.environ.get("RAY_ADDRESS"),
@@ -59,7 +59,12 @@ def cluster(args: argparse.Namespace) -> Iterator[dict[str, str]]:
         return
     from rafka.cluster.local_cluster import LocalCluster
 
-    with LocalCluster(brokers=3, data_dir=args.data_dir, namespace=args.namespace):
+    with (
+        scratch.directory(
+            args.data_dir, args.keep, "rafka-spark-example-", "the cluster's data"
+        ) as data_dir,
+        LocalCluster(brokers=3, data_dir=data_dir, namespace=args.namespace),
+    ):
         yield {
             "rafka.namespace": args.namespace,
             "rafka.ray.address": ray.get_runtime_context().gcs_address,
@@ -67,8 +72,8 @@ def cluster(args: argparse.Namespace) -> Iterator[dict[str, str]]:
 
 
 def spark_session(app: str, ray_token: str | None = None) -> Any:
-    """A local[2] SparkSession with the ``rafka`` format registered (loopback only, UTC)."""
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    """A local[2] SparkSession with the ``rafka`` format registered (loopback only, UTC); its Python
+    workers run this interpreter unless PYSPARK_PYTHON names another (``register`` sees to it)."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
 

@@ -3,14 +3,15 @@
     # a LocalCluster and a sample event producer:
     python examples/spark_streaming_job.py --local --seconds 60
     # or a running cluster:
-    python examples/spark_streaming_job.py --ray-address 127.0.0.1:6379 --checkpoint /data/ck/counts
+    python examples/spark_streaming_job.py --ray-address 127.0.0.1:6379 --checkpoint rafka-data/ck
 
 Counts per action and 10-second window (by the records' timestamps, with a 5-second watermark) go to
 ``event-counts`` as JSON keyed by ``action@window-start``, in append mode: each window's final count
 is written once, when the watermark passes the window's end. (PySpark's Python data sources take
 the append and complete output modes; update mode is refused by Spark.) Stop it (Ctrl-C or
 ``--seconds``) and start it again with the same ``--checkpoint``: it continues from the offsets and
-window state in the checkpoint, with no gap and nothing read twice.
+window state in the checkpoint, with no gap and nothing read twice. Without ``--checkpoint`` the
+checkpoint is a temporary directory, removed at the end unless ``--keep``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import threading
 import time
 from pathlib import Path
 
+import scratch
 import spark_setup
 
 EVENT_SCHEMA = "user string, action string, amount double"
@@ -60,8 +62,8 @@ def main() -> None:
     parser.add_argument(
         "--checkpoint",
         type=Path,
-        default=Path("rafka-spark-example-checkpoint"),
-        help="Spark checkpoint directory",
+        default=None,
+        help="Spark checkpoint directory (default: a temporary one)",
     )
     parser.add_argument(
         "--max-offsets-per-trigger", default="10000", help="cap on records per micro-batch"
@@ -70,7 +72,10 @@ def main() -> None:
         "--seconds", type=float, default=None, help="stop after this long (default: until Ctrl-C)"
     )
     args = parser.parse_args()
-    with spark_setup.cluster(args) as options:
+    with (
+        spark_setup.cluster(args) as options,
+        scratch.directory(args.checkpoint, args.keep, "rafka-checkpoint-", "the checkpoint") as ck,
+    ):
         spark_setup.ensure_topics(options, args.events, args.counts)
         stop = threading.Event()
         if args.local:
@@ -100,12 +105,12 @@ def main() -> None:
             .writeStream.format("rafka")
             .options(**options)
             .option("topic", args.counts)
-            .option("checkpointLocation", str(args.checkpoint))
+            .option("checkpointLocation", str(ck))
             .outputMode("append")
             .trigger(processingTime="2 seconds")
             .start()
         )
-        print(f"query {query.id} running; checkpoint {args.checkpoint.resolve()}")
+        print(f"query {query.id} running; checkpoint {ck.resolve()}")
         with contextlib.suppress(KeyboardInterrupt):
             started = time.monotonic()
             while query.isActive and (

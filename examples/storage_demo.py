@@ -8,7 +8,8 @@
    and keeps everything that was flushed.
 4. Records are read back by offset and by timestamp, and the remaining records are appended.
 
-Run it with ``.venv/bin/python examples/storage_demo.py`` (``make demo`` runs the cluster demo).
+Run it with ``.venv/bin/python examples/storage_demo.py`` (``make demo`` runs the cluster demo). The
+log (about 110 MB) goes to a temporary directory that is removed at the end unless ``--keep``.
 """
 
 from __future__ import annotations
@@ -19,16 +20,16 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
+
+import scratch
 
 from rafka.log.config import LogConfig
 from rafka.log.log import Log
 from rafka.protocol.records.batch import decode_records, iter_batches
 from rafka.protocol.records.builder import RecordBatchBuilder
 
-TOTAL = 1_000_000
 PER_BATCH = 1_000
 BASE_TS = 1_700_000_000_000
 CONFIG = LogConfig(segment_bytes=32 * 1024 * 1024)
@@ -42,10 +43,11 @@ def batch_for(first: int) -> bytes:
     return builder.build()
 
 
-def writer(directory: Path) -> None:
-    """Append until killed, fsyncing every 50 batches and reporting the flushed offset."""
+def writer(directory: Path, total: int) -> None:
+    """Append until killed (or ``total`` records are in), fsyncing every 50 batches and reporting
+    the flushed offset."""
     log = Log(directory, CONFIG)
-    for first in range(log.log_end_offset, TOTAL, PER_BATCH):
+    for first in range(log.log_end_offset, total, PER_BATCH):
         log.append_as_leader(batch_for(first), leader_epoch=0)
         if (first // PER_BATCH) % 50 == 49:
             log.flush()
@@ -69,34 +71,45 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--writer", type=Path, help=argparse.SUPPRESS)
     parser.add_argument(
+        "--records", type=int, default=1_000_000, help="records in the log at the end"
+    )
+    parser.add_argument(
         "--data-dir", type=Path, default=None, help="where to put the log (default: a temp dir)"
     )
     parser.add_argument(
         "--kill-after",
         type=int,
-        default=600_000,
-        help="SIGKILL the writer once this many records are flushed",
+        default=None,
+        help="SIGKILL the writer once this many records are flushed (default: 60%% of --records)",
     )
+    scratch.add_keep_argument(parser)
     args = parser.parse_args()
     logging.basicConfig(
         level=logging.WARNING, format="   [recovery] %(message)s", stream=sys.stdout
     )
     if args.writer:
-        writer(args.writer)
+        writer(args.writer, args.records)
         return
+    kill_after = args.kill_after if args.kill_after is not None else args.records * 6 // 10
+    with scratch.directory(args.data_dir, args.keep, "rafka-storage-demo-", "the log") as data:
+        crash_and_recover(data / "demo-0", args.records, kill_after)
 
-    directory = (args.data_dir or Path(tempfile.mkdtemp(prefix="rafka-storage-demo-"))) / "demo-0"
+
+def crash_and_recover(directory: Path, total: int, kill_after: int) -> None:
+    """Steps 1 to 5 of the demo on the log in ``directory``."""
     print(f"== storage demo: log at {directory}")
     started = time.perf_counter()
     child = subprocess.Popen(
-        [sys.executable, __file__, "--writer", str(directory)], stdout=subprocess.PIPE, text=True
+        [sys.executable, __file__, "--writer", str(directory), "--records", str(total)],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     flushed = 0
     assert child.stdout is not None
     for line in child.stdout:
         flushed = int(line.split()[1])
         print(f"\r   writer flushed {flushed:>9,} records", end="", flush=True)
-        if flushed >= args.kill_after:
+        if flushed >= kill_after:
             break
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
@@ -105,7 +118,7 @@ def main() -> None:
 
     segments = sorted(directory.glob("*.log"))
     with open(segments[-1], "ab") as handle:
-        handle.write(batch_for(TOTAL)[:5000])
+        handle.write(batch_for(total)[:5000])
     print(
         "2. simulated a torn write: 5,000 bytes of a half-written batch appended to "
         f"{segments[-1].name}"
@@ -122,7 +135,7 @@ def main() -> None:
     )
     assert log.log_end_offset >= flushed, "flushed records were lost"
 
-    target = 123_456
+    target = total * 123 // 1000
     data = log.read(target, 1 << 16)
     record = next(
         r
@@ -134,11 +147,12 @@ def main() -> None:
         f"4. read by offset {target:,}: key={record.key!r} value={(record.value or b'')[:16]!r}... "
         f"timestamp={record.timestamp}"
     )
-    offset, timestamp = log.offset_for_timestamp(BASE_TS + 424_242) or (-1, -1)
-    print(f"   read by timestamp {BASE_TS + 424_242}: offset {offset:,} (timestamp {timestamp})")
+    wanted_ts = BASE_TS + total * 424 // 1000
+    offset, timestamp = log.offset_for_timestamp(wanted_ts) or (-1, -1)
+    print(f"   read by timestamp {wanted_ts}: offset {offset:,} (timestamp {timestamp})")
 
     started = time.perf_counter()
-    for first in range(log.log_end_offset, TOTAL, PER_BATCH):
+    for first in range(log.log_end_offset, total, PER_BATCH):
         log.append_as_leader(batch_for(first), leader_epoch=1)
     count = read_all_count(log)
     print(
@@ -146,7 +160,7 @@ def main() -> None:
         f"the log now holds {count:,} records in offsets "
         f"[{log.log_start_offset}, {log.log_end_offset:,}) over {len(log.segments)} segments"
     )
-    assert count == TOTAL == log.log_end_offset
+    assert count == total == log.log_end_offset
     log.close()
 
 

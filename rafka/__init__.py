@@ -21,7 +21,12 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from rafka.clients import ray_address as _ray_address
+
 __version__ = "0.1.0"
+
+# A cluster on loopback must stay reachable through Ray's own ray.init(address="auto").
+_ray_address.install()
 
 _EXPORTS = {
     "Producer": "rafka.clients.producer",

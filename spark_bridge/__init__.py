@@ -22,13 +22,32 @@ clients' producer; a reader task's ``range_reader`` sends its fetches to the lea
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any
 
 __all__ = ["register"]
 
 
+def worker_python(pyspark_python: str | None, conf_python: str | None, driver: str) -> str:
+    """The interpreter Spark's Python workers run: ``PYSPARK_PYTHON``, else the session's
+    ``spark.pyspark.python``, else the driver's own (Spark's default, ``python3``, is whatever
+    comes first on PATH, which may not have rafka installed)."""
+    return pyspark_python or conf_python or driver
+
+
 def register(spark: Any) -> None:
-    """Register the ``rafka`` format with a SparkSession (Spark keeps it for the session's life)."""
+    """Register the ``rafka`` format with a SparkSession (Spark keeps it for the session's life).
+
+    The data source's planner and task workers start the interpreter the session's context names,
+    so it is set here to the driver's unless the user chose one.
+    """
     from rafka.spark_bridge.source import RafkaDataSource
 
+    context = spark.sparkContext
+    context.pythonExec = worker_python(
+        os.environ.get("PYSPARK_PYTHON"),
+        context.getConf().get("spark.pyspark.python"),
+        sys.executable,
+    )
     spark.dataSource.register(RafkaDataSource)

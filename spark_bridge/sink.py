@@ -35,6 +35,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from rafka.protocol.errors import UnknownTopicOrPartitionError
 from rafka.spark_bridge.options import SinkOptions, option_error, parse_sink_options
 
 logger = logging.getLogger(__name__)
@@ -92,6 +93,25 @@ def validate_columns(schema: StructType, sink: SinkOptions) -> None:
             "the 'headers' column must be array<struct<key:string,value:binary>>, "
             f"not {types['headers'].simpleString()}",
         )
+
+
+def plan_sink(options: Mapping[str, str], schema: StructType) -> SinkOptions:
+    """A writer's checks at planning time, before any task runs: options, columns, and that the
+    ``topic`` option names an existing topic (a task's failure would reach the user wrapped in
+    Spark's job-abort stack; a planning failure reaches them as this error's message)."""
+    sink = parse_sink_options(options)
+    validate_columns(schema, sink)
+    if sink.topic is not None:
+        from rafka.spark_bridge import connection
+
+        try:
+            connection.cluster(sink.cluster).topic(sink.topic, refresh=True)
+        except UnknownTopicOrPartitionError:
+            raise UnknownTopicOrPartitionError(
+                f"option 'topic': topic {sink.topic!r} does not exist; create it first "
+                f"(rafka topics --create --topic {sink.topic})"
+            ) from None
+    return sink
 
 
 def _column(batch: pa.RecordBatch, name: str, as_bytes: bool = False) -> Iterator[Any] | list[Any]:
@@ -162,8 +182,7 @@ class RafkaBatchWriter(DataSourceArrowWriter):
                 "save mode 'overwrite' is not allowed: a log can only be appended to; use "
                 "mode('append')",
             )
-        self.sink = parse_sink_options(options)
-        validate_columns(schema, self.sink)
+        self.sink = plan_sink(options, schema)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> RafkaCommitMessage:
         """Executor side: send this task's rows and wait until every one is acknowledged."""
@@ -194,8 +213,7 @@ class RafkaStreamWriter(DataSourceStreamArrowWriter):
     def __init__(self, options: Mapping[str, str], schema: StructType, overwrite: bool) -> None:
         # ``overwrite`` is the complete output mode: each
         # batch rewrites the whole result, as with Kafka.
-        self.sink = parse_sink_options(options)
-        validate_columns(schema, self.sink)
+        self.sink = plan_sink(options, schema)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> RafkaCommitMessage:
         """Executor side: send this task's rows and wait until every one is acknowledged."""

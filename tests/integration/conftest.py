@@ -14,6 +14,7 @@ import pytest
 import ray
 from ray.cluster_utils import Cluster
 
+from rafka.clients import ray_address
 from rafka.clients.admin import Admin
 from rafka.cluster.local_cluster import LocalCluster
 from rafka.cluster.zookeeper_server import ZooKeeperServer
@@ -42,6 +43,7 @@ def ray_nodes(session_dir: Path) -> Iterator[list[str]]:
     ray_tmp = session_dir / "ray"
     (ray_tmp / "ray").mkdir(parents=True)
     os.environ["RAY_TMPDIR"] = str(ray_tmp)
+    ray_address.loopback_mode(True)  # the nodes share this machine's loopback, as LocalCluster's
     cluster = Cluster(
         initialize_head=True,
         connect=False,
@@ -113,6 +115,8 @@ _MODULE_ORDER = (
     "test_restart",
     "test_consumer_groups",
     "test_consumer_deadlines",
+    "test_readme",
+    "test_examples",
 )
 
 

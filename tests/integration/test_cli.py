@@ -13,7 +13,9 @@ import pytest
 import ray
 
 from rafka.cli.main import main
+from rafka.clients.admin import Admin
 from rafka.cluster.zookeeper_server import ZooKeeperServer
+from rafka.protocol.types import OffsetAndMetadata, TopicPartition
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300), pytest.mark.usefixtures("cluster")]
 NS = ["--namespace", "rafka-test"]
@@ -135,6 +137,47 @@ def test_consumer_reads_one_partition_from_an_offset(
     assert capsys.readouterr().out.splitlines() == ["line-3", "line-4"]
 
 
+def records_printed(out: str) -> list[str]:
+    """The console consumer's lines, without the warnings Ray's raylet pushes to this test process
+    (a Ray driver of the session's cluster)."""
+    return [line for line in out.splitlines() if "(raylet)" not in line]
+
+
+def test_consume_with_a_group_commits_what_it_printed_and_the_next_run_resumes_after_it(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    topic_name: str,
+    admin: Admin,
+) -> None:
+    group = f"{topic_name}-group"
+    assert main([*NS, "topics", "--create", "--topic", topic_name, "--partitions", "1"]) == 0
+    monkeypatch.setattr(sys, "stdin", io.StringIO("".join(f"line-{i}\n" for i in range(5))))
+    assert main([*NS, "produce", "--topic", topic_name, "--acks", "all"]) == 0
+    capsys.readouterr()
+    consume = [*NS, "consume", "--topic", topic_name, "--group", group, "--from-beginning"]
+    assert main([*consume, "--max-messages", "3"]) == 0
+    assert records_printed(capsys.readouterr().out) == ["line-0", "line-1", "line-2"]
+    assert admin.list_group_offsets(group) == {
+        TopicPartition(topic_name, 0): OffsetAndMetadata(3, "")
+    }
+    assert main([*NS, "groups", "--list"]) == 0
+    assert group in capsys.readouterr().out.split()
+    assert main([*consume, "--timeout-ms", "3000"]) == 0
+    captured = capsys.readouterr()
+    assert records_printed(captured.out) == ["line-3", "line-4"]
+    assert "Processed a total of 2 messages" in captured.err
+    assert admin.list_group_offsets(group)[TopicPartition(topic_name, 0)].offset == 5
+
+
+def test_consume_refuses_a_group_together_with_a_partition(
+    capsys: pytest.CaptureFixture[str], topic_name: str
+) -> None:
+    assert main([*NS, "topics", "--create", "--topic", topic_name]) == 0
+    command = ["consume", "--topic", topic_name, "--group", "g", "--partition", "0"]
+    assert main([*NS, *command]) == 1
+    assert "--group and --partition cannot be used together" in capsys.readouterr().err
+
+
 def test_perf_tools_print_kafkas_summary_lines(
     capsys: pytest.CaptureFixture[str], topic_name: str
 ) -> None:
@@ -175,7 +218,7 @@ def test_up_and_down_start_and_stop_detached_brokers_on_the_running_ray(
 ) -> None:
     address = ray.get_runtime_context().gcs_address
     command = [sys.executable, "-m", "rafka", "--namespace", "rafka-cli-up", "--address", address]
-    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+    env = dict(os.environ)
     up = subprocess.run(
         [
             *command,

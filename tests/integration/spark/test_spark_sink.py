@@ -159,3 +159,21 @@ def test_bad_writes_fail_naming_the_column_or_option(
         with pytest.raises(Exception) as info:
             df.write.format("rafka").options(**rafka_options, **options).mode(mode).save()
         assert message in str(info.value), f"{options}: {str(info.value)[:2000]}"
+
+
+def test_a_write_to_a_missing_topic_fails_before_any_task_with_one_message_naming_it(
+    spark: Any, rafka_options: dict, topic_name: str
+) -> None:
+    missing = f"{topic_name}-missing"
+    frame = spark.createDataFrame([("a",)], "value string")
+    with pytest.raises(Exception) as info:
+        frame.write.format("rafka").options(**rafka_options).option("topic", missing).mode(
+            "append"
+        ).save()
+    message = str(info.value)
+    assert (
+        f"UNKNOWN_TOPIC_OR_PARTITION (3): option 'topic': topic '{missing}' does not exist"
+        in message
+    ), message
+    assert "JVM stacktrace" not in message and "at org.apache.spark" not in message, message
+    assert len(message.splitlines()) < 30, message
