@@ -36,8 +36,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-
 import ray
 from kazoo.client import KazooClient
 from kazoo.protocol.states import ZnodeStat
