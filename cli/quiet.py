@@ -12,15 +12,11 @@ them for a command without one (the raylet's warnings are in the cluster's own R
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 from typing import Any
 
 LOG_FILE = "rafka-cli.log"
 """The log file's name, in the command's data directory."""
-
-RAY_BACKEND_LOG_LEVEL = "RAY_BACKEND_LOG_LEVEL"
-"""The variable Ray's C++ core reads for its log level when the driver connects."""
 
 CLUSTER_LOGGER = "rafka.cli.ray"
 """The logger the cluster's published lines go to."""
@@ -46,9 +42,6 @@ def divert_ray_output(log_file: Path | None) -> None:
     """Send Ray's logger and the lines the cluster publishes to this driver to ``log_file`` (or
     nowhere when it is None)."""
     import ray._private.worker as ray_worker  # imports Ray, whose logger is configured at import
-
-    # Ray's C++ core logs to stderr itself; only its errors reach the terminal.
-    os.environ.setdefault(RAY_BACKEND_LOG_LEVEL, "error")
 
     handler = _handler(log_file)
     ray_logger = logging.getLogger("ray")

@@ -24,7 +24,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
 VENV_BIN = Path(sys.executable).parent
 USER_VARIABLES = ("HOME", "USER", "LANG", "LC_ALL", "TMPDIR", "JAVA_HOME")
-RAY_NOISE = re.compile(r"WARNING|INFO|\(raylet\)|worker processes|Traceback")
+# Ray's Python log lines, what the raylet publishes to drivers, its C++ log lines ("[date ...").
+RAY_NOISE = re.compile(r"WARNING|INFO|\(raylet\)|worker processes|Traceback|^\[\d{4}-\d\d-\d\d ")
 TOPIC = "connect"
 
 LOOPBACK_FIRST = (
