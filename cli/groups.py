@@ -16,7 +16,7 @@ from datetime import datetime, timedelta, timezone
 
 from rafka.clients.admin import Admin
 from rafka.groups.subscription_codec import decode_assignment
-from rafka.protocol.errors import UnknownTopicOrPartitionError
+from rafka.protocol.errors import GroupIdNotFoundError, UnknownTopicOrPartitionError
 from rafka.protocol.messages.groups import GroupDescription, MemberDescription
 from rafka.protocol.messages.offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from rafka.protocol.types import OffsetAndMetadata, TopicPartition
@@ -185,7 +185,7 @@ def describe(admin: Admin, group_id: str) -> int:
     """Print the group's state line and its partitions' offsets, lag and owners."""
     description = admin.describe_group(group_id)
     if description.state == "Dead":
-        return _fail(f"Consumer group '{group_id}' does not exist.")
+        raise GroupIdNotFoundError(f"consumer group '{group_id}' does not exist")
     print(
         f"Consumer group '{group_id}' state: {description.state}, members: "
         f"{len(description.members)}, "

@@ -229,9 +229,9 @@ def running_state(data_dir: Path) -> ClusterState:
     return state
 
 
-def cluster_address(data_dir: Path) -> str:
+def cluster_address(data_dir: str | os.PathLike[str]) -> str:
     """The Ray address of the running cluster of ``data_dir``, for a client's ``ray_address=``."""
-    return running_state(data_dir).ray_address
+    return running_state(Path(data_dir)).ray_address
 
 
 def status(

@@ -180,7 +180,9 @@ def test_a_missing_topic_is_one_kafka_error_line(first: Started) -> None:
 
 def test_a_missing_group_is_one_error_line(first: Started) -> None:
     described = rafka("groups", "--describe", "--group", "no-such-group")
-    assert_one_error_line(described, "Error: Consumer group 'no-such-group' does not exist.")
+    assert_one_error_line(
+        described, "Error: GROUP_ID_NOT_FOUND (69): consumer group 'no-such-group' does not exist"
+    )
 
 
 def test_bad_options_are_one_error_line() -> None:

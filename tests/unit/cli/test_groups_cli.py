@@ -117,7 +117,10 @@ def test_describe_of_an_unknown_group_fails_saying_it_does_not_exist(
     cluster, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["groups", "--describe", "--group", "nobody"]) == 1
-    assert capsys.readouterr().err.strip() == "Error: Consumer group 'nobody' does not exist."
+    assert (
+        capsys.readouterr().err.strip()
+        == "Error: GROUP_ID_NOT_FOUND (69): consumer group 'nobody' does not exist"
+    )
 
 
 def test_format_table_pads_each_column_to_its_widest_cell_one_space_apart() -> None:
