@@ -35,7 +35,9 @@ from rafka.protocol.messages.metadata import (
     TopicMetadata,
 )
 
-METADATA_GRACE_S = 0.3
+# A broker briefed on a new topic may answer a loaded machine's metadata request well after the
+# others; a shorter grace made a topic created a moment ago read as unknown.
+METADATA_GRACE_S = 2.0
 COORDINATOR_MOVING = frozenset(
     {Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE, Errors.COORDINATOR_LOAD_IN_PROGRESS}
 )
