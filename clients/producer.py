@@ -174,7 +174,9 @@ class Producer:
             key = self._key_serializer(key)
         if self._value_serializer is not None and value is not None:
             value = self._value_serializer(value)
-        count, available, tps, _ = self._partitions.get(topic) or self._load_partitions(topic)
+        count, available, tps, expires_at = self._partitions.get(topic) or self._load_partitions(
+            topic
+        )
         if partition is None:
             partition = self._partitioner(topic, key, count, available)
         elif not 0 <= partition < count:
@@ -192,11 +194,9 @@ class Producer:
         )
         if closed and key is None and hasattr(self._partitioner, "on_new_batch"):
             self._partitioner.on_new_batch(topic, count, partition, available)
-        if closed or opened:
+        if (closed or opened) and time.monotonic() >= expires_at:
             # Checked once per batch, not per record: the next send asks the cluster again.
-            cached = self._partitions.get(topic)
-            if cached is not None and time.monotonic() >= cached.expires_at:
-                self._partitions.pop(topic, None)
+            self._partitions.pop(topic, None)
         if closed or (opened and self._linger_zero):
             # Ship from this thread when the sender is not mid-turn: waiting for the sender thread
             # to win the GIL back from a busy send() loop would cost a switch interval per batch.
