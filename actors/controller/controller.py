@@ -41,6 +41,7 @@ from rafka.actors.controller.effects import (
     ZkWrite,
 )
 from rafka.actors.controller.events import (
+    ActiveControllerDied,
     BrokerChange,
     BrokerDied,
     BrokersChanged,
@@ -95,6 +96,8 @@ class Controller:
         self._replies: dict[int, asyncio.Future[tuple[Reply, list[asyncio.Future[Any]]]]] = {}
         self._request_ids = itertools.count()
         self._death_watches: dict[int, asyncio.Task[None]] = {}
+        self._active_watch: tuple[int, asyncio.Task[None]] | None = None
+        self._stopped = asyncio.Event()
         self.mailbox: Mailbox[ControllerEvent] = Mailbox(
             self.process, f"controller-{self.broker_id}"
         )
@@ -155,6 +158,12 @@ class Controller:
         """Liveness check: the broker id."""
         return self.broker_id
 
+    async def wait_until_stopped(self) -> int:
+        """Returns only when the controller resigns for good: standby controllers keep this call
+        outstanding on the active one, and Ray fails it as soon as its process dies."""
+        await self._stopped.wait()
+        return self.broker_id
+
     async def _ask(
         self, make: Callable[[int], CoreEvent]
     ) -> tuple[Reply, list[asyncio.Future[Any]]]:
@@ -206,6 +215,7 @@ class Controller:
             case Startup() | SessionExpired():
                 self._resign()
                 self._elect()
+                self._watch_active_controller()
             case Reelect():
                 current = self.zk.controller_id(watch=self._watcher(Reelect()))
                 state_change_logger.info(
@@ -217,8 +227,18 @@ class Controller:
                     self._resign()
                 if current == -1:
                     self._elect()
+                self._watch_active_controller()
+            case ActiveControllerDied(broker_id=dead, session_id=session):
+                if not self.core.active and self.zk.release_dead_controller(session):
+                    state_change_logger.info(
+                        "[Controller id=%d] Ray reports controller %d's process gone; freed "
+                        "/controller of its dead session for an election now",
+                        self.broker_id,
+                        dead,
+                    )
             case Resign():
                 self.shutting_down = True
+                self._stopped.set()
                 self._resign()
             case BrokerChange():
                 if self.core.active:
@@ -373,11 +393,40 @@ class Controller:
             task.registered_at = registration.timestamp  # type: ignore[attr-defined]
             self._death_watches[broker] = task
 
+    def _watch_active_controller(self) -> None:
+        """As a standby, keep one call outstanding on the active controller: Ray fails it as soon
+        as that process dies, which is seconds before its ZooKeeper session expires."""
+        holder, session = self.zk.controller_session()
+        watching = holder not in (-1, self.broker_id) and not self.shutting_down
+        watching = watching and self.config.ray_failure_detection_enable
+        if self._active_watch is not None:
+            watched, task = self._active_watch
+            if watching and watched == session and not task.done():
+                return
+            task.cancel()
+            self._active_watch = None
+        if watching:
+            task = asyncio.get_running_loop().create_task(
+                self._await_controller_death(holder, session)
+            )
+            self._active_watch = (session, task)
+
+    async def _await_controller_death(self, broker: int, session: int) -> None:
+        try:
+            handle = ray.get_actor(names.controller_actor_name(broker), namespace=self.namespace)
+            await handle.wait_until_stopped.remote()
+        except (ray.exceptions.RayActorError, ValueError):
+            self.mailbox.put(ActiveControllerDied(broker, session))
+        except asyncio.CancelledError:
+            return
+
     async def _await_death(self, broker: int, registered_at: int) -> None:
         try:
             handle = ray.get_actor(names.broker_actor_name(broker), namespace=self.namespace)
             await handle.wait_until_stopped.remote()
-        except ray.exceptions.RayActorError:
+        except (ray.exceptions.RayActorError, ValueError):
+            # ValueError: no actor has the broker's name, so the process behind this registration
+            # is already gone (a new controller learns of it before the session expires).
             self.mailbox.put(BrokerDied(broker, registered_at))
-        except (ValueError, asyncio.CancelledError):
+        except asyncio.CancelledError:
             return

@@ -33,6 +33,16 @@ class Reelect:
 
 
 @dataclass(frozen=True)
+class ActiveControllerDied:
+    """Ray reports the process of the active controller gone while its ``/controller`` znode
+    lives on until its ZooKeeper session expires: free the znode of that dead session so an
+    election runs now."""
+
+    broker_id: int
+    session_id: int
+
+
+@dataclass(frozen=True)
 class SessionExpired:
     """The controller's ZooKeeper session expired: drop controllership and run again."""
 
@@ -58,7 +68,14 @@ class IsrChangeNotification:
 
 
 Trigger = (
-    Startup | Reelect | SessionExpired | Resign | BrokerChange | TopicChange | IsrChangeNotification
+    Startup
+    | Reelect
+    | ActiveControllerDied
+    | SessionExpired
+    | Resign
+    | BrokerChange
+    | TopicChange
+    | IsrChangeNotification
 )
 
 # ---------------------------------------------------------------------- core events

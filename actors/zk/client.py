@@ -263,6 +263,26 @@ class ZkClient:
             except (NoNodeError, BadVersionError):
                 pass
 
+    def controller_session(self) -> tuple[int, int]:
+        """(broker id, ZooKeeper session id) of the ``/controller`` holder, or (-1, 0)."""
+        try:
+            data, stat = self.zk.get(zd.CONTROLLER)
+        except NoNodeError:
+            return -1, 0
+        return zd.decode_controller(data), stat.ephemeralOwner
+
+    def release_dead_controller(self, session_id: int) -> bool:
+        """Delete ``/controller`` if the session ``session_id`` (whose process is known to be dead)
+        still holds it; True if deleted. A znode of any other session is left alone."""
+        stat = self.zk.exists(zd.CONTROLLER)
+        if stat is None or stat.ephemeralOwner != session_id:
+            return False
+        try:
+            self.zk.delete(zd.CONTROLLER, version=stat.version)
+        except (NoNodeError, BadVersionError):
+            return False
+        return True
+
     def controller_id(self, watch: Callable | None = None) -> int:
         """The current controller's broker id, or -1."""
         try:

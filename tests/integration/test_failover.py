@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,7 @@ import pytest
 import ray
 
 from rafka.actors import names
+from rafka.actors.state_change import read_state_changes
 from rafka.actors.zk.client import ControllerMovedError, ZkClient
 from rafka.actors.zk.data import LeaderIsrAndEpoch
 from rafka.clients.admin import Admin
@@ -140,6 +141,28 @@ def test_controller_failover_elects_another_broker_with_a_higher_epoch(
     )
     assert state["active"] and state["epoch"] > old["epoch"]
     fadmin.create_topic("after-controller-failover", 2, 2)
+    fcluster.start_broker(before)
+    ensure_all_brokers(fcluster, fadmin)
+
+
+def test_a_standby_frees_a_dead_controllers_znode_instead_of_waiting_for_its_session(
+    fcluster: LocalCluster, fadmin: Admin
+) -> None:
+    ensure_all_brokers(fcluster, fadmin)
+    before = fadmin.describe_cluster().controller_id
+    killed_at = time.time()
+    fcluster.kill_broker(before)
+    wait_until(lambda: other_controller(fadmin, before), 90, "a new controller")
+    changes = read_state_changes(
+        (b, Path(fcluster.broker_config(b).log_dirs)) for b in range(3) if b != before
+    )
+    freed = [
+        c
+        for c in changes
+        if c.time >= killed_at - 1
+        and f"Ray reports controller {before}'s process gone; freed /controller" in c.message
+    ]
+    assert freed, "no standby freed /controller when Ray reported the controller's death"
     fcluster.start_broker(before)
     ensure_all_brokers(fcluster, fadmin)
 
@@ -303,7 +326,7 @@ def test_acks_all_is_refused_below_min_insync_replicas(
 
 @pytest.mark.parametrize("unclean", [False, True])
 def test_all_in_sync_replicas_dead_unclean_election_decides(
-    fcluster: LocalCluster, fadmin: Admin, unclean: bool
+    fcluster: LocalCluster, fadmin: Admin, zookeeper: ZooKeeperServer, unclean: bool
 ) -> None:
     """The only in-sync replica dies while the other is out of sync: with Kafka's
     ``unclean.leader.election.enable`` off (the default since KIP-106) the partition stays offline;
@@ -316,15 +339,29 @@ def test_all_in_sync_replicas_dead_unclean_election_decides(
     # Read the leader rather than assume replicas[0]: a broker restarted
     # by ensure_all_brokers may not have been live to the controller
     # when the topic was created, and then the other replica leads.
+    # The ISR is read from ZooKeeper, which the controller elects from: a
+    # broker's metadata cache may still show an ISR the leader has changed since.
+    zk = ZkClient(zookeeper.connect_string, "failover")
+    try:
+        _unclean_election_scenario(fcluster, fadmin, zk, topic, unclean)
+    finally:
+        zk.close()
+
+
+def _unclean_election_scenario(
+    fcluster: LocalCluster, fadmin: Admin, zk: ZkClient, topic: str, unclean: bool
+) -> None:
+    def isr_state(check: Callable[[LeaderIsrAndEpoch], bool]) -> LeaderIsrAndEpoch | None:
+        state = zk.partition_state(topic, 0)
+        return state if state is not None and check(state) else None
+
     settled = wait_until(
-        lambda: (
-            (p := fadmin.describe_topic(topic).partitions[0]).leader >= 0 and len(p.isr) == 2 and p
-        ),
+        lambda: isr_state(lambda s: s.leader >= 0 and len(s.isr) == 2),
         60,
         "both replicas in the ISR",
     )
     leader = settled.leader
-    follower = next(r for r in settled.replicas if r != leader)
+    follower = next(r for r in settled.isr if r != leader)
     follower_state = wait_until(
         lambda: ray.get(
             ray.get_actor(
@@ -341,7 +378,7 @@ def test_all_in_sync_replicas_dead_unclean_election_decides(
         os.kill(follower_pids[0], signal.SIGSTOP)
         try:
             wait_until(
-                lambda: fadmin.describe_topic(topic).partitions[0].isr == (leader,),
+                lambda: isr_state(lambda s: s.isr == (leader,)),
                 90,
                 "the stalled follower to leave the ISR",
             )
