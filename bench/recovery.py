@@ -428,7 +428,7 @@ class Bench:
         t0 = faults.kill_replica(self.cluster, TOPIC, partition, victim)
         assert t0 is not None, f"replica {partition}@{victim} was not running"
         t0_ms = int(t0 * 1000)
-        self._detected(timeline, t0_ms, rf"replica {TOPIC}-{partition} on broker {victim} died")
+        self._detected(timeline, t0_ms, rf"\[Broker id={victim}\] replica {TOPIC}-{partition} died")
         self._leader_acting(timeline, t0_ms, partition, victim)
         self._first_acks(timeline, t0, [partition], [partition])
         back = timeline.stages["leader acting"][-1]
