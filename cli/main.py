@@ -7,6 +7,7 @@ rafka groups --describe --group G
 rafka groups --reset-offsets --group G --all-topics --to-earliest --execute
 rafka produce --topic T            rafka consume --topic T --from-beginning
 rafka perf produce --topic T --num-records 1000000 --record-size 100 --throughput -1
+rafka replica-verification --topic-white-list 'orders.*' [--report-interval-ms 30000]
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import sys
 from pathlib import Path
 
 from rafka.actors.names import DEFAULT_NAMESPACE
-from rafka.cli import console, groups, perf, quiet, topics
+from rafka.cli import console, groups, perf, quiet, replica_verification, topics
 from rafka.cli.errors import OneLineParser, report, usage_exit
 
 CONNECT_TIMEOUT_MS = 5_000
@@ -76,6 +77,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     console.add_consume_arguments(sub.add_parser("consume", help="console consumer"))
     perf.add_arguments(sub.add_parser("perf", help="producer and consumer performance tests"))
+    replica_verification.add_arguments(
+        sub.add_parser(
+            "replica-verification",
+            help="check that the replicas of each partition hold the same batches",
+        )
+    )
     return parser
 
 
@@ -131,6 +138,13 @@ def run(args: argparse.Namespace) -> int:
         return console.produce(args, args.namespace)
     if args.command == "consume":
         return console.consume(args, args.namespace)
+    if args.command == "replica-verification":
+        from rafka.cli.replica_reader import RayReplicaSource
+        from rafka.clients.admin import Admin
+
+        replica_verification.check(args)
+        admin = Admin(namespace=args.namespace, connect_timeout_ms=CONNECT_TIMEOUT_MS)
+        return replica_verification.run(args, RayReplicaSource(admin, args.namespace))
     return perf.run(args, args.namespace)
 
 

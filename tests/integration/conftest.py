@@ -113,6 +113,7 @@ _MODULE_ORDER = (
     "test_failover",
     "test_fault_injection",
     "test_restart",
+    "test_replica_verification",
     "test_consumer_groups",
     "test_consumer_deadlines",
     "test_readme",
