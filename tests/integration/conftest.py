@@ -115,6 +115,7 @@ _MODULE_ORDER = (
     "test_restart",
     "test_consumer_groups",
     "test_consumer_deadlines",
+    "test_topic_partitions",
     "test_readme",
     "test_examples",
 )
