@@ -36,7 +36,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 NS = "rafka-grow"
 CLUSTER = "grow"
 RACKS = ["east", "east", "west"]
-FAST_METADATA = {"metadata_max_age_ms": 500}
+FAST_METADATA_MS = 500
 
 
 @pytest.fixture(scope="module")
@@ -110,7 +110,7 @@ def test_growing_under_a_keyed_producer_keeps_old_keys_and_data_and_fills_new_pa
     gadmin: Admin, topic_name: str
 ) -> None:
     gadmin.create_topic(topic_name, 3, 2)
-    producer = Producer(namespace=NS, acks="all", linger_ms=5, **FAST_METADATA)
+    producer = Producer(namespace=NS, acks="all", linger_ms=5, metadata_max_age_ms=FAST_METADATA_MS)
     keys = [f"key-{i}".encode() for i in range(60)]
     before = [producer.send(topic_name, b"before", key=k) for k in keys]
     placed_before = {k: f.get(timeout=30).partition for k, f in zip(keys, before, strict=True)}
@@ -160,7 +160,7 @@ def test_a_subscribed_group_consumer_rebalances_onto_new_partitions(
         namespace=NS,
         group_id=f"{topic_name}-group",
         auto_offset_reset="earliest",
-        **FAST_METADATA,
+        metadata_max_age_ms=FAST_METADATA_MS,
     )
     try:
         wait_until(
@@ -169,10 +169,10 @@ def test_a_subscribed_group_consumer_rebalances_onto_new_partitions(
             "the consumer to be assigned both partitions",
         )
         gadmin.create_partitions({topic_name: NewPartitions(4)})
-        producer = Producer(namespace=NS, **FAST_METADATA)
+        producer = Producer(namespace=NS, metadata_max_age_ms=FAST_METADATA_MS)
         producer.send(topic_name, b"on-3", partition=3).get(timeout=30)
         producer.close()
-        got: list[bytes] = []
+        got: list[bytes | None] = []
 
         def received() -> bool:
             got.extend(r.value for rs in consumer.poll(timeout_ms=200).values() for r in rs)
