@@ -75,13 +75,16 @@ def replicas_of(admin: Admin, topic: str) -> dict[int, tuple[int, ...]]:
     return {p.partition: p.replicas for p in admin.describe_topic(topic).partitions}
 
 
-def read_all(topic: str, partitions: int) -> dict[int, list[tuple[bytes, bytes]]]:
+Records = list[tuple[bytes | None, bytes | None]]
+
+
+def read_all(topic: str, partitions: int) -> dict[int, Records]:
     """Every record of each partition, from the beginning, as (key, value)."""
     consumer = Consumer(namespace=NS, auto_offset_reset="earliest", max_poll_records=100_000)
     wanted = [TopicPartition(topic, p) for p in range(partitions)]
     consumer.assign(wanted)
     ends = consumer.end_offsets(wanted)
-    found: dict[int, list[tuple[bytes, bytes]]] = {p: [] for p in range(partitions)}
+    found: dict[int, Records] = {p: [] for p in range(partitions)}
     deadline = time.monotonic() + 60
     while any(consumer.position(tp) < ends[tp] for tp in wanted) and time.monotonic() < deadline:
         for tp, records in consumer.poll(timeout_ms=1000).items():
