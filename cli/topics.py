@@ -1,9 +1,11 @@
-"""``rafka topics``: create, list and describe topics, printing what kafka-topics.sh prints."""
+"""``rafka topics``: create, grow, list and describe topics, printing what kafka-topics.sh
+prints."""
 
 from __future__ import annotations
 
 import argparse
 
+from rafka.cli.topic_partitions import add_partition_arguments, alter, create_arguments
 from rafka.clients.admin import Admin, TopicDescription
 
 
@@ -13,8 +15,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     action.add_argument("--create", action="store_true", help="create a topic")
     action.add_argument("--list", action="store_true", help="list topic names")
     action.add_argument("--describe", action="store_true", help="describe one topic, or all")
+    action.add_argument(
+        "--alter", action="store_true", help="add partitions to a topic (with --partitions)"
+    )
     parser.add_argument("--topic", help="the topic")
-    parser.add_argument("--partitions", type=int, default=1, help="partitions of a new topic")
+    add_partition_arguments(parser)
     parser.add_argument(
         "--replication-factor", type=int, default=1, help="replicas of each partition"
     )
@@ -47,6 +52,8 @@ def check(args: argparse.Namespace) -> None:
     """Refuse options that cannot run, before the command connects to a cluster."""
     if args.create and not args.topic:
         raise SystemExit("--create needs --topic")
+    if args.alter and (not args.topic or args.partitions is None):
+        raise SystemExit("--alter needs --topic and --partitions")
 
 
 def run(args: argparse.Namespace, admin: Admin) -> int:
@@ -54,8 +61,10 @@ def run(args: argparse.Namespace, admin: Admin) -> int:
     check(args)
     if args.create:
         config = dict(item.split("=", 1) for item in args.config)
-        admin.create_topic(args.topic, args.partitions, args.replication_factor, config)
+        admin.create_topic(args.topic, config=config, **create_arguments(args))
         print(f"Created topic {args.topic}.")
+    elif args.alter:
+        alter(args, admin)
     elif args.list:
         for name in admin.list_topics():
             print(name)

@@ -1,9 +1,9 @@
-"""The admin client: create, list and describe topics; look up offsets; describe the cluster; manage
-consumer groups (the group operations live in ``group_admin``).
+"""The admin client: create, grow, list and describe topics; look up offsets; describe the cluster;
+manage consumer groups (the group operations live in ``group_admin``).
 
 Requests go to the active controller actor (found through any broker's metadata), which validates
-them and writes ZooKeeper; ``create_topic`` then waits until every partition has a leader, so the
-topic can be used as soon as the call returns.
+them and writes ZooKeeper; ``create_topic`` and ``create_partitions`` then wait until every
+partition has a leader, so the partitions can be used as soon as the call returns.
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ from rafka.clients.group_admin import GroupAdminMixin
 from rafka.clients.records import OffsetAndTimestamp
 from rafka.clients.transport import Transport, TransportError
 from rafka.protocol.errors import Errors
-from rafka.protocol.messages.admin import CreateTopicResult
+from rafka.protocol.messages.admin import CreatePartitionsResult, CreateTopicResult
 from rafka.protocol.messages.metadata import (
     BrokerMetadata,
     MetadataRequest,
     PartitionMetadata,
 )
-from rafka.protocol.types import NewTopic, TopicPartition
+from rafka.protocol.types import NewPartitions, NewTopic, ReplicaPlacement, TopicPartition
 
 
 @dataclass(frozen=True)
@@ -71,50 +71,89 @@ class Admin(GroupAdminMixin):
         replication_factor: int = 1,
         config: Mapping[str, Any] | None = None,
         timeout_ms: int | None = None,
+        replica_assignments: Mapping[int, list[int]] | None = None,
+        placement: ReplicaPlacement | None = None,
     ) -> TopicDescription:
         """Create a topic and wait until every partition has a leader; raise Kafka's error on
-        failure."""
+        failure. ``replica_assignments`` (partition -> brokers) places the replicas explicitly, and
+        then fixes the partition count and replication factor."""
+        explicit = dict(replica_assignments or {})
         self.create_topics(
             [
                 NewTopic(
                     name,
-                    num_partitions,
-                    replication_factor,
+                    -1 if explicit else num_partitions,
+                    -1 if explicit else replication_factor,
                     tuple((k, str(v)) for k, v in (config or {}).items()),
+                    explicit,
                 )
             ],
             timeout_ms,
+            placement=placement,
         )
         return self.describe_topic(name)
 
-    def create_topics(self, new_topics: list[NewTopic], timeout_ms: int | None = None) -> None:
+    def create_topics(
+        self,
+        new_topics: list[NewTopic],
+        timeout_ms: int | None = None,
+        *,
+        placement: ReplicaPlacement | None = None,
+    ) -> None:
         """Create several topics (kafka-python's signature); the first failure raises
-        (INVALID_REPLICATION_FACTOR, TOPIC_ALREADY_EXISTS, ...)."""
+        (INVALID_REPLICATION_FACTOR, TOPIC_ALREADY_EXISTS, INVALID_REPLICA_ASSIGNMENT, ...).
+        ``placement`` fixes how the controller places replicas (racks, start index, shift)."""
         timeout_s = self._timeout_s if timeout_ms is None else timeout_ms / 1000
+        self._ask_controller("create_topics", list(new_topics), placement, timeout_s)
+        for topic in new_topics:
+            self._wait_led(topic.name, None, timeout_s)
 
-        def attempt() -> list[CreateTopicResult] | None:
-            results: list[CreateTopicResult] = self._cluster.request(
-                self._cluster.controller(), "create_topics", list(new_topics), timeout_s=timeout_s
+    def create_partitions(
+        self,
+        topic_partitions: Mapping[str, NewPartitions],
+        timeout_ms: int | None = None,
+        *,
+        placement: ReplicaPlacement | None = None,
+    ) -> None:
+        """Grow topics to ``NewPartitions.total_count`` partitions (kafka-python's signature) and
+        wait until every new partition has a leader; the first failure raises (INVALID_PARTITIONS
+        for no growth, UNKNOWN_TOPIC_OR_PARTITION, INVALID_REPLICA_ASSIGNMENT, ...). Existing
+        partitions keep their replicas and data."""
+        timeout_s = self._timeout_s if timeout_ms is None else timeout_ms / 1000
+        self._ask_controller("create_partitions", dict(topic_partitions), placement, timeout_s)
+        for name, request in topic_partitions.items():
+            self._wait_led(name, request.total_count, timeout_s)
+
+    def _ask_controller(
+        self, method: str, request: object, placement: ReplicaPlacement | None, timeout_s: float
+    ) -> None:
+        """Send a topic request to the active controller, again if it moved; raise the first
+        topic's error."""
+
+        def attempt() -> list[CreateTopicResult | CreatePartitionsResult] | None:
+            results: list[CreateTopicResult | CreatePartitionsResult] = self._cluster.request(
+                self._cluster.controller(), method, request, placement, timeout_s=timeout_s
             )
             if any(result.error is Errors.NOT_CONTROLLER for result in results):
                 return None
             return results
 
-        results = self._cluster.wait_for(attempt, timeout_s, "the controller to accept the topics")
+        results = self._cluster.wait_for(attempt, timeout_s, f"the controller to answer {method}")
         for result in results:
             if result.error is not Errors.NONE:
                 raise result.error.exception(result.message)
-        for topic in new_topics:
-            self._cluster.wait_for(
-                lambda name=topic.name: self._led_everywhere(name),
-                timeout_s,
-                f"every broker to know a leader for every partition of {topic.name!r}",
-            )
 
-    def _led_everywhere(self, name: str) -> bool:
-        """Whether every broker that answers knows a leader for each partition of ``name``, so that
-        whichever broker a client asks next finds the topic (a broker silent for
-        METADATA_GRACE_S, paused or dying, is not waited for)."""
+    def _wait_led(self, name: str, partitions: int | None, timeout_s: float) -> None:
+        self._cluster.wait_for(
+            lambda: self._led_everywhere(name, partitions),
+            timeout_s,
+            f"every broker to know a leader for every partition of {name!r}",
+        )
+
+    def _led_everywhere(self, name: str, partitions: int | None = None) -> bool:
+        """Whether every broker that answers knows a leader for each partition of ``name`` (and
+        knows at least ``partitions`` of them), so that whichever broker a client asks next finds
+        the topic (a broker silent for METADATA_GRACE_S, paused or dying, is not waited for)."""
         answers = self._cluster.metadata_answers(
             MetadataRequest((name,), allow_auto_topic_creation=False)
         ).values()
@@ -122,6 +161,7 @@ class Admin(GroupAdminMixin):
         return bool(briefed) and all(
             t.error is Errors.NONE
             and t.partitions
+            and len(t.partitions) >= (partitions or 0)
             and all(p.leader >= 0 and p.error is Errors.NONE for p in t.partitions)
             for a in briefed
             for t in a.topics

@@ -26,6 +26,7 @@ from rafka.clients.config import CONNECT_TIMEOUT_MS
 from rafka.clients.ray_address import listening, split_address
 from rafka.clients.ray_transport import RAY_ACTOR_ERRORS, ensure_ray
 from rafka.cluster import ray_head
+from rafka.cluster.racks import racks_by_node
 from rafka.cluster.zookeeper_server import ZooKeeperServer
 
 STATE_FILE = "rafka-cluster.json"
@@ -101,6 +102,10 @@ def up(
 ) -> ClusterDescription:
     """Start (or restart) a cluster; idempotent for brokers that are already running.
 
+    Each broker gets the rack of the Ray node it runs on (the node's ``rafka.rack`` label or
+    ``rack:<name>`` resource; see ``rafka.cluster.racks``) unless ``broker_config`` sets
+    ``broker_rack``.
+
     A Ray head it starts itself listens on 127.0.0.1:``port``, or on a free port when ``port`` is
     None (6379 or the data directory's previous one first).
     """
@@ -148,6 +153,7 @@ def up(
     # One broker per Ray node on a real cluster; three on a
     # single machine, enough for replication 3.
     count = brokers or (previous and len(previous.brokers)) or (len(nodes) if len(nodes) > 1 else 3)
+    node_racks = racks_by_node(ray.nodes())
     for broker_id in range(count):
         name = names.broker_actor_name(broker_id)
         try:
@@ -160,6 +166,7 @@ def up(
                 "zookeeper_connect": zookeeper,
                 "cluster_name": cluster_name,
                 "log_dirs": str(data_dir / f"broker-{broker_id}"),
+                "broker_rack": node_racks.get(nodes[broker_id % len(nodes)], ""),
                 **LAUNCH_DEFAULTS,
                 **(broker_config or {}),
             }
@@ -252,7 +259,8 @@ def status(
         "cluster_id": description.cluster_id,
         "controller": description.controller_id,
         "brokers": [
-            {"id": b.broker_id, "host": b.host, "node": b.node_id[:12]} for b in description.brokers
+            {"id": b.broker_id, "host": b.host, "node": b.node_id[:12], "rack": b.rack}
+            for b in description.brokers
         ],
         "topics": admin.list_topics(),
     }

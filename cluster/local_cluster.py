@@ -4,6 +4,8 @@
 embedded ZooKeeper server (its data under ``data_dir/zookeeper``), a local Ray instance bound to
 127.0.0.1, and the brokers (logs under ``data_dir/broker-<id>``); on exit it stops what it started.
 Entering it again on the same data directory is a restart that finds every topic and record.
+``racks={0: "a", 1: "b", 2: "a"}`` (or ``racks=["a", "b", "a"]``) puts brokers on racks, for
+rack-aware replica placement.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from rafka.actors.broker.config import LAUNCH_DEFAULTS, BrokerConfig
 from rafka.clients import ray_address
 from rafka.clients.admin import Admin
 from rafka.clients.ray_transport import RAY_ACTOR_ERRORS
+from rafka.cluster.racks import Racks, broker_rack
 from rafka.cluster.ray_head import RAY_ENV_DEFAULTS
 from rafka.cluster.zookeeper_server import ZooKeeperServer
 from rafka.protocol.errors import KafkaTimeoutError
@@ -63,6 +66,7 @@ class LocalCluster:
         broker_config: dict[str, Any] | None = None,
         node_ids: list[str] | None = None,
         start_timeout_s: float = 120.0,
+        racks: Racks | None = None,
     ) -> None:
         self.num_brokers = brokers
         self.data_dir = Path(data_dir).resolve()
@@ -70,6 +74,7 @@ class LocalCluster:
         self.cluster_name = cluster_name
         self.node_ids = node_ids
         self.start_timeout_s = start_timeout_s
+        self.racks = racks
         self._zookeeper_connect = zookeeper
         self._overrides = dict(broker_config or {})
         self._zk_server: ZooKeeperServer | None = None
@@ -92,6 +97,7 @@ class LocalCluster:
                 "zookeeper_connect": self.zookeeper_connect,
                 "cluster_name": self.cluster_name,
                 "log_dirs": str(self.data_dir / f"broker-{broker_id}"),
+                "broker_rack": broker_rack(self.racks, broker_id) or "",
                 **LAUNCH_DEFAULTS,
                 **self._overrides,
             }

@@ -1,14 +1,16 @@
 """The value types every layer shares, declared once and named as Kafka's clients name them.
 
 ``TopicPartition`` and ``OffsetAndMetadata`` are named tuples (so a plain ``(topic, partition)``
-pair compares and hashes equal to a ``TopicPartition``); ``NewTopic`` is what an admin asks the
-controller to create. ``rafka`` re-exports them.
+pair compares and hashes equal to a ``TopicPartition``); ``NewTopic`` and ``NewPartitions`` are what
+an admin asks the controller to create, and ``ReplicaPlacement`` how it places the replicas it
+assigns itself. ``rafka`` re-exports them.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 
@@ -28,12 +30,41 @@ class OffsetAndMetadata(NamedTuple):
 
 @dataclass(frozen=True)
 class NewTopic:
-    """A topic to create: name, partitions, replication factor and config overrides."""
+    """A topic to create: name, partitions, replication factor and config overrides.
+
+    ``replica_assignments`` (kafka-python's name) places the replicas explicitly: partition id ->
+    broker ids, preferred leader first; ``num_partitions`` and ``replication_factor`` are then -1 or
+    agree with it.
+    """
 
     name: str
     num_partitions: int
     replication_factor: int
     config: tuple[tuple[str, str], ...] = ()
+    replica_assignments: Mapping[int, Sequence[int]] = field(default_factory=dict, hash=False)
+
+
+@dataclass(frozen=True)
+class NewPartitions:
+    """Grow a topic to ``total_count`` partitions (kafka-python's name); ``new_assignments`` places
+    the added ones explicitly, one broker list per new partition in order, else the controller
+    places them."""
+
+    total_count: int
+    new_assignments: Sequence[Sequence[int]] | None = field(default=None, hash=False)
+
+
+@dataclass(frozen=True)
+class ReplicaPlacement:
+    """How the controller places replicas it assigns itself (Kafka's ``AdminUtils`` options).
+
+    ``rack_aware=False`` ignores brokers' racks (kafka-topics' ``--disable-rack-aware``); a fixed
+    ``start_index`` and ``replica_shift`` replace the random ones, making the layout reproducible.
+    """
+
+    rack_aware: bool = True
+    start_index: int | None = None
+    replica_shift: int | None = None
 
 
 def now_ms() -> int:

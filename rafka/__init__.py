@@ -36,6 +36,8 @@ _EXPORTS = {
     "KafkaConsumer": "rafka.clients.consumer",
     "KafkaAdminClient": "rafka.clients.admin",
     "NewTopic": "rafka.protocol.types",
+    "NewPartitions": "rafka.protocol.types",
+    "ReplicaPlacement": "rafka.protocol.types",
     "LocalCluster": "rafka.cluster.local_cluster",
     "TopicPartition": "rafka.protocol.types",
     "OffsetAndMetadata": "rafka.protocol.types",

@@ -78,7 +78,7 @@ class Broker:
         self._supervisor = asyncio.get_event_loop().create_task(self._supervise())
         # Wait up to two session timeouts for a previous incarnation's ephemeral znode to expire.
         self.zk.register_broker(
-            BrokerRegistration(self.broker_id, self.host, self.node_id),
+            self._registration(),
             timeout_s=2 * config.zookeeper_session_timeout_ms / 1000 + 5,
         )
         self._loop = asyncio.get_event_loop()
@@ -88,6 +88,13 @@ class Broker:
         self._offsets_partitions: int | None = None
         logger.info("broker %d registered on node %s (%s)", self.broker_id, self.node_id, self.host)
         self._state_change("registered in ZooKeeper (pid %d)", os.getpid())
+
+    def _registration(self) -> BrokerRegistration:
+        """What this broker writes to ``/brokers/ids/<id>``, its rack included (Kafka's
+        ``broker.rack``)."""
+        return BrokerRegistration(
+            self.broker_id, self.host, self.node_id, self.config.broker_rack or None
+        )
 
     def _state_change(self, message: str, *args: object) -> None:
         state_change_logger.info("[Broker id=%d] " + message, self.broker_id, *args)
@@ -105,7 +112,7 @@ class Broker:
                 await self._loop.run_in_executor(
                     None,
                     lambda: self.zk.register_broker(
-                        BrokerRegistration(self.broker_id, self.host, self.node_id),
+                        self._registration(),
                         timeout_s=2 * self.config.zookeeper_session_timeout_ms / 1000 + 5,
                     ),
                 )

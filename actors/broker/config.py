@@ -35,6 +35,12 @@ class BrokerConfig:
     cluster_name: str = field(
         default="rafka", metadata={"doc": "names the ZooKeeper chroot /rafka/<cluster_name>"}
     )
+    broker_rack: str = field(
+        default="",
+        metadata={
+            "doc": "the rack this broker is on, for rack-aware replica placement (empty: none)"
+        },
+    )
     log_dirs: str = field(
         default="/tmp/rafka-logs",
         metadata={"doc": "directory holding this broker's partition directories"},

@@ -30,8 +30,10 @@ from rafka.actors.controller.channel import api_name
 from rafka.actors.controller.channel_manager import ControlAnswer, ControllerChannelManager
 from rafka.actors.controller.core import ControllerCore
 from rafka.actors.controller.effects import (
+    AddPartitions,
     ControlledShutdownReply,
     ControlRequest,
+    CreatePartitionsReply,
     CreatePartitionState,
     CreateTopic,
     CreateTopicsReply,
@@ -51,6 +53,7 @@ from rafka.actors.controller.events import (
     ControllerMoved,
     ControlResponseError,
     CoreEvent,
+    CreatePartitions,
     CreateTopics,
     IsrChanged,
     IsrChangeNotification,
@@ -71,9 +74,13 @@ from rafka.actors.process import configure_actor_logging
 from rafka.actors.state_change import describe_state, open_state_change_log, state_change_logger
 from rafka.actors.zk.client import ControllerMovedError, ZkClient
 from rafka.protocol.errors import Errors, TopicAlreadyExistsError
-from rafka.protocol.messages.admin import ControlledShutdownResponse, CreateTopicResult
+from rafka.protocol.messages.admin import (
+    ControlledShutdownResponse,
+    CreatePartitionsResult,
+    CreateTopicResult,
+)
 from rafka.protocol.messages.control import LeaderAndIsrRequest
-from rafka.protocol.types import NewTopic, TopicPartition
+from rafka.protocol.types import NewPartitions, NewTopic, ReplicaPlacement, TopicPartition
 
 logger = logging.getLogger(__name__)
 
@@ -106,10 +113,23 @@ class Controller:
 
     # ------------------------------------------------------------------ remote API (enqueue only)
 
-    async def create_topics(self, topics: list[NewTopic]) -> list[CreateTopicResult]:
+    async def create_topics(
+        self, topics: list[NewTopic], placement: ReplicaPlacement | None = None
+    ) -> list[CreateTopicResult]:
         """Validate and create topics; one result per topic, NOT_CONTROLLER if inactive."""
-        reply, _ = await self._ask(lambda request_id: CreateTopics(request_id, tuple(topics)))
+        how = placement or ReplicaPlacement()
+        reply, _ = await self._ask(lambda request_id: CreateTopics(request_id, tuple(topics), how))
         assert isinstance(reply, CreateTopicsReply)
+        return list(reply.results)
+
+    async def create_partitions(
+        self, topics: dict[str, NewPartitions], placement: ReplicaPlacement | None = None
+    ) -> list[CreatePartitionsResult]:
+        """Grow topics to more partitions; one result per topic, NOT_CONTROLLER if inactive."""
+        how = placement or ReplicaPlacement()
+        requests = tuple(topics.items())
+        reply, _ = await self._ask(lambda request_id: CreatePartitions(request_id, requests, how))
+        assert isinstance(reply, CreatePartitionsReply)
         return list(reply.results)
 
     async def controlled_shutdown(
@@ -320,12 +340,19 @@ class Controller:
                         write.epoch_zk_version,
                     )
                     return ZkWriteSucceeded(write, 0)
+                case AddPartitions():
+                    self.zk.add_partitions(
+                        write.name, dict(write.assignment), write.epoch_zk_version
+                    )
+                    return ZkWriteSucceeded(write, 0)
         except ControllerMovedError as exc:
             logger.warning("controller %d: %s; resigning", self.broker_id, exc)
             return ControllerMoved()
         except TopicAlreadyExistsError:
             return ZkWriteConflict(write, None)
         except (BadVersionError, NodeExistsError, NoNodeError):
+            if isinstance(write, AddPartitions):
+                return ZkWriteConflict(write, None)
             assert not isinstance(write, CreateTopic)
             return ZkWriteConflict(write, self.zk.partition_state(write.tp[0], write.tp[1]))
 

@@ -17,6 +17,7 @@ from collections.abc import Collection, Mapping
 
 from typing_extensions import assert_never
 
+from rafka.actors.controller.assignment_plan import new_topic_assignment
 from rafka.actors.controller.context import ControllerContext
 from rafka.actors.controller.effects import (
     ControlledShutdownReply,
@@ -40,6 +41,7 @@ from rafka.actors.controller.events import (
     ControllerMoved,
     ControlResponseError,
     CoreEvent,
+    CreatePartitions,
     CreateTopics,
     IsrChanged,
     Resigned,
@@ -48,13 +50,9 @@ from rafka.actors.controller.events import (
     ZkWriteConflict,
     ZkWriteSucceeded,
 )
-from rafka.actors.controller.operation import (
-    OperationRunner,
-    PartitionWrite,
-    Step,
-)
+from rafka.actors.controller.operation import PartitionWrite, Step
+from rafka.actors.controller.partition_growth import PartitionGrowth
 from rafka.actors.controller.replica_assignment import (
-    assign_replicas,
     topic_names_collide,
     validate_topic_name,
 )
@@ -69,12 +67,12 @@ from rafka.actors.zk.data import BrokerRegistration, LeaderIsrAndEpoch
 from rafka.log.config import LogConfig
 from rafka.protocol.errors import Errors, RafkaError, TopicAlreadyExistsError
 from rafka.protocol.messages.admin import CreateTopicResult
-from rafka.protocol.types import NewTopic, TopicPartition
+from rafka.protocol.types import NewTopic, ReplicaPlacement, TopicPartition
 
 RECENT_RESPONSE_ERRORS = 20
 
 
-class ControllerCore(OperationRunner):
+class ControllerCore(PartitionGrowth):
     """The controller's state machine: the context, and what each event makes it do."""
 
     def __init__(self, broker_id: int, log_config: LogConfig) -> None:
@@ -114,6 +112,8 @@ class ControllerCore(OperationRunner):
                     self._isr_change(event)
             case CreateTopics():
                 self._run(self._create_topics(event))
+            case CreatePartitions():
+                self._run(self._create_partitions(event))
             case ControlledShutdown():
                 self._run(self._controlled_shutdown(event))
             case ControlResponseError():
@@ -528,7 +528,7 @@ class ControllerCore(OperationRunner):
         writes: dict[CreateTopic, int] = {}
         for i, topic in enumerate(event.topics):
             try:
-                write = self._topic_write(topic)
+                write = self._topic_write(topic, event.placement)
             except RafkaError as exc:
                 results[i] = CreateTopicResult(topic.name, exc.error, exc.message)
                 continue
@@ -549,7 +549,7 @@ class ControllerCore(OperationRunner):
         self._reply(reply())
         yield from self._add_topics(created)
 
-    def _topic_write(self, topic: NewTopic) -> CreateTopic:
+    def _topic_write(self, topic: NewTopic, placement: ReplicaPlacement) -> CreateTopic:
         validate_topic_name(topic.name)
         for existing in self.ctx.assignments:
             if existing == topic.name:
@@ -560,9 +560,7 @@ class ControllerCore(OperationRunner):
                 )
         config = dict(topic.config)
         LogConfig.from_dict(config, base=self.log_config)
-        assignment = assign_replicas(
-            self.ctx.live_brokers, topic.num_partitions, topic.replication_factor
-        )
+        assignment = new_topic_assignment(topic, self._broker_racks(), placement)
         return CreateTopic(
             topic.name,
             tuple(sorted(assignment.items())),

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from rafka.actors.zk.data import LeaderIsrAndEpoch
 from rafka.protocol.errors import Errors
-from rafka.protocol.messages.admin import CreateTopicResult
+from rafka.protocol.messages.admin import CreatePartitionsResult, CreateTopicResult
 from rafka.protocol.messages.control import (
     LeaderAndIsrRequest,
     StopReplicaRequest,
@@ -52,7 +52,17 @@ class CreateTopic:
     epoch_zk_version: int
 
 
-ZkWrite = CreatePartitionState | UpdatePartitionState | CreateTopic
+@dataclass(frozen=True)
+class AddPartitions:
+    """Rewrite an existing topic's assignment znode with partitions added (fails if the topic is
+    gone)."""
+
+    name: str
+    assignment: tuple[tuple[int, tuple[int, ...]], ...]
+    epoch_zk_version: int
+
+
+ZkWrite = CreatePartitionState | UpdatePartitionState | CreateTopic | AddPartitions
 
 # ---------------------------------------------------------------------- requests and replies
 
@@ -76,6 +86,14 @@ class CreateTopicsReply:
 
 
 @dataclass(frozen=True)
+class CreatePartitionsReply:
+    """Answer to ``CreatePartitions``: one result per topic, in request order."""
+
+    request_id: int
+    results: tuple[CreatePartitionsResult, ...]
+
+
+@dataclass(frozen=True)
 class ControlledShutdownReply:
     """Answer to ``ControlledShutdown``: the error and how many partitions the broker still leads
     that another replica could have taken. The shell answers once the requests sent with this reply
@@ -86,7 +104,7 @@ class ControlledShutdownReply:
     remaining: int
 
 
-Reply = CreateTopicsReply | ControlledShutdownReply
+Reply = CreateTopicsReply | CreatePartitionsReply | ControlledShutdownReply
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from rafka.actors.controller.effects import ZkWrite
 from rafka.actors.zk.data import BrokerRegistration, LeaderIsrAndEpoch
 from rafka.protocol.errors import Errors
 from rafka.protocol.messages.control import PartitionError
-from rafka.protocol.types import NewTopic, TopicPartition
+from rafka.protocol.types import NewPartitions, NewTopic, ReplicaPlacement, TopicPartition
 
 # ---------------------------------------------------------------------- triggers (shell only)
 
@@ -149,6 +149,16 @@ class CreateTopics:
 
     request_id: int
     topics: tuple[NewTopic, ...]
+    placement: ReplicaPlacement = field(default_factory=ReplicaPlacement)
+
+
+@dataclass(frozen=True)
+class CreatePartitions:
+    """Admin request: grow topics to more partitions; answered by a ``CreatePartitionsReply``."""
+
+    request_id: int
+    topics: tuple[tuple[str, NewPartitions], ...]
+    placement: ReplicaPlacement = field(default_factory=ReplicaPlacement)
 
 
 @dataclass(frozen=True)
@@ -200,6 +210,7 @@ CoreEvent = (
     | TopicsChanged
     | IsrChanged
     | CreateTopics
+    | CreatePartitions
     | ControlledShutdown
     | ZkWriteSucceeded
     | ZkWriteConflict

@@ -148,6 +148,16 @@ class ZkClient:
         except NodeExistsError:
             raise TopicAlreadyExistsError(f"topic {topic!r} already exists") from None
 
+    def add_partitions(
+        self, topic: str, assignment: dict[int, tuple[int, ...]], epoch_version: int
+    ) -> None:
+        """Rewrite an existing topic's assignment with partitions added, fenced by the controller
+        epoch. Raises NoNodeError if the topic does not exist."""
+        transaction = self.zk.transaction()
+        transaction.check(zd.CONTROLLER_EPOCH, epoch_version)
+        transaction.set_data(zd.topic_path(topic), zd.encode_assignment(assignment))
+        self._commit(transaction, zd.topic_path(topic))
+
     def topics(self, watch: Callable | None = None) -> list[str]:
         """Every topic with an assignment."""
         return self.zk.get_children(zd.TOPICS, watch=watch)

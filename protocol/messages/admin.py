@@ -1,7 +1,7 @@
 """Answers of the admin and broker-lifecycle requests that go to the controller or a broker.
 
-Kafka's CreateTopics, ControlledShutdown and AlterIsr (KIP-497) responses, carrying what rafka's
-actors send back instead of bare tuples.
+Kafka's CreateTopics, CreatePartitions, ControlledShutdown and AlterIsr (KIP-497) responses,
+carrying what rafka's actors send back instead of bare tuples.
 """
 
 from __future__ import annotations
@@ -14,6 +14,15 @@ from rafka.protocol.errors import Errors
 @dataclass(frozen=True)
 class CreateTopicResult:
     """The outcome of creating one topic (``message`` explains an error)."""
+
+    name: str
+    error: Errors
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class CreatePartitionsResult:
+    """The outcome of adding partitions to one topic (``message`` explains an error)."""
 
     name: str
     error: Errors

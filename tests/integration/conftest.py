@@ -116,6 +116,7 @@ _MODULE_ORDER = (
     "test_replica_verification",
     "test_consumer_groups",
     "test_consumer_deadlines",
+    "test_topic_partitions",
     "test_readme",
     "test_examples",
 )

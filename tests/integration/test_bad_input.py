@@ -23,11 +23,15 @@ from rafka.protocol.errors import (
 from rafka.protocol.messages.fetch import FetchRequest
 from rafka.protocol.messages.produce import ProduceRequest
 from rafka.protocol.records.builder import build_batch
-from rafka.protocol.types import TopicPartition
+from rafka.protocol.types import ReplicaPlacement, TopicPartition
 from rafka.testing import serving_replica
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120), pytest.mark.usefixtures("cluster")]
 NS = "rafka-test"
+
+# Kafka's placement with start index 0: partition 0's preferred leader is broker 0, as these tests
+# read it.
+LEADS_ON_BROKER_0 = ReplicaPlacement(start_index=0)
 
 
 def test_producing_to_an_unknown_topic_fails_with_unknown_topic_or_partition() -> None:
@@ -83,7 +87,7 @@ def test_record_over_max_message_bytes_fails_with_message_too_large(
 def test_produce_and_fetch_at_a_follower_fail_with_not_leader_or_follower(
     admin: Admin, topic_name: str
 ) -> None:
-    admin.create_topic(topic_name, 1, 2)
+    admin.create_topic(topic_name, 1, 2, placement=LEADS_ON_BROKER_0)
     follower = serving_replica(topic_name, 0, 1, NS)
     produced = ray.get(
         follower.produce.remote(ProduceRequest(build_batch([(None, b"x", 1)]))), timeout=30
@@ -96,7 +100,7 @@ def test_produce_and_fetch_at_a_follower_fail_with_not_leader_or_follower(
 def test_fetch_outside_the_log_fails_with_offset_out_of_range(
     admin: Admin, topic_name: str
 ) -> None:
-    admin.create_topic(topic_name, 1, 1)
+    admin.create_topic(topic_name, 1, 1, placement=LEADS_ON_BROKER_0)
     leader = serving_replica(topic_name, 0, 0, NS)
     response = ray.get(leader.fetch.remote(FetchRequest(10**9, max_wait_ms=0)), timeout=30)
     assert response.error is Errors.OFFSET_OUT_OF_RANGE
@@ -104,7 +108,7 @@ def test_fetch_outside_the_log_fails_with_offset_out_of_range(
 
 
 def test_corrupt_batch_is_refused_and_nothing_is_written(admin: Admin, topic_name: str) -> None:
-    admin.create_topic(topic_name, 1, 1)
+    admin.create_topic(topic_name, 1, 1, placement=LEADS_ON_BROKER_0)
     leader = serving_replica(topic_name, 0, 0, NS)
     batch = bytearray(build_batch([(None, b"payload", 1)]))
     batch[-1] ^= 0xFF

@@ -32,10 +32,10 @@ def test_topics_create_list_and_describe_print_what_kafka_topics_prints(
                 "--create",
                 "--topic",
                 topic_name,
-                "--partitions",
-                "2",
-                "--replication-factor",
-                "2",
+                # Two partitions of two replicas, placed as given: placement starts at a random
+                # broker otherwise.
+                "--replica-assignment",
+                "0:1,1:2",
                 "--config",
                 "retention.ms=60000",
             ]

@@ -13,9 +13,14 @@ from rafka.actors.zk.data import decode_assignment, partition_state_path, topic_
 from rafka.clients.admin import Admin
 from rafka.cluster.local_cluster import LocalCluster
 from rafka.cluster.zookeeper_server import ZooKeeperServer
+from rafka.protocol.types import ReplicaPlacement
 from rafka.testing import serving_replica
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
+
+# Kafka's placement with start index 0: partition 0's preferred leader is broker 0, as these tests
+# read it.
+LEADS_ON_BROKER_0 = ReplicaPlacement(start_index=0)
 
 
 def test_each_broker_runs_on_its_own_ray_node(cluster: LocalCluster, ray_nodes: list[str]) -> None:
@@ -36,12 +41,17 @@ def test_describe_cluster_shows_live_brokers_and_an_elected_controller(admin: Ad
     assert state["active"] is True and state["epoch"] >= 1 and state["live_brokers"] == [0, 1, 2]
 
 
-def test_new_topic_places_replica_j_of_partition_p_on_broker_p_plus_j_and_first_replica_leads(
+def test_new_topic_at_start_index_0_gets_kafkas_layout_and_first_replica_leads(
     admin: Admin, topic_name: str
 ) -> None:
-    description = admin.create_topic(topic_name, num_partitions=6, replication_factor=3)
+    description = admin.create_topic(
+        topic_name, num_partitions=6, replication_factor=3, placement=LEADS_ON_BROKER_0
+    )
+    # Replica j of partition p on broker p + j; from partition 3 on, the walk has wrapped around
+    # the brokers once and the followers shift by one more.
+    expected = {0: (0, 1, 2), 1: (1, 2, 0), 2: (2, 0, 1), 3: (0, 2, 1), 4: (1, 0, 2), 5: (2, 1, 0)}
     for p in description.partitions:
-        assert p.replicas == tuple((p.partition + j) % 3 for j in range(3))
+        assert p.replicas == expected[p.partition]
         assert p.leader == p.replicas[0]
         assert set(p.isr) == {0, 1, 2}
 
@@ -49,7 +59,9 @@ def test_new_topic_places_replica_j_of_partition_p_on_broker_p_plus_j_and_first_
 def test_zookeeper_holds_kafkas_layout_under_the_cluster_chroot(
     admin: Admin, zookeeper: ZooKeeperServer, topic_name: str
 ) -> None:
-    admin.create_topic(topic_name, num_partitions=2, replication_factor=2)
+    admin.create_topic(
+        topic_name, num_partitions=2, replication_factor=2, placement=LEADS_ON_BROKER_0
+    )
     zk = KazooClient(hosts=zookeeper.connect_string + "/rafka/it")
     zk.start(timeout=15)
     try:

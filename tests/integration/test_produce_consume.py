@@ -19,11 +19,15 @@ from rafka.protocol.errors import Errors
 from rafka.protocol.messages.fetch import FetchRequest
 from rafka.protocol.messages.produce import ACKS_ALL, ProduceRequest
 from rafka.protocol.records.builder import build_batch
-from rafka.protocol.types import TopicPartition
+from rafka.protocol.types import ReplicaPlacement, TopicPartition
 from rafka.testing import serving_replica
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180), pytest.mark.usefixtures("cluster")]
 NS = "rafka-test"
+
+# Kafka's placement with start index 0: partition 0's preferred leader is broker 0, as these tests
+# read it.
+LEADS_ON_BROKER_0 = ReplicaPlacement(start_index=0)
 
 
 def _consume_all(topic: str, partitions: int, expected: int) -> list:
@@ -94,7 +98,9 @@ def test_acks_all_returns_after_every_follower_has_the_batch(admin: Admin, topic
 
 
 def test_long_poll_fetch_wakes_when_data_arrives(admin: Admin, topic_name: str) -> None:
-    admin.create_topic(topic_name, num_partitions=1, replication_factor=1)
+    admin.create_topic(
+        topic_name, num_partitions=1, replication_factor=1, placement=LEADS_ON_BROKER_0
+    )
     leader = serving_replica(topic_name, 0, 0, NS)
     pending = leader.fetch.remote(FetchRequest(0, max_wait_ms=60_000, min_bytes=1))
     ready, _ = ray.wait([pending], timeout=0.5)
@@ -114,7 +120,11 @@ def test_parked_acks_all_produces_cannot_starve_the_follower_fetches(
     # own. Starved, the followers would drop out of the ISR after
     # replica_lag_time_max_ms and every produce would fail min.insync.replicas=3.
     admin.create_topic(
-        topic_name, num_partitions=1, replication_factor=3, config={"min.insync.replicas": "3"}
+        topic_name,
+        num_partitions=1,
+        replication_factor=3,
+        config={"min.insync.replicas": "3"},
+        placement=LEADS_ON_BROKER_0,
     )
     leader = serving_replica(topic_name, 0, 0, NS)
     batches = [build_batch([(None, str(i).encode(), 1)]) for i in range(2 * MAX_CONCURRENCY)]
@@ -130,7 +140,9 @@ def test_parked_acks_all_produces_cannot_starve_the_follower_fetches(
 def test_records_above_the_high_watermark_stay_invisible_to_consumers(
     cluster: LocalCluster, admin: Admin, topic_name: str
 ) -> None:
-    admin.create_topic(topic_name, num_partitions=1, replication_factor=3)
+    admin.create_topic(
+        topic_name, num_partitions=1, replication_factor=3, placement=LEADS_ON_BROKER_0
+    )
     replicas = {b: serving_replica(topic_name, 0, b, NS) for b in range(3)}
     pids = [ray.get(replicas[b].describe.remote(), timeout=30)["pid"] for b in (1, 2)]
     for pid in pids:

@@ -13,7 +13,9 @@ import pytest
 
 from rafka.actors.controller.core import ControllerCore
 from rafka.actors.controller.effects import (
+    AddPartitions,
     ControlledShutdownReply,
+    CreatePartitionsReply,
     CreatePartitionState,
     CreateTopic,
     CreateTopicsReply,
@@ -29,6 +31,7 @@ from rafka.actors.controller.events import (
     ControllerMoved,
     ControlResponseError,
     CoreEvent,
+    CreatePartitions,
     CreateTopics,
     IsrChanged,
     Resigned,
@@ -41,13 +44,13 @@ from rafka.actors.controller.state_machines import PartitionState
 from rafka.actors.zk.data import BrokerRegistration, LeaderIsrAndEpoch
 from rafka.log.config import LogConfig
 from rafka.protocol.errors import Errors
-from rafka.protocol.messages.admin import CreateTopicResult
+from rafka.protocol.messages.admin import CreatePartitionsResult, CreateTopicResult
 from rafka.protocol.messages.control import (
     LeaderAndIsrRequest,
     PartitionError,
     UpdateMetadataRequest,
 )
-from rafka.protocol.types import NewTopic, TopicPartition
+from rafka.protocol.types import NewPartitions, NewTopic, ReplicaPlacement, TopicPartition
 
 EPOCH, EPOCH_VERSION = 3, 7
 T0, T1 = TopicPartition("events", 0), TopicPartition("events", 1)
@@ -63,6 +66,7 @@ class FakeZk:
 
     states: dict[TopicPartition, LeaderIsrAndEpoch] = field(default_factory=dict)
     topics: dict[str, CreateTopic] = field(default_factory=dict)
+    grown: dict[str, AddPartitions] = field(default_factory=dict)
     epoch_version: int = EPOCH_VERSION
     writes: list[ZkWrite] = field(default_factory=list)
 
@@ -76,6 +80,9 @@ class FakeZk:
                 return ZkWriteConflict(write, None)
             self.topics[write.name] = write
             return ZkWriteSucceeded(write, 0)
+        if isinstance(write, AddPartitions):
+            self.grown[write.name] = write
+            return ZkWriteSucceeded(write, 1)
         current = self.states.get(write.tp)
         if isinstance(write, CreatePartitionState):
             if current is not None:
@@ -445,7 +452,8 @@ def test_events_about_the_cluster_are_ignored_while_inactive(zk: FakeZk) -> None
 def test_create_topics_writes_fenced_znodes_answers_and_elects_new_leaders(
     core: ControllerCore, zk: FakeZk
 ) -> None:
-    run = drive(core, zk, CreateTopics(9, (NewTopic("audit", 2, 2, (("retention.ms", "5"),)),)))
+    topic = NewTopic("audit", 2, 2, (("retention.ms", "5"),))
+    run = drive(core, zk, CreateTopics(9, (topic,), ReplicaPlacement(start_index=0)))
     assert zk.topics["audit"] == CreateTopic(
         "audit", ((0, (0, 1)), (1, (1, 2))), (("retention.ms", "5"),), EPOCH_VERSION
     )
@@ -523,3 +531,111 @@ def test_an_error_in_a_leader_and_isr_answer_is_logged_and_counted(core: Control
     )
     core.handle(ControlResponseError(1, "update_metadata", Errors.STALE_CONTROLLER_EPOCH))
     assert core.response_errors == 2
+
+
+# ------------------------------------------------------------------ adding partitions
+
+
+def grow(core: ControllerCore, zk: FakeZk, *requests: tuple[str, NewPartitions]) -> Run:
+    return drive(core, zk, CreatePartitions(5, tuple(requests)))
+
+
+def test_create_partitions_writes_the_whole_assignment_then_elects_only_the_new_partitions(
+    core: ControllerCore, zk: FakeZk
+) -> None:
+    run = grow(core, zk, ("events", NewPartitions(4)))
+    written = dict(zk.grown["events"].assignment)
+    assert written[0] == (0, 1, 2) and written[1] == (1, 2, 0)
+    assert sorted(written) == [0, 1, 2, 3]
+    assert run.replies == [
+        CreatePartitionsReply(5, (CreatePartitionsResult("events", Errors.NONE),))
+    ]
+    new = {TopicPartition("events", 2), TopicPartition("events", 3)}
+    created = {w.tp for w in run.writes if isinstance(w, CreatePartitionState)}
+    assert created == new
+    assert not any(isinstance(w, UpdatePartitionState) for w in run.writes)
+    for tp in new:
+        assert zk.states[tp].leader == written[tp.partition][0]
+        assert core.ctx.partition_states[tp] is PartitionState.ONLINE_PARTITION
+    assert core.ctx.assignments["events"] == written
+
+
+def test_new_partitions_start_their_placement_at_partition_zeros_leader(
+    core: ControllerCore, zk: FakeZk
+) -> None:
+    grow(core, zk, ("events", NewPartitions(5)))
+    # Kafka's addPartitions: start index = partition 0's leader (broker 0), shift the same, and the
+    # walk goes on from partition 2 of 3 brokers; partition 3 wraps, so its followers shift by one.
+    assert dict(zk.grown["events"].assignment)[2] == (2, 0, 1)
+    assert dict(zk.grown["events"].assignment)[3] == (0, 2, 1)
+
+
+def test_explicit_new_assignments_are_written_as_given(core: ControllerCore, zk: FakeZk) -> None:
+    grow(core, zk, ("events", NewPartitions(3, [[2, 1, 0]])))
+    assert dict(zk.grown["events"].assignment)[2] == (2, 1, 0)
+
+
+@pytest.mark.parametrize(
+    ("request_", "error", "message"),
+    [
+        (("events", NewPartitions(1)), Errors.INVALID_PARTITIONS, "currently has 2 partitions"),
+        (("events", NewPartitions(2)), Errors.INVALID_PARTITIONS, "already has 2 partitions"),
+        (("nope", NewPartitions(4)), Errors.UNKNOWN_TOPIC_OR_PARTITION, "'nope'"),
+        (("events", NewPartitions(3, [[0, 0, 1]])), Errors.INVALID_REPLICA_ASSIGNMENT, "duplicate"),
+        (("events", NewPartitions(3, [[0, 1]])), Errors.INVALID_REPLICA_ASSIGNMENT, "inconsistent"),
+        (("events", NewPartitions(3, [[0, 1, 7]])), Errors.INVALID_REPLICA_ASSIGNMENT, "[7]"),
+        (("events", NewPartitions(4, [[0, 1, 2]])), Errors.INVALID_REPLICA_ASSIGNMENT, "needs 2"),
+    ],
+)
+def test_bad_create_partitions_requests_are_refused_and_write_nothing(
+    core: ControllerCore,
+    zk: FakeZk,
+    request_: tuple[str, NewPartitions],
+    error: Errors,
+    message: str,
+) -> None:
+    run = grow(core, zk, request_)
+    [reply] = run.replies
+    assert isinstance(reply, CreatePartitionsReply)
+    [result] = reply.results
+    assert result.error is error and message in (result.message or "")
+    assert run.writes == [] and zk.grown == {}
+    assert sorted(core.ctx.assignments["events"]) == [0, 1]
+
+
+def test_create_partitions_on_an_inactive_controller_answers_not_controller(zk: FakeZk) -> None:
+    core = ControllerCore(2, LogConfig())
+    [reply] = grow(core, zk, ("events", NewPartitions(4))).replies
+    assert isinstance(reply, CreatePartitionsReply)
+    assert reply.results[0].error is Errors.NOT_CONTROLLER
+
+
+def test_a_topic_named_twice_in_one_request_is_refused_the_second_time(
+    core: ControllerCore, zk: FakeZk
+) -> None:
+    [reply] = grow(core, zk, ("events", NewPartitions(3)), ("events", NewPartitions(4))).replies
+    assert isinstance(reply, CreatePartitionsReply)
+    assert [r.error for r in reply.results] == [Errors.NONE, Errors.INVALID_REQUEST]
+    assert len(zk.grown["events"].assignment) == 3
+
+
+def test_racks_mixed_with_rackless_brokers_refuse_placement_unless_rack_unaware(
+    zk: FakeZk,
+) -> None:
+    core = ControllerCore(0, LogConfig())
+    brokers = {b: replace(registration(b), rack="a" if b else None) for b in (0, 1, 2)}
+    drive(core, zk, replace(elected(zk), brokers=brokers))
+    [refused] = drive(core, zk, CreateTopics(1, (NewTopic("r", 3, 2),))).replies
+    assert isinstance(refused, CreateTopicsReply)
+    assert refused.results[0].error is Errors.INVALID_REPLICA_ASSIGNMENT
+    assert "[0]" in (refused.results[0].message or "") and "r" not in zk.topics
+    unaware = CreateTopics(2, (NewTopic("r", 3, 2),), ReplicaPlacement(rack_aware=False))
+    [created] = drive(core, zk, unaware).replies
+    assert created == CreateTopicsReply(2, (CreateTopicResult("r", Errors.NONE),))
+
+
+def test_explicit_topic_assignment_is_written_as_given(core: ControllerCore, zk: FakeZk) -> None:
+    topic = NewTopic("pinned", -1, -1, replica_assignments={0: [2, 0], 1: [1, 2]})
+    drive(core, zk, CreateTopics(1, (topic,)))
+    assert zk.topics["pinned"].assignment == ((0, (2, 0)), (1, (1, 2)))
+    assert zk.states[TopicPartition("pinned", 0)].leader == 2
