@@ -1,8 +1,10 @@
-"""``rafka topics``: create, list and describe topics, printing what kafka-topics.sh prints."""
+"""``rafka topics``: create, delete, list and describe topics, printing what kafka-topics.sh
+prints."""
 
 from __future__ import annotations
 
 import argparse
+import re
 
 from rafka.clients.admin import Admin, TopicDescription
 
@@ -11,6 +13,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``rafka topics`` (kafka-topics.sh's names)."""
     action = parser.add_mutually_exclusive_group(required=True)
     action.add_argument("--create", action="store_true", help="create a topic")
+    action.add_argument(
+        "--delete", action="store_true", help="delete the topics --topic matches (a regex)"
+    )
     action.add_argument("--list", action="store_true", help="list topic names")
     action.add_argument("--describe", action="store_true", help="describe one topic, or all")
     parser.add_argument("--topic", help="the topic")
@@ -43,10 +48,21 @@ def format_description(description: TopicDescription) -> str:
     return "\n".join(lines)
 
 
+def matching_topics(pattern: str, topics: list[str]) -> list[str]:
+    """The topics whose whole name matches ``pattern`` (kafka-topics' --topic is a regex)."""
+    try:
+        compiled = re.compile(pattern)
+    except re.error:
+        return [pattern] if pattern in topics else []
+    return [t for t in topics if compiled.fullmatch(t)]
+
+
 def check(args: argparse.Namespace) -> None:
     """Refuse options that cannot run, before the command connects to a cluster."""
     if args.create and not args.topic:
         raise SystemExit("--create needs --topic")
+    if args.delete and not args.topic:
+        raise SystemExit("--delete needs --topic")
 
 
 def run(args: argparse.Namespace, admin: Admin) -> int:
@@ -56,6 +72,13 @@ def run(args: argparse.Namespace, admin: Admin) -> int:
         config = dict(item.split("=", 1) for item in args.config)
         admin.create_topic(args.topic, args.partitions, args.replication_factor, config)
         print(f"Created topic {args.topic}.")
+    elif args.delete:
+        matched = matching_topics(args.topic, admin.list_topics())
+        if not matched:
+            raise SystemExit(f"Topic '{args.topic}' does not exist as expected")
+        admin.delete_topics(matched)
+        for name in matched:
+            print(f"Topic {name} is marked for deletion.")
     elif args.list:
         for name in admin.list_topics():
             print(name)

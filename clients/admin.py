@@ -1,5 +1,5 @@
-"""The admin client: create, list and describe topics; look up offsets; describe the cluster; manage
-consumer groups (the group operations live in ``group_admin``).
+"""The admin client: create, delete, list and describe topics; look up offsets; describe the
+cluster; manage consumer groups (the group operations live in ``group_admin``).
 
 Requests go to the active controller actor (found through any broker's metadata), which validates
 them and writes ZooKeeper; ``create_topic`` then waits until every partition has a leader, so the
@@ -19,7 +19,7 @@ from rafka.clients.group_admin import GroupAdminMixin
 from rafka.clients.records import OffsetAndTimestamp
 from rafka.clients.transport import Transport, TransportError
 from rafka.protocol.errors import Errors
-from rafka.protocol.messages.admin import CreateTopicResult
+from rafka.protocol.messages.admin import CreateTopicResult, DeleteTopicResult
 from rafka.protocol.messages.metadata import (
     BrokerMetadata,
     MetadataRequest,
@@ -91,10 +91,34 @@ class Admin(GroupAdminMixin):
         """Create several topics (kafka-python's signature); the first failure raises
         (INVALID_REPLICATION_FACTOR, TOPIC_ALREADY_EXISTS, ...)."""
         timeout_s = self._timeout_s if timeout_ms is None else timeout_ms / 1000
+        self._ask_controller("create_topics", list(new_topics), timeout_s)
+        for topic in new_topics:
+            self._cluster.wait_for(
+                lambda name=topic.name: self._led_everywhere(name),
+                timeout_s,
+                f"every broker to know a leader for every partition of {topic.name!r}",
+            )
 
-        def attempt() -> list[CreateTopicResult] | None:
-            results: list[CreateTopicResult] = self._cluster.request(
-                self._cluster.controller(), "create_topics", list(new_topics), timeout_s=timeout_s
+    def delete_topics(self, topics: list[str], timeout_ms: int | None = None) -> None:
+        """Delete topics (kafka-python's signature) and wait until no broker knows them; the
+        first failure raises (UNKNOWN_TOPIC_OR_PARTITION, TOPIC_DELETION_DISABLED). The brokers
+        remove the partitions' data in the background."""
+        timeout_s = self._timeout_s if timeout_ms is None else timeout_ms / 1000
+        self._ask_controller("delete_topics", list(topics), timeout_s)
+        for name in topics:
+            self._cluster.wait_for(
+                lambda name=name: self._forgotten_everywhere(name),
+                timeout_s,
+                f"every broker to forget topic {name!r}",
+            )
+
+    def _ask_controller(self, method: str, items: list[Any], timeout_s: float) -> None:
+        """Send a topic request to the active controller (again while it moves); raise the first
+        topic's error."""
+
+        def attempt() -> list[CreateTopicResult | DeleteTopicResult] | None:
+            results: list[CreateTopicResult | DeleteTopicResult] = self._cluster.request(
+                self._cluster.controller(), method, items, timeout_s=timeout_s
             )
             if any(result.error is Errors.NOT_CONTROLLER for result in results):
                 return None
@@ -104,12 +128,15 @@ class Admin(GroupAdminMixin):
         for result in results:
             if result.error is not Errors.NONE:
                 raise result.error.exception(result.message)
-        for topic in new_topics:
-            self._cluster.wait_for(
-                lambda name=topic.name: self._led_everywhere(name),
-                timeout_s,
-                f"every broker to know a leader for every partition of {topic.name!r}",
-            )
+
+    def _forgotten_everywhere(self, name: str) -> bool:
+        """Whether every broker that answers reports ``name`` as an unknown topic."""
+        answers = self._cluster.metadata_answers(
+            MetadataRequest((name,), allow_auto_topic_creation=False)
+        ).values()
+        return bool(answers) and all(
+            t.error is Errors.UNKNOWN_TOPIC_OR_PARTITION for a in answers for t in a.topics
+        )
 
     def _led_everywhere(self, name: str) -> bool:
         """Whether every broker that answers knows a leader for each partition of ``name``, so that

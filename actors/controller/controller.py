@@ -35,7 +35,10 @@ from rafka.actors.controller.effects import (
     CreatePartitionState,
     CreateTopic,
     CreateTopicsReply,
+    DeleteTopicsReply,
+    DeleteTopicZnodes,
     Effects,
+    QueueTopicDeletion,
     Reply,
     UpdatePartitionState,
     ZkWrite,
@@ -51,6 +54,7 @@ from rafka.actors.controller.events import (
     ControlResponseError,
     CoreEvent,
     CreateTopics,
+    DeleteTopics,
     IsrChanged,
     IsrChangeNotification,
     Reelect,
@@ -58,7 +62,10 @@ from rafka.actors.controller.events import (
     Resigned,
     SessionExpired,
     Startup,
+    StopReplicaAnswered,
     TopicChange,
+    TopicDeletionChange,
+    TopicDeletionsChanged,
     TopicsChanged,
     TopicSnapshot,
     ZkWriteConflict,
@@ -70,8 +77,12 @@ from rafka.actors.process import configure_actor_logging
 from rafka.actors.state_change import describe_state, open_state_change_log, state_change_logger
 from rafka.actors.zk.client import ControllerMovedError, ZkClient
 from rafka.protocol.errors import Errors, TopicAlreadyExistsError
-from rafka.protocol.messages.admin import ControlledShutdownResponse, CreateTopicResult
-from rafka.protocol.messages.control import LeaderAndIsrRequest
+from rafka.protocol.messages.admin import (
+    ControlledShutdownResponse,
+    CreateTopicResult,
+    DeleteTopicResult,
+)
+from rafka.protocol.messages.control import LeaderAndIsrRequest, StopReplicaRequest
 from rafka.protocol.types import NewTopic, TopicPartition
 
 logger = logging.getLogger(__name__)
@@ -89,7 +100,7 @@ class Controller:
         self.zk = ZkClient(
             config.zookeeper_connect, config.cluster_name, config.zookeeper_session_timeout_ms
         )
-        self.core = ControllerCore(self.broker_id, config.log_config())
+        self.core = ControllerCore(self.broker_id, config.log_config(), config.delete_topic_enable)
         self.shutting_down = False
         self.channels = ControllerChannelManager(namespace, self._on_answer)
         self._replies: dict[int, asyncio.Future[tuple[Reply, list[asyncio.Future[Any]]]]] = {}
@@ -107,6 +118,13 @@ class Controller:
         """Validate and create topics; one result per topic, NOT_CONTROLLER if inactive."""
         reply, _ = await self._ask(lambda request_id: CreateTopics(request_id, tuple(topics)))
         assert isinstance(reply, CreateTopicsReply)
+        return list(reply.results)
+
+    async def delete_topics(self, topics: list[str]) -> list[DeleteTopicResult]:
+        """Queue topics for deletion (``/admin/delete_topics``); one result per topic,
+        NOT_CONTROLLER if inactive. The deletion goes on after the answer."""
+        reply, _ = await self._ask(lambda request_id: DeleteTopics(request_id, tuple(topics)))
+        assert isinstance(reply, DeleteTopicsReply)
         return list(reply.results)
 
     async def controlled_shutdown(
@@ -192,7 +210,11 @@ class Controller:
                 if not errors
                 else [f"{e.topic}-{e.partition} {e.error.name}" for e in errors],
             )
-        if answer.error is not Errors.NONE or errors:
+        if isinstance(request, StopReplicaRequest) and request.delete:
+            self.mailbox.put(
+                StopReplicaAnswered(broker_id, request.partitions, answer.error, errors)
+            )
+        elif answer.error is not Errors.NONE or errors:
             self.mailbox.put(
                 ControlResponseError(broker_id, api_name(request), answer.error, errors)
             )
@@ -227,6 +249,10 @@ class Controller:
             case TopicChange():
                 if self.core.active:
                     self._drive(self._read_topics())
+            case TopicDeletionChange():
+                if self.core.active:
+                    watch = self._watcher(TopicDeletionChange())
+                    self._drive(TopicDeletionsChanged(frozenset(self.zk.topic_deletions(watch))))
             case IsrChangeNotification():
                 if self.core.active:
                     watch = self._watcher(IsrChangeNotification())
@@ -300,13 +326,20 @@ class Controller:
                         write.epoch_zk_version,
                     )
                     return ZkWriteSucceeded(write, 0)
+                case QueueTopicDeletion(name=name):
+                    self.zk.queue_topic_deletion(name)
+                    return ZkWriteSucceeded(write, 0)
+                case DeleteTopicZnodes(name=name, epoch_zk_version=fence):
+                    self.zk.delete_topic_znodes(name, fence)
+                    return ZkWriteSucceeded(write, 0)
         except ControllerMovedError as exc:
             logger.warning("controller %d: %s; resigning", self.broker_id, exc)
             return ControllerMoved()
         except TopicAlreadyExistsError:
             return ZkWriteConflict(write, None)
         except (BadVersionError, NodeExistsError, NoNodeError):
-            assert not isinstance(write, CreateTopic)
+            if not isinstance(write, CreatePartitionState | UpdatePartitionState):
+                return ZkWriteConflict(write, None)
             return ZkWriteConflict(write, self.zk.partition_state(write.tp[0], write.tp[1]))
 
     # ------------------------------------------------------------------ election and reads
@@ -323,10 +356,11 @@ class Controller:
         brokers = self.zk.live_brokers(watch=self._watcher(BrokerChange()))
         topics = self.zk.topics(watch=self._watcher(TopicChange()))
         snapshots = tuple(self._snapshot(topic) for topic in topics)
+        deletions = frozenset(self.zk.topic_deletions(watch=self._watcher(TopicDeletionChange())))
         # Pending notifications are stale: every partition state was just read.
         self.zk.take_isr_changes(watch=self._watcher(IsrChangeNotification()))
         logger.info("broker %d is controller at epoch %d", self.broker_id, epoch)
-        self._drive(ControllerElected(epoch, version, brokers, snapshots))
+        self._drive(ControllerElected(epoch, version, brokers, snapshots, deletions))
 
     def _resign(self) -> None:
         self._drive(Resigned())

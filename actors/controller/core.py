@@ -23,7 +23,10 @@ from rafka.actors.controller.effects import (
     CreatePartitionState,
     CreateTopic,
     CreateTopicsReply,
+    DeleteTopicsReply,
+    DeleteTopicZnodes,
     Effects,
+    QueueTopicDeletion,
     UpdatePartitionState,
     ZkWrite,
 )
@@ -41,8 +44,11 @@ from rafka.actors.controller.events import (
     ControlResponseError,
     CoreEvent,
     CreateTopics,
+    DeleteTopics,
     IsrChanged,
     Resigned,
+    StopReplicaAnswered,
+    TopicDeletionsChanged,
     TopicsChanged,
     TopicSnapshot,
     ZkWriteConflict,
@@ -62,13 +68,18 @@ from rafka.actors.controller.request_batch import RequestBatch
 from rafka.actors.controller.state_machines import (
     PARTITION_VALID_PREVIOUS,
     PartitionState,
+    ReplicaKey,
     ReplicaState,
+    StateMachine,
+    partition_state_machine,
+    replica_state_machine,
     split_valid,
 )
+from rafka.actors.controller.topic_deletion import TopicDeletionManager
 from rafka.actors.zk.data import BrokerRegistration, LeaderIsrAndEpoch
 from rafka.log.config import LogConfig
 from rafka.protocol.errors import Errors, RafkaError, TopicAlreadyExistsError
-from rafka.protocol.messages.admin import CreateTopicResult
+from rafka.protocol.messages.admin import CreateTopicResult, DeleteTopicResult
 from rafka.protocol.types import NewTopic, TopicPartition
 
 RECENT_RESPONSE_ERRORS = 20
@@ -77,9 +88,12 @@ RECENT_RESPONSE_ERRORS = 20
 class ControllerCore(OperationRunner):
     """The controller's state machine: the context, and what each event makes it do."""
 
-    def __init__(self, broker_id: int, log_config: LogConfig) -> None:
+    def __init__(
+        self, broker_id: int, log_config: LogConfig, delete_topic_enable: bool = True
+    ) -> None:
         super().__init__(broker_id)
         self.log_config = log_config
+        self.delete_topic_enable = delete_topic_enable
         self.active = False
         self.unclean_elections = 0
         self.response_errors = 0
@@ -116,6 +130,14 @@ class ControllerCore(OperationRunner):
                 self._run(self._create_topics(event))
             case ControlledShutdown():
                 self._run(self._controlled_shutdown(event))
+            case DeleteTopics():
+                self._run(self._delete_topics(event))
+            case TopicDeletionsChanged():
+                if self.active:
+                    self._run(self._topic_deletions(event.names))
+            case StopReplicaAnswered():
+                if self.active:
+                    self._run(self._stop_replica_answered(event))
             case ControlResponseError():
                 self._response_error(event)
             case _:
@@ -145,19 +167,8 @@ class ControllerCore(OperationRunner):
         for topic in event.topics:
             self._load_topic(topic)
         for tp in ctx.partitions():
-            state = ctx.leadership.get(tp)
-            if state is None:
-                ctx.partition_states[tp] = PartitionState.NEW_PARTITION
-            elif ctx.is_live(state.leader):
-                ctx.partition_states[tp] = PartitionState.ONLINE_PARTITION
-            else:
-                ctx.partition_states[tp] = PartitionState.OFFLINE_PARTITION
-            for replica in ctx.replicas(tp):
-                ctx.replica_states[(tp[0], tp[1], replica)] = (
-                    ReplicaState.ONLINE_REPLICA
-                    if ctx.is_live(replica)
-                    else ReplicaState.OFFLINE_REPLICA
-                )
+            self._initialise_states(tp)
+        yield from self._topic_deletions(event.topics_to_delete)
         self._batch.add_full_metadata(list(ctx.live_brokers))
         for tp in ctx.partitions():
             if tp in ctx.leadership:
@@ -166,7 +177,40 @@ class ControllerCore(OperationRunner):
             ctx.partitions_in(PartitionState.NEW_PARTITION)
             + ctx.partitions_in(PartitionState.OFFLINE_PARTITION)
         )
-        yield from self._replace_restarted_leaders(_restarted_since_written(event))
+        yield from self._replace_restarted_leaders(
+            {
+                tp: brokers
+                for tp, brokers in _restarted_since_written(event).items()
+                if not ctx.is_queued_for_deletion(tp[0])
+            }
+        )
+
+    def _initialise_states(self, tp: TopicPartition) -> None:
+        """A loaded partition's states, from its leadership and the live brokers (Kafka's
+        initializePartitionState and initializeReplicaState: a start, not a transition)."""
+        ctx = self.ctx
+        state = ctx.leadership.get(tp)
+        if state is None:
+            ctx.partition_states[tp] = PartitionState.NEW_PARTITION
+        elif ctx.is_live(state.leader):
+            ctx.partition_states[tp] = PartitionState.ONLINE_PARTITION
+        else:
+            ctx.partition_states[tp] = PartitionState.OFFLINE_PARTITION
+        for replica in ctx.replicas(tp):
+            ctx.replica_states[(tp[0], tp[1], replica)] = (
+                ReplicaState.ONLINE_REPLICA
+                if ctx.is_live(replica)
+                else ReplicaState.OFFLINE_REPLICA
+            )
+
+    def _replica_states(self) -> StateMachine[ReplicaKey, ReplicaState]:
+        return replica_state_machine(self.ctx.replica_states, self._log)
+
+    def _partition_states(self) -> StateMachine[TopicPartition, PartitionState]:
+        return partition_state_machine(self.ctx.partition_states, self._log)
+
+    def _deletion(self) -> TopicDeletionManager:
+        return TopicDeletionManager(self.ctx, self._batch, self._log)
 
     def _replace_restarted_leaders(self, restarted: Mapping[TopicPartition, set[int]]) -> Step:
         """Move leadership off leaders whose broker registered again after their partition's state
@@ -382,11 +426,19 @@ class ControllerCore(OperationRunner):
         ctx = self.ctx
         self._log(f"brokers {sorted(failed)} failed")
         led = ctx.partitions_led_by(failed)
-        for tp in led:
-            ctx.partition_states[tp] = PartitionState.OFFLINE_PARTITION
-        for tp in ctx.partitions_on(failed):
-            for replica in set(ctx.replicas(tp)) & failed:
-                ctx.replica_states[(tp[0], tp[1], replica)] = ReplicaState.OFFLINE_REPLICA
+        self._partition_states().transition(led, PartitionState.OFFLINE_PARTITION)
+        self._replica_states().transition(
+            _replicas_on(ctx.partitions_on(failed), ctx, failed), ReplicaState.OFFLINE_REPLICA
+        )
+        deletion = self._deletion()
+        deletion.fail_replicas(
+            [
+                key
+                for topic in sorted(ctx.topics_to_be_deleted)
+                for key in deletion.replicas_of(topic)
+                if key[2] in failed
+            ]
+        )
         yield from self._online_partitions(led)
         yield from self._remove_from_isr(
             [
@@ -403,15 +455,18 @@ class ControllerCore(OperationRunner):
         ctx = self.ctx
         self._log(f"brokers {sorted(started)} started")
         self._batch.add_full_metadata(list(started))
+        self._replica_states().transition(
+            _replicas_on(ctx.partitions_on(started), ctx, started), ReplicaState.ONLINE_REPLICA
+        )
         for tp in ctx.partitions_on(started):
-            for replica in set(ctx.replicas(tp)) & started:
-                ctx.replica_states[(tp[0], tp[1], replica)] = ReplicaState.ONLINE_REPLICA
             if tp in ctx.leadership:
                 self._batch.add_leader_and_isr(ctx, sorted(set(ctx.replicas(tp)) & started), tp)
         yield from self._online_partitions(
             ctx.partitions_in(PartitionState.OFFLINE_PARTITION)
             + ctx.partitions_in(PartitionState.NEW_PARTITION)
         )
+        self._deletion().brokers_started(started)
+        yield from self._resume_deletions()
 
     def _controlled_shutdown(self, event: ControlledShutdown) -> Step:
         """Move leadership off a stopping broker, then drop it from the ISRs it follows, so stopping
@@ -440,14 +495,18 @@ class ControllerCore(OperationRunner):
             self._batch.add_leader_and_isr(ctx, list(ctx.replicas(tp)), tp)
 
         yield from self._retrying(ctx.partitions_led_by({broker}), decide, written)
-        yield from self._remove_from_isr(
-            [
-                tp
-                for tp in ctx.partitions_on({broker})
-                if tp in ctx.leadership and ctx.leadership[tp].leader != broker
-            ],
-            {broker},
+        followed = [
+            tp
+            for tp in ctx.partitions_on({broker})
+            if tp in ctx.leadership and ctx.leadership[tp].leader != broker
+        ]
+        yield from self._remove_from_isr(followed, {broker})
+        # Its followers go offline by decision: OfflineReplica, stopped without deletion.
+        stopped = self._replica_states().transition(
+            _replicas_on(followed, ctx, {broker}), ReplicaState.OFFLINE_REPLICA
         )
+        for topic, partition, _ in stopped:
+            self._batch.add_stop_replica(broker, TopicPartition(topic, partition), delete=False)
         # Count only what could have moved: with no other live in-sync replica a partition stays.
         remaining = [
             tp
@@ -473,15 +532,16 @@ class ControllerCore(OperationRunner):
         for topic in sorted(topics, key=lambda t: t.name):
             for tp in self._load_topic(topic):
                 if tp not in ctx.leadership:
-                    ctx.partition_states[tp] = PartitionState.NEW_PARTITION
-                    for replica in ctx.replicas(tp):
-                        ctx.replica_states[(tp[0], tp[1], replica)] = ReplicaState.NEW_REPLICA
                     new_partitions.append(tp)
+                else:
+                    self._initialise_states(tp)
+        self._partition_states().transition(new_partitions, PartitionState.NEW_PARTITION)
+        replicas = self._replica_states()
+        replicas.transition(_replicas_on(new_partitions, ctx), ReplicaState.NEW_REPLICA)
         yield from self._online_partitions(new_partitions)
-        for tp in new_partitions:
-            for replica in ctx.replicas(tp):
-                if ctx.is_live(replica):
-                    ctx.replica_states[(tp[0], tp[1], replica)] = ReplicaState.ONLINE_REPLICA
+        replicas.transition(
+            _replicas_on(new_partitions, ctx, set(ctx.live_brokers)), ReplicaState.ONLINE_REPLICA
+        )
 
     def _isr_change(self, event: IsrChanged) -> None:
         ctx = self.ctx
@@ -570,6 +630,85 @@ class ControllerCore(OperationRunner):
             self.ctx.epoch_zk_version,
         )
 
+    # ------------------------------------------------------------------ topic deletion
+
+    def _delete_topics(self, event: DeleteTopics) -> Step:
+        """Admin DeleteTopics: queue existing topics under ``/admin/delete_topics`` and answer;
+        the deletion itself runs on."""
+        ctx = self.ctx
+        results: dict[int, DeleteTopicResult] = {}
+        queued: dict[str, list[int]] = {}
+        for i, name in enumerate(event.topics):
+            if not self.active:
+                error, message = Errors.NOT_CONTROLLER, f"broker {self.broker_id} is not controller"
+            elif not self.delete_topic_enable:
+                error, message = Errors.TOPIC_DELETION_DISABLED, "delete_topic_enable is false"
+            elif name not in ctx.assignments:
+                error, message = Errors.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r} does not exist"
+            else:
+                queued.setdefault(name, []).append(i)
+                continue
+            results[i] = DeleteTopicResult(name, error, message)
+
+        def reply() -> DeleteTopicsReply:
+            moved = f"broker {self.broker_id} stopped being the controller"
+            return DeleteTopicsReply(
+                event.request_id,
+                tuple(
+                    results.get(i, DeleteTopicResult(name, Errors.NOT_CONTROLLER, moved))
+                    for i, name in enumerate(event.topics)
+                ),
+            )
+
+        self._abort_reply = reply
+        # An existing admin node is a deletion already queued: either outcome queues it.
+        yield from self._perform(tuple(QueueTopicDeletion(name) for name in queued))
+        for name, indexes in queued.items():
+            for i in indexes:
+                results[i] = DeleteTopicResult(name, Errors.NONE)
+        self._reply(reply())
+        yield from self._topic_deletions(frozenset(queued))
+
+    def _topic_deletions(self, names: frozenset[str]) -> Step:
+        """Topics named under ``/admin/delete_topics``: queue them and resume deletions; admin
+        nodes of topics that do not exist are removed."""
+        if not names:
+            return
+        if not self.delete_topic_enable:
+            self._log(f"topic deletion is disabled; ignoring requests for {sorted(names)}")
+            return
+        unknown = self._deletion().enqueue(names)
+        yield from self._resume_deletions(unknown)
+
+    def _stop_replica_answered(self, event: StopReplicaAnswered) -> Step:
+        """A broker answered StopReplica with deletion: its replicas are deleted, or failed."""
+        deletion = self._deletion()
+        failed = {
+            (e.topic, e.partition) for e in event.partition_errors if e.error is not Errors.NONE
+        }
+        keys = [
+            (topic, partition, event.broker_id)
+            for topic, partition in event.partitions
+            if self.ctx.is_queued_for_deletion(topic)
+        ]
+        if event.error is not Errors.NONE:
+            failed = {key[:2] for key in keys}
+        deletion.replicas_deleted([key for key in keys if key[:2] not in failed])
+        deletion.fail_replicas([key for key in keys if key[:2] in failed])
+        yield from self._resume_deletions()
+
+    def _resume_deletions(self, stale: list[str] | None = None) -> Step:
+        """Start or retry what deletions can proceed; remove the znodes of topics whose replicas
+        are all deleted (and the admin nodes of ``stale`` names), then forget those topics."""
+        deletion = self._deletion()
+        done = [*deletion.resume(), *(stale or [])]
+        writes = tuple(DeleteTopicZnodes(topic, self.ctx.epoch_zk_version) for topic in done)
+        outcomes = yield from self._perform(writes)
+        for write in writes:
+            if isinstance(outcomes[write], ZkWriteConflict):
+                self._log(f"znodes of topic {write.name} changed while being removed")
+            deletion.complete(write.name)
+
     # ------------------------------------------------------------------ broker answers
 
     def _response_error(self, event: ControlResponseError) -> None:
@@ -600,6 +739,18 @@ def _restarted_since_written(event: ControllerElected) -> dict[TopicPartition, s
             if brokers:
                 restarted[TopicPartition(topic.name, partition)] = brokers
     return restarted
+
+
+def _replicas_on(
+    partitions: list[TopicPartition], ctx: ControllerContext, brokers: set[int] | None = None
+) -> list[ReplicaKey]:
+    """The replicas of ``partitions`` (only those on ``brokers``, if given)."""
+    return [
+        (tp[0], tp[1], replica)
+        for tp in partitions
+        for replica in ctx.replicas(tp)
+        if brokers is None or replica in brokers
+    ]
 
 
 def _already_exists(name: str) -> CreateTopicResult:

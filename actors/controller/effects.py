@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from rafka.actors.zk.data import LeaderIsrAndEpoch
 from rafka.protocol.errors import Errors
-from rafka.protocol.messages.admin import CreateTopicResult
+from rafka.protocol.messages.admin import CreateTopicResult, DeleteTopicResult
 from rafka.protocol.messages.control import (
     LeaderAndIsrRequest,
     StopReplicaRequest,
@@ -52,7 +52,29 @@ class CreateTopic:
     epoch_zk_version: int
 
 
-ZkWrite = CreatePartitionState | UpdatePartitionState | CreateTopic
+@dataclass(frozen=True)
+class QueueTopicDeletion:
+    """Create ``/admin/delete_topics/<name>`` (an existing node is no conflict to act on)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class DeleteTopicZnodes:
+    """Remove a deleted topic's assignment, states, config and admin node, fenced by the
+    controller epoch."""
+
+    name: str
+    epoch_zk_version: int
+
+
+ZkWrite = (
+    CreatePartitionState
+    | UpdatePartitionState
+    | CreateTopic
+    | QueueTopicDeletion
+    | DeleteTopicZnodes
+)
 
 # ---------------------------------------------------------------------- requests and replies
 
@@ -86,7 +108,15 @@ class ControlledShutdownReply:
     remaining: int
 
 
-Reply = CreateTopicsReply | ControlledShutdownReply
+@dataclass(frozen=True)
+class DeleteTopicsReply:
+    """Answer to ``DeleteTopics``: one result per requested topic, in request order."""
+
+    request_id: int
+    results: tuple[DeleteTopicResult, ...]
+
+
+Reply = CreateTopicsReply | ControlledShutdownReply | DeleteTopicsReply
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,15 @@ class CreateTopicResult:
 
 
 @dataclass(frozen=True)
+class DeleteTopicResult:
+    """The outcome of asking to delete one topic (``message`` explains an error)."""
+
+    name: str
+    error: Errors
+    message: str | None = None
+
+
+@dataclass(frozen=True)
 class ControlledShutdownResponse:
     """The controller's answer to a stopping broker: how many partitions it still leads."""
 
