@@ -192,6 +192,32 @@ def test_a_deletion_waits_for_a_stopped_broker_and_finishes_when_it_returns(
     wait_deleted(dcluster, zk, topic)
 
 
+def test_a_new_controller_resumes_a_deletion_its_predecessor_began(
+    dcluster: LocalCluster, dadmin: Admin, zk: ZkClient
+) -> None:
+    topic = "handover"
+    dadmin.create_topic(topic, 1, 3)
+    controller = dadmin.describe_cluster().controller_id
+    follower = next(b for b in range(3) if b != controller)
+    dcluster.stop_broker(follower)
+    stopped = [follower]
+    try:
+        dadmin.delete_topics([topic])
+        dcluster.stop_broker(controller)
+        stopped.append(controller)
+        wait_until(
+            lambda: dadmin.describe_cluster().controller_id not in (-1, controller),
+            60,
+            "another controller",
+        )
+        assert zd.delete_topic_path(topic) in znodes_left(zk, topic)
+    finally:
+        for broker in stopped:
+            dcluster.start_broker(broker)
+    dadmin.wait_for_cluster(3)
+    wait_deleted(dcluster, zk, topic)
+
+
 def test_a_stop_replica_from_an_older_controller_epoch_is_refused(dcluster: LocalCluster) -> None:
     broker = ray.get_actor(names.broker_actor_name(0), namespace=NS)
     stale = StopReplicaRequest(0, 0, (("anything", 0),), delete=True)
