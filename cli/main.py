@@ -4,6 +4,7 @@ rafka up [--brokers N] [--data-dir DIR] [--zookeeper HOST:PORT[/chroot]]
 rafka status | rafka down
 rafka topics --create --topic T --partitions 6 --replication-factor 3
 rafka topics --alter --topic T --partitions 12
+rafka topics --delete --topic 'T|logs-.*'
 rafka groups --describe --group G
 rafka groups --reset-offsets --group G --all-topics --to-earliest --execute
 rafka produce --topic T            rafka consume --topic T --from-beginning
@@ -69,7 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument(
         "--data-dir", type=Path, help="the data directory given to rafka up (default: auto)"
     )
-    topics.add_arguments(sub.add_parser("topics", help="create, grow, list, describe topics"))
+    topics.add_arguments(
+        sub.add_parser("topics", help="create, grow, delete, list, describe topics")
+    )
     groups.add_arguments(
         sub.add_parser("groups", help="list, describe, reset offsets of, delete consumer groups")
     )

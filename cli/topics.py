@@ -1,9 +1,10 @@
-"""``rafka topics``: create, grow, list and describe topics, printing what kafka-topics.sh
+"""``rafka topics``: create, grow, delete, list and describe topics, printing what kafka-topics.sh
 prints."""
 
 from __future__ import annotations
 
 import argparse
+import re
 
 from rafka.cli.topic_partitions import add_partition_arguments, alter, create_arguments
 from rafka.clients.admin import Admin, TopicDescription
@@ -13,6 +14,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``rafka topics`` (kafka-topics.sh's names)."""
     action = parser.add_mutually_exclusive_group(required=True)
     action.add_argument("--create", action="store_true", help="create a topic")
+    action.add_argument(
+        "--delete", action="store_true", help="delete the topics --topic matches (a regex)"
+    )
     action.add_argument("--list", action="store_true", help="list topic names")
     action.add_argument("--describe", action="store_true", help="describe one topic, or all")
     action.add_argument(
@@ -48,12 +52,23 @@ def format_description(description: TopicDescription) -> str:
     return "\n".join(lines)
 
 
+def matching_topics(pattern: str, topics: list[str]) -> list[str]:
+    """The topics whose whole name matches ``pattern`` (kafka-topics' --topic is a regex)."""
+    try:
+        compiled = re.compile(pattern)
+    except re.error:
+        return [pattern] if pattern in topics else []
+    return [t for t in topics if compiled.fullmatch(t)]
+
+
 def check(args: argparse.Namespace) -> None:
     """Refuse options that cannot run, before the command connects to a cluster."""
     if args.create and not args.topic:
         raise SystemExit("--create needs --topic")
     if args.alter and (not args.topic or args.partitions is None):
         raise SystemExit("--alter needs --topic and --partitions")
+    if args.delete and not args.topic:
+        raise SystemExit("--delete needs --topic")
 
 
 def run(args: argparse.Namespace, admin: Admin) -> int:
@@ -65,6 +80,13 @@ def run(args: argparse.Namespace, admin: Admin) -> int:
         print(f"Created topic {args.topic}.")
     elif args.alter:
         alter(args, admin)
+    elif args.delete:
+        matched = matching_topics(args.topic, admin.list_topics())
+        if not matched:
+            raise SystemExit(f"Topic '{args.topic}' does not exist as expected")
+        admin.delete_topics(matched)
+        for name in matched:
+            print(f"Topic {name} is marked for deletion.")
     elif args.list:
         for name in admin.list_topics():
             print(name)

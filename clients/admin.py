@@ -1,5 +1,5 @@
-"""The admin client: create, grow, list and describe topics; look up offsets; describe the cluster;
-manage consumer groups (the group operations live in ``group_admin``).
+"""The admin client: create, grow, delete, list and describe topics; look up offsets; describe the
+cluster; manage consumer groups (the group operations live in ``group_admin``).
 
 Requests go to the active controller actor (found through any broker's metadata), which validates
 them and writes ZooKeeper; ``create_topic`` and ``create_partitions`` then wait until every
@@ -19,7 +19,11 @@ from rafka.clients.group_admin import GroupAdminMixin
 from rafka.clients.records import OffsetAndTimestamp
 from rafka.clients.transport import Transport, TransportError
 from rafka.protocol.errors import Errors
-from rafka.protocol.messages.admin import CreatePartitionsResult, CreateTopicResult
+from rafka.protocol.messages.admin import (
+    CreatePartitionsResult,
+    CreateTopicResult,
+    DeleteTopicResult,
+)
 from rafka.protocol.messages.metadata import (
     BrokerMetadata,
     MetadataRequest,
@@ -104,7 +108,7 @@ class Admin(GroupAdminMixin):
         (INVALID_REPLICATION_FACTOR, TOPIC_ALREADY_EXISTS, INVALID_REPLICA_ASSIGNMENT, ...).
         ``placement`` fixes how the controller places replicas (racks, start index, shift)."""
         timeout_s = self._timeout_s if timeout_ms is None else timeout_ms / 1000
-        self._ask_controller("create_topics", list(new_topics), placement, timeout_s)
+        self._ask_controller("create_topics", timeout_s, list(new_topics), placement)
         for topic in new_topics:
             self._wait_led(topic.name, None, timeout_s)
 
@@ -120,19 +124,32 @@ class Admin(GroupAdminMixin):
         for no growth, UNKNOWN_TOPIC_OR_PARTITION, INVALID_REPLICA_ASSIGNMENT, ...). Existing
         partitions keep their replicas and data."""
         timeout_s = self._timeout_s if timeout_ms is None else timeout_ms / 1000
-        self._ask_controller("create_partitions", dict(topic_partitions), placement, timeout_s)
+        self._ask_controller("create_partitions", timeout_s, dict(topic_partitions), placement)
         for name, request in topic_partitions.items():
             self._wait_led(name, request.total_count, timeout_s)
 
-    def _ask_controller(
-        self, method: str, request: object, placement: ReplicaPlacement | None, timeout_s: float
-    ) -> None:
+    def delete_topics(self, topics: list[str], timeout_ms: int | None = None) -> None:
+        """Delete topics (kafka-python's signature) and wait until no broker knows them; the
+        first failure raises (UNKNOWN_TOPIC_OR_PARTITION, TOPIC_DELETION_DISABLED). The brokers
+        remove the partitions' data in the background."""
+        timeout_s = self._timeout_s if timeout_ms is None else timeout_ms / 1000
+        self._ask_controller("delete_topics", timeout_s, list(topics))
+        for name in topics:
+            self._cluster.wait_for(
+                lambda name=name: self._forgotten_everywhere(name),
+                timeout_s,
+                f"every broker to forget topic {name!r}",
+            )
+
+    def _ask_controller(self, method: str, timeout_s: float, *request: object) -> None:
         """Send a topic request to the active controller, again if it moved; raise the first
         topic's error."""
 
-        def attempt() -> list[CreateTopicResult | CreatePartitionsResult] | None:
-            results: list[CreateTopicResult | CreatePartitionsResult] = self._cluster.request(
-                self._cluster.controller(), method, request, placement, timeout_s=timeout_s
+        def attempt() -> list[CreateTopicResult | CreatePartitionsResult | DeleteTopicResult] | None:
+            results: list[CreateTopicResult | CreatePartitionsResult | DeleteTopicResult] = (
+                self._cluster.request(
+                    self._cluster.controller(), method, *request, timeout_s=timeout_s
+                )
             )
             if any(result.error is Errors.NOT_CONTROLLER for result in results):
                 return None
@@ -142,6 +159,15 @@ class Admin(GroupAdminMixin):
         for result in results:
             if result.error is not Errors.NONE:
                 raise result.error.exception(result.message)
+
+    def _forgotten_everywhere(self, name: str) -> bool:
+        """Whether every broker that answers reports ``name`` as an unknown topic."""
+        answers = self._cluster.metadata_answers(
+            MetadataRequest((name,), allow_auto_topic_creation=False)
+        ).values()
+        return bool(answers) and all(
+            t.error is Errors.UNKNOWN_TOPIC_OR_PARTITION for a in answers for t in a.topics
+        )
 
     def _wait_led(self, name: str, partitions: int | None, timeout_s: float) -> None:
         self._cluster.wait_for(

@@ -411,6 +411,10 @@ class Producer:
                     f"leader of {tp.topic}-{tp.partition} not found: {exc}"
                 )
             )
+            if refresh and isinstance(error, UnknownTopicOrPartitionError):
+                # Fresh metadata no longer knows the topic (it was deleted): no retry can help.
+                self._finish(batch, -1, error)
+                return
             self._retry_or_fail(batch, error)
             return
         batch.attempts += 1

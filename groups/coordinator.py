@@ -105,6 +105,10 @@ class GroupCoordinator:
         self._loads.add(task)
         task.add_done_callback(self._loads.discard)
 
+    async def on_topics_deleted(self, topics: list[str]) -> int:
+        """The controller deleted these topics: their committed offsets go (tombstoned)."""
+        return await self.manager.remove_topics(topics)
+
     async def _tick_loop(self) -> None:
         while True:
             await asyncio.sleep(TICK_S)

@@ -134,6 +134,11 @@ class PartitionCountCache:
             self._fetched_at = self.monotonic()
         return self._counts
 
+    def forget(self, topics: Iterable[str]) -> None:
+        """Drop the counts of deleted topics: one created again under the same name is new."""
+        for topic in topics:
+            self._counts.pop(topic, None)
+
 
 class GroupMetadataManager:
     """The offsets partitions one coordinator leads: their loading, their cached offsets, their log.
@@ -303,6 +308,32 @@ class GroupMetadataManager:
         if appended is Errors.NONE:
             self.offsets.pop(group_id, None)
         return appended
+
+    async def remove_topics(self, topics: Iterable[str]) -> int:
+        """The topics were deleted: tombstone every group's committed offsets for them and forget
+        them (Kafka's cleanup of deleted partitions); the number of offsets removed."""
+        gone = set(topics)
+        self.partition_counts.forget(gone)
+        removed = 0
+        for group_id in sorted(self.offsets):
+            doomed = [tp for tp in self.offsets[group_id] if tp[0] in gone]
+            if not doomed:
+                continue
+            for tp in doomed:
+                self.offsets[group_id].pop(tp, None)
+            removed += len(doomed)
+            appended = await self._append(
+                self.partition_for(group_id),
+                [(encode_key(OffsetKey(group_id, t, p)), None) for t, p in doomed],
+            )
+            if appended is not Errors.NONE:
+                logger.warning(
+                    "coordinator %d: tombstones of deleted topics' offsets for group %s: %s",
+                    self.broker_id,
+                    group_id,
+                    appended.name,
+                )
+        return removed
 
     # ------------------------------------------------------------------ offsets
 

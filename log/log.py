@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from rafka.log import deleted_dirs
 from rafka.log.checkpoint import (
     LOG_START_OFFSET_FILE,
     RECOVERY_POINT_FILE,
@@ -36,6 +37,7 @@ from rafka.log.files import (
     TIME_INDEX_SUFFIX,
     base_offset_of,
     fsync_dir,
+    parse_partition_dir,
     segment_path,
 )
 from rafka.log.leader_epoch_cache import LeaderEpochCache
@@ -499,8 +501,19 @@ class Log:
         for segment in self.segments:
             segment.release()
 
+    def rename_for_deletion(self) -> Path:
+        """Close the log's files and rename its directory ``<topic>-<partition>.<uuid>-delete``
+        (StopReplica with deletion); the directory is removed later. Returns the new path."""
+        self.abandon()
+        renamed = deleted_dirs.rename_for_deletion(
+            self.directory, *parse_partition_dir(self.directory.name)
+        )
+        assert renamed is not None
+        self.directory = renamed
+        return renamed
+
     def delete(self) -> None:
-        """Remove the log and its directory (StopReplica with delete)."""
+        """Remove the log and its directory at once."""
         for segment in self.segments:
             segment.delete()
         for leftover in self.directory.iterdir():

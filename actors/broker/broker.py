@@ -13,6 +13,7 @@ import asyncio
 import dataclasses
 import logging
 import os
+from pathlib import Path
 from typing import Any
 
 import ray
@@ -29,6 +30,13 @@ from rafka.actors.zk.data import BrokerRegistration, LeaderIsrAndEpoch
 from rafka.groups.group_metadata import validate_group_id
 from rafka.groups.offsets_codec import OFFSETS_TOPIC, partition_for
 from rafka.log.config import LogConfig
+from rafka.log.deleted_dirs import (
+    DelayedDirRemover,
+    RenamedLog,
+    pending_deletions,
+    rename_for_deletion,
+)
+from rafka.log.files import partition_dir_name
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.admin import AlterIsrResponse, CreateTopicResult
 from rafka.protocol.messages.control import (
@@ -82,6 +90,9 @@ class Broker:
             timeout_s=2 * config.zookeeper_session_timeout_ms / 1000 + 5,
         )
         self._loop = asyncio.get_event_loop()
+        self._dir_remover = DelayedDirRemover(self._loop)
+        for leftover in pending_deletions(Path(config.log_dirs)):
+            self._dir_remover.schedule(leftover, config.log_config().file_delete_delay_ms)
         self.zk.zk.add_listener(self._on_session_state)
         self.controller = spawn.spawn_controller(config, namespace, self.node_id)
         self.coordinator = spawn.spawn_coordinator(config, namespace, self.node_id)
@@ -213,6 +224,8 @@ class Broker:
                 return ControlResponse(Errors.STALE_CONTROLLER_EPOCH)
             self.controller_epoch = request.controller_epoch
             self.metadata_cache.update(request)
+            if request.deleted_topics:
+                self.coordinator.on_topics_deleted.remote(list(request.deleted_topics))
             return ControlResponse(Errors.NONE)
 
     async def stop_replica(self, request: StopReplicaRequest) -> ControlResponse:
@@ -226,17 +239,36 @@ class Broker:
                 self.partition_states.pop((topic, partition), None)
                 if topic == OFFSETS_TOPIC:
                     self._tell_coordinator(partition, False, -1)
-                replica = self.replicas.pop((topic, partition), None)
-                if replica is None:
-                    continue
-                try:
-                    await replica.stop.remote(request.delete)
-                    ray.kill(replica, no_restart=True)
-                    error = Errors.NONE
-                except ray.exceptions.RayActorError:
-                    error = Errors.KAFKA_STORAGE_ERROR
+                error = await self._stop_one(topic, partition, request.delete)
                 errors.append(PartitionError(topic, partition, error))
+            self._state_change(
+                "stopped replicas %s (delete %s) for controller epoch %d",
+                [f"{t}-{p}" for t, p in request.partitions],
+                request.delete,
+                request.controller_epoch,
+            )
             return ControlResponse(Errors.NONE, tuple(errors))
+
+    async def _stop_one(self, topic: str, partition: int, delete: bool) -> Errors:
+        """Stop one replica (its fetcher and actor); with ``delete`` its directory is renamed at
+        once, even with no replica running, and removed after ``file.delete.delay.ms``."""
+        replica = self.replicas.pop((topic, partition), None)
+        renamed: RenamedLog | None = None
+        if replica is not None:
+            try:
+                renamed = await replica.stop.remote(delete)
+                ray.kill(replica, no_restart=True)
+            except ray.exceptions.RayActorError:
+                if not delete:
+                    return Errors.KAFKA_STORAGE_ERROR
+        if delete and renamed is None:
+            directory = Path(self.config.log_dirs) / partition_dir_name(topic, partition)
+            path = rename_for_deletion(directory, topic, partition)
+            delay_ms = self.config.log_config().file_delete_delay_ms
+            renamed = None if path is None else RenamedLog(str(path), delay_ms)
+        if renamed is not None:
+            self._dir_remover.schedule(Path(renamed.path), renamed.delete_delay_ms)
+        return Errors.NONE
 
     async def _supervise(self) -> None:
         """Notice replica actors that died while this broker lives; restart them from disk.

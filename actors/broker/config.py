@@ -94,6 +94,10 @@ class BrokerConfig:
         default=False,
         metadata={"doc": "create a topic the first time a client asks for its metadata"},
     )
+    delete_topic_enable: bool = field(
+        default=True, metadata={"doc": "allow deleting topics (else TOPIC_DELETION_DISABLED)"}
+    )
+    log_segment_delete_delay_ms: int = bounded(60_000, 0, INT64_MAX, "default file.delete.delay.ms")
     num_partitions: int = bounded(1, 1, INT32_MAX, "partitions of an auto-created topic")
     default_replication_factor: int = bounded(
         1, 1, INT16_MAX, "replication factor of an auto-created topic"
@@ -147,6 +151,7 @@ class BrokerConfig:
             max_message_bytes=self.message_max_bytes,
             min_insync_replicas=self.min_insync_replicas,
             unclean_leader_election_enable=self.unclean_leader_election_enable,
+            file_delete_delay_ms=self.log_segment_delete_delay_ms,
         )
 
 

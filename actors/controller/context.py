@@ -27,11 +27,22 @@ class ControllerContext:
     replica_states: dict[tuple[str, int, int], ReplicaState] = field(default_factory=dict)
     shutting_down: set[int] = field(default_factory=set)
     dead_incarnations: dict[int, int] = field(default_factory=dict)
+    topics_to_be_deleted: set[str] = field(default_factory=set)
+    topics_with_deletion_started: set[str] = field(default_factory=set)
+    topics_ineligible_for_deletion: set[str] = field(default_factory=set)
+
+    def is_queued_for_deletion(self, topic: str) -> bool:
+        """Whether ``topic`` is being deleted: no elections, no leadership, no metadata for it."""
+        return topic in self.topics_to_be_deleted
 
     def partitions(self) -> list[TopicPartition]:
-        """Every partition of every topic."""
+        """Every partition of every topic not queued for deletion (those are left to the
+        deletion manager: no elections, leadership or metadata for them)."""
         return [
-            TopicPartition(t, p) for t, parts in self.assignments.items() for p in sorted(parts)
+            TopicPartition(t, p)
+            for t, parts in self.assignments.items()
+            if t not in self.topics_to_be_deleted
+            for p in sorted(parts)
         ]
 
     def replicas(self, tp: TopicPartition) -> tuple[int, ...]:
@@ -44,7 +55,11 @@ class ControllerContext:
 
     def partitions_led_by(self, brokers: set[int]) -> list[TopicPartition]:
         """Partitions whose current leader is one of ``brokers``."""
-        return [tp for tp, state in self.leadership.items() if state.leader in brokers]
+        return [
+            tp
+            for tp, state in self.leadership.items()
+            if state.leader in brokers and tp[0] not in self.topics_to_be_deleted
+        ]
 
     def partitions_in(self, state: PartitionState) -> list[TopicPartition]:
         """Partitions in a partition state."""
@@ -62,6 +77,9 @@ class ControllerContext:
         """Forget a deleted topic."""
         self.assignments.pop(topic, None)
         self.topic_configs.pop(topic, None)
+        self.topics_to_be_deleted.discard(topic)
+        self.topics_with_deletion_started.discard(topic)
+        self.topics_ineligible_for_deletion.discard(topic)
         for tp in [tp for tp in self.leadership if tp[0] == topic]:
             del self.leadership[tp]
         for tp in [tp for tp in self.partition_states if tp[0] == topic]:

@@ -37,7 +37,10 @@ from rafka.actors.controller.effects import (
     CreatePartitionState,
     CreateTopic,
     CreateTopicsReply,
+    DeleteTopicsReply,
+    DeleteTopicZnodes,
     Effects,
+    QueueTopicDeletion,
     Reply,
     UpdatePartitionState,
     ZkWrite,
@@ -55,6 +58,7 @@ from rafka.actors.controller.events import (
     CoreEvent,
     CreatePartitions,
     CreateTopics,
+    DeleteTopics,
     IsrChanged,
     IsrChangeNotification,
     Reelect,
@@ -62,7 +66,10 @@ from rafka.actors.controller.events import (
     Resigned,
     SessionExpired,
     Startup,
+    StopReplicaAnswered,
     TopicChange,
+    TopicDeletionChange,
+    TopicDeletionsChanged,
     TopicsChanged,
     TopicSnapshot,
     ZkWriteConflict,
@@ -78,8 +85,9 @@ from rafka.protocol.messages.admin import (
     ControlledShutdownResponse,
     CreatePartitionsResult,
     CreateTopicResult,
+    DeleteTopicResult,
 )
-from rafka.protocol.messages.control import LeaderAndIsrRequest
+from rafka.protocol.messages.control import LeaderAndIsrRequest, StopReplicaRequest
 from rafka.protocol.types import NewPartitions, NewTopic, ReplicaPlacement, TopicPartition
 
 logger = logging.getLogger(__name__)
@@ -97,7 +105,7 @@ class Controller:
         self.zk = ZkClient(
             config.zookeeper_connect, config.cluster_name, config.zookeeper_session_timeout_ms
         )
-        self.core = ControllerCore(self.broker_id, config.log_config())
+        self.core = ControllerCore(self.broker_id, config.log_config(), config.delete_topic_enable)
         self.shutting_down = False
         self.channels = ControllerChannelManager(namespace, self._on_answer)
         self._replies: dict[int, asyncio.Future[tuple[Reply, list[asyncio.Future[Any]]]]] = {}
@@ -130,6 +138,13 @@ class Controller:
         requests = tuple(topics.items())
         reply, _ = await self._ask(lambda request_id: CreatePartitions(request_id, requests, how))
         assert isinstance(reply, CreatePartitionsReply)
+        return list(reply.results)
+
+    async def delete_topics(self, topics: list[str]) -> list[DeleteTopicResult]:
+        """Queue topics for deletion (``/admin/delete_topics``); one result per topic,
+        NOT_CONTROLLER if inactive. The deletion goes on after the answer."""
+        reply, _ = await self._ask(lambda request_id: DeleteTopics(request_id, tuple(topics)))
+        assert isinstance(reply, DeleteTopicsReply)
         return list(reply.results)
 
     async def controlled_shutdown(
@@ -221,7 +236,11 @@ class Controller:
                 if not errors
                 else [f"{e.topic}-{e.partition} {e.error.name}" for e in errors],
             )
-        if answer.error is not Errors.NONE or errors:
+        if isinstance(request, StopReplicaRequest) and request.delete:
+            self.mailbox.put(
+                StopReplicaAnswered(broker_id, request.partitions, answer.error, errors)
+            )
+        elif answer.error is not Errors.NONE or errors:
             self.mailbox.put(
                 ControlResponseError(broker_id, api_name(request), answer.error, errors)
             )
@@ -267,6 +286,10 @@ class Controller:
             case TopicChange():
                 if self.core.active:
                     self._drive(self._read_topics())
+            case TopicDeletionChange():
+                if self.core.active:
+                    watch = self._watcher(TopicDeletionChange())
+                    self._drive(TopicDeletionsChanged(frozenset(self.zk.topic_deletions(watch))))
             case IsrChangeNotification():
                 if self.core.active:
                     watch = self._watcher(IsrChangeNotification())
@@ -345,15 +368,20 @@ class Controller:
                         write.name, dict(write.assignment), write.epoch_zk_version
                     )
                     return ZkWriteSucceeded(write, 0)
+                case QueueTopicDeletion(name=name):
+                    self.zk.queue_topic_deletion(name)
+                    return ZkWriteSucceeded(write, 0)
+                case DeleteTopicZnodes(name=name, epoch_zk_version=fence):
+                    self.zk.delete_topic_znodes(name, fence)
+                    return ZkWriteSucceeded(write, 0)
         except ControllerMovedError as exc:
             logger.warning("controller %d: %s; resigning", self.broker_id, exc)
             return ControllerMoved()
         except TopicAlreadyExistsError:
             return ZkWriteConflict(write, None)
         except (BadVersionError, NodeExistsError, NoNodeError):
-            if isinstance(write, AddPartitions):
+            if not isinstance(write, CreatePartitionState | UpdatePartitionState):
                 return ZkWriteConflict(write, None)
-            assert not isinstance(write, CreateTopic)
             return ZkWriteConflict(write, self.zk.partition_state(write.tp[0], write.tp[1]))
 
     # ------------------------------------------------------------------ election and reads
@@ -370,10 +398,11 @@ class Controller:
         brokers = self.zk.live_brokers(watch=self._watcher(BrokerChange()))
         topics = self.zk.topics(watch=self._watcher(TopicChange()))
         snapshots = tuple(self._snapshot(topic) for topic in topics)
+        deletions = frozenset(self.zk.topic_deletions(watch=self._watcher(TopicDeletionChange())))
         # Pending notifications are stale: every partition state was just read.
         self.zk.take_isr_changes(watch=self._watcher(IsrChangeNotification()))
         logger.info("broker %d is controller at epoch %d", self.broker_id, epoch)
-        self._drive(ControllerElected(epoch, version, brokers, snapshots))
+        self._drive(ControllerElected(epoch, version, brokers, snapshots, deletions))
 
     def _resign(self) -> None:
         self._drive(Resigned())

@@ -19,6 +19,7 @@ from typing_extensions import assert_never
 
 from rafka.actors.controller.assignment_plan import new_topic_assignment
 from rafka.actors.controller.context import ControllerContext
+from rafka.actors.controller.deletion_steps import TopicDeletionSteps
 from rafka.actors.controller.effects import (
     ControlledShutdownReply,
     CreatePartitionState,
@@ -43,8 +44,11 @@ from rafka.actors.controller.events import (
     CoreEvent,
     CreatePartitions,
     CreateTopics,
+    DeleteTopics,
     IsrChanged,
     Resigned,
+    StopReplicaAnswered,
+    TopicDeletionsChanged,
     TopicsChanged,
     TopicSnapshot,
     ZkWriteConflict,
@@ -60,6 +64,7 @@ from rafka.actors.controller.request_batch import RequestBatch
 from rafka.actors.controller.state_machines import (
     PARTITION_VALID_PREVIOUS,
     PartitionState,
+    ReplicaKey,
     ReplicaState,
     split_valid,
 )
@@ -72,12 +77,15 @@ from rafka.protocol.types import NewTopic, ReplicaPlacement, TopicPartition
 RECENT_RESPONSE_ERRORS = 20
 
 
-class ControllerCore(PartitionGrowth):
+class ControllerCore(PartitionGrowth, TopicDeletionSteps):
     """The controller's state machine: the context, and what each event makes it do."""
 
-    def __init__(self, broker_id: int, log_config: LogConfig) -> None:
+    def __init__(
+        self, broker_id: int, log_config: LogConfig, delete_topic_enable: bool = True
+    ) -> None:
         super().__init__(broker_id)
         self.log_config = log_config
+        self.delete_topic_enable = delete_topic_enable
         self.active = False
         self.unclean_elections = 0
         self.response_errors = 0
@@ -116,6 +124,14 @@ class ControllerCore(PartitionGrowth):
                 self._run(self._create_partitions(event))
             case ControlledShutdown():
                 self._run(self._controlled_shutdown(event))
+            case DeleteTopics():
+                self._run(self._delete_topics(event))
+            case TopicDeletionsChanged():
+                if self.active:
+                    self._run(self._topic_deletions(event.names))
+            case StopReplicaAnswered():
+                if self.active:
+                    self._run(self._stop_replica_answered(event))
             case ControlResponseError():
                 self._response_error(event)
             case _:
@@ -145,19 +161,8 @@ class ControllerCore(PartitionGrowth):
         for topic in event.topics:
             self._load_topic(topic)
         for tp in ctx.partitions():
-            state = ctx.leadership.get(tp)
-            if state is None:
-                ctx.partition_states[tp] = PartitionState.NEW_PARTITION
-            elif ctx.is_live(state.leader):
-                ctx.partition_states[tp] = PartitionState.ONLINE_PARTITION
-            else:
-                ctx.partition_states[tp] = PartitionState.OFFLINE_PARTITION
-            for replica in ctx.replicas(tp):
-                ctx.replica_states[(tp[0], tp[1], replica)] = (
-                    ReplicaState.ONLINE_REPLICA
-                    if ctx.is_live(replica)
-                    else ReplicaState.OFFLINE_REPLICA
-                )
+            self._initialise_states(tp)
+        yield from self._topic_deletions(event.topics_to_delete)
         self._batch.add_full_metadata(list(ctx.live_brokers))
         for tp in ctx.partitions():
             if tp in ctx.leadership:
@@ -166,7 +171,31 @@ class ControllerCore(PartitionGrowth):
             ctx.partitions_in(PartitionState.NEW_PARTITION)
             + ctx.partitions_in(PartitionState.OFFLINE_PARTITION)
         )
-        yield from self._replace_restarted_leaders(_restarted_since_written(event))
+        yield from self._replace_restarted_leaders(
+            {
+                tp: brokers
+                for tp, brokers in _restarted_since_written(event).items()
+                if not ctx.is_queued_for_deletion(tp[0])
+            }
+        )
+
+    def _initialise_states(self, tp: TopicPartition) -> None:
+        """A loaded partition's states, from its leadership and the live brokers (Kafka's
+        initializePartitionState and initializeReplicaState: a start, not a transition)."""
+        ctx = self.ctx
+        state = ctx.leadership.get(tp)
+        if state is None:
+            ctx.partition_states[tp] = PartitionState.NEW_PARTITION
+        elif ctx.is_live(state.leader):
+            ctx.partition_states[tp] = PartitionState.ONLINE_PARTITION
+        else:
+            ctx.partition_states[tp] = PartitionState.OFFLINE_PARTITION
+        for replica in ctx.replicas(tp):
+            ctx.replica_states[(tp[0], tp[1], replica)] = (
+                ReplicaState.ONLINE_REPLICA
+                if ctx.is_live(replica)
+                else ReplicaState.OFFLINE_REPLICA
+            )
 
     def _replace_restarted_leaders(self, restarted: Mapping[TopicPartition, set[int]]) -> Step:
         """Move leadership off leaders whose broker registered again after their partition's state
@@ -382,11 +411,19 @@ class ControllerCore(PartitionGrowth):
         ctx = self.ctx
         self._log(f"brokers {sorted(failed)} failed")
         led = ctx.partitions_led_by(failed)
-        for tp in led:
-            ctx.partition_states[tp] = PartitionState.OFFLINE_PARTITION
-        for tp in ctx.partitions_on(failed):
-            for replica in set(ctx.replicas(tp)) & failed:
-                ctx.replica_states[(tp[0], tp[1], replica)] = ReplicaState.OFFLINE_REPLICA
+        self._partition_states().transition(led, PartitionState.OFFLINE_PARTITION)
+        self._replica_states().transition(
+            _replicas_on(ctx.partitions_on(failed), ctx, failed), ReplicaState.OFFLINE_REPLICA
+        )
+        deletion = self._deletion()
+        deletion.fail_replicas(
+            [
+                key
+                for topic in sorted(ctx.topics_to_be_deleted)
+                for key in deletion.replicas_of(topic)
+                if key[2] in failed
+            ]
+        )
         yield from self._online_partitions(led)
         yield from self._remove_from_isr(
             [
@@ -403,15 +440,18 @@ class ControllerCore(PartitionGrowth):
         ctx = self.ctx
         self._log(f"brokers {sorted(started)} started")
         self._batch.add_full_metadata(list(started))
+        self._replica_states().transition(
+            _replicas_on(ctx.partitions_on(started), ctx, started), ReplicaState.ONLINE_REPLICA
+        )
         for tp in ctx.partitions_on(started):
-            for replica in set(ctx.replicas(tp)) & started:
-                ctx.replica_states[(tp[0], tp[1], replica)] = ReplicaState.ONLINE_REPLICA
             if tp in ctx.leadership:
                 self._batch.add_leader_and_isr(ctx, sorted(set(ctx.replicas(tp)) & started), tp)
         yield from self._online_partitions(
             ctx.partitions_in(PartitionState.OFFLINE_PARTITION)
             + ctx.partitions_in(PartitionState.NEW_PARTITION)
         )
+        self._deletion().brokers_started(started)
+        yield from self._resume_deletions()
 
     def _controlled_shutdown(self, event: ControlledShutdown) -> Step:
         """Move leadership off a stopping broker, then drop it from the ISRs it follows, so stopping
@@ -440,14 +480,18 @@ class ControllerCore(PartitionGrowth):
             self._batch.add_leader_and_isr(ctx, list(ctx.replicas(tp)), tp)
 
         yield from self._retrying(ctx.partitions_led_by({broker}), decide, written)
-        yield from self._remove_from_isr(
-            [
-                tp
-                for tp in ctx.partitions_on({broker})
-                if tp in ctx.leadership and ctx.leadership[tp].leader != broker
-            ],
-            {broker},
+        followed = [
+            tp
+            for tp in ctx.partitions_on({broker})
+            if tp in ctx.leadership and ctx.leadership[tp].leader != broker
+        ]
+        yield from self._remove_from_isr(followed, {broker})
+        # Its followers go offline by decision: OfflineReplica, stopped without deletion.
+        stopped = self._replica_states().transition(
+            _replicas_on(followed, ctx, {broker}), ReplicaState.OFFLINE_REPLICA
         )
+        for topic, partition, _ in stopped:
+            self._batch.add_stop_replica(broker, TopicPartition(topic, partition), delete=False)
         # Count only what could have moved: with no other live in-sync replica a partition stays.
         remaining = [
             tp
@@ -473,15 +517,16 @@ class ControllerCore(PartitionGrowth):
         for topic in sorted(topics, key=lambda t: t.name):
             for tp in self._load_topic(topic):
                 if tp not in ctx.leadership:
-                    ctx.partition_states[tp] = PartitionState.NEW_PARTITION
-                    for replica in ctx.replicas(tp):
-                        ctx.replica_states[(tp[0], tp[1], replica)] = ReplicaState.NEW_REPLICA
                     new_partitions.append(tp)
+                else:
+                    self._initialise_states(tp)
+        self._partition_states().transition(new_partitions, PartitionState.NEW_PARTITION)
+        replicas = self._replica_states()
+        replicas.transition(_replicas_on(new_partitions, ctx), ReplicaState.NEW_REPLICA)
         yield from self._online_partitions(new_partitions)
-        for tp in new_partitions:
-            for replica in ctx.replicas(tp):
-                if ctx.is_live(replica):
-                    ctx.replica_states[(tp[0], tp[1], replica)] = ReplicaState.ONLINE_REPLICA
+        replicas.transition(
+            _replicas_on(new_partitions, ctx, set(ctx.live_brokers)), ReplicaState.ONLINE_REPLICA
+        )
 
     def _isr_change(self, event: IsrChanged) -> None:
         ctx = self.ctx
@@ -598,6 +643,18 @@ def _restarted_since_written(event: ControllerElected) -> dict[TopicPartition, s
             if brokers:
                 restarted[TopicPartition(topic.name, partition)] = brokers
     return restarted
+
+
+def _replicas_on(
+    partitions: list[TopicPartition], ctx: ControllerContext, brokers: set[int] | None = None
+) -> list[ReplicaKey]:
+    """The replicas of ``partitions`` (only those on ``brokers``, if given)."""
+    return [
+        (tp[0], tp[1], replica)
+        for tp in partitions
+        for replica in ctx.replicas(tp)
+        if brokers is None or replica in brokers
+    ]
 
 
 def _already_exists(name: str) -> CreateTopicResult:

@@ -13,7 +13,11 @@ from dataclasses import dataclass
 
 from rafka.actors.zk.data import LeaderIsrAndEpoch
 from rafka.protocol.errors import Errors
-from rafka.protocol.messages.admin import CreatePartitionsResult, CreateTopicResult
+from rafka.protocol.messages.admin import (
+    CreatePartitionsResult,
+    CreateTopicResult,
+    DeleteTopicResult,
+)
 from rafka.protocol.messages.control import (
     LeaderAndIsrRequest,
     StopReplicaRequest,
@@ -62,7 +66,30 @@ class AddPartitions:
     epoch_zk_version: int
 
 
-ZkWrite = CreatePartitionState | UpdatePartitionState | CreateTopic | AddPartitions
+@dataclass(frozen=True)
+class QueueTopicDeletion:
+    """Create ``/admin/delete_topics/<name>`` (an existing node is no conflict to act on)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class DeleteTopicZnodes:
+    """Remove a deleted topic's assignment, states, config and admin node, fenced by the
+    controller epoch."""
+
+    name: str
+    epoch_zk_version: int
+
+
+ZkWrite = (
+    CreatePartitionState
+    | UpdatePartitionState
+    | CreateTopic
+    | AddPartitions
+    | QueueTopicDeletion
+    | DeleteTopicZnodes
+)
 
 # ---------------------------------------------------------------------- requests and replies
 
@@ -104,7 +131,15 @@ class ControlledShutdownReply:
     remaining: int
 
 
-Reply = CreateTopicsReply | CreatePartitionsReply | ControlledShutdownReply
+@dataclass(frozen=True)
+class DeleteTopicsReply:
+    """Answer to ``DeleteTopics``: one result per requested topic, in request order."""
+
+    request_id: int
+    results: tuple[DeleteTopicResult, ...]
+
+
+Reply = CreateTopicsReply | CreatePartitionsReply | ControlledShutdownReply | DeleteTopicsReply
 
 
 @dataclass(frozen=True)

@@ -67,6 +67,11 @@ class IsrChangeNotification:
     """A leader changed an ISR and left a notification: propagate the new ISRs to the brokers."""
 
 
+@dataclass(frozen=True)
+class TopicDeletionChange:
+    """``/admin/delete_topics`` changed: topics were queued for deletion."""
+
+
 Trigger = (
     Startup
     | Reelect
@@ -76,6 +81,7 @@ Trigger = (
     | BrokerChange
     | TopicChange
     | IsrChangeNotification
+    | TopicDeletionChange
 )
 
 # ---------------------------------------------------------------------- core events
@@ -102,6 +108,8 @@ class ControllerElected:
     epoch_zk_version: int
     brokers: Mapping[int, BrokerRegistration]
     topics: tuple[TopicSnapshot, ...]
+    topics_to_delete: frozenset[str] = frozenset()
+    """The children of ``/admin/delete_topics``: deletions to resume."""
 
 
 @dataclass(frozen=True)
@@ -170,6 +178,32 @@ class ControlledShutdown:
 
 
 @dataclass(frozen=True)
+class DeleteTopics:
+    """Admin request: queue topics for deletion; answered by a ``DeleteTopicsReply``."""
+
+    request_id: int
+    topics: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TopicDeletionsChanged:
+    """The topics named under ``/admin/delete_topics`` as read after a change."""
+
+    names: frozenset[str]
+
+
+@dataclass(frozen=True)
+class StopReplicaAnswered:
+    """A broker answered a StopReplica with deletion (Kafka's
+    TopicDeletionStopReplicaResponseReceived): each partition deleted unless it carries an error."""
+
+    broker_id: int
+    partitions: tuple[tuple[str, int], ...]
+    error: Errors
+    partition_errors: tuple[PartitionError, ...] = ()
+
+
+@dataclass(frozen=True)
 class ZkWriteSucceeded:
     """A write the core asked for was applied; ``zk_version`` is the written znode's new version."""
 
@@ -212,6 +246,9 @@ CoreEvent = (
     | CreateTopics
     | CreatePartitions
     | ControlledShutdown
+    | DeleteTopics
+    | TopicDeletionsChanged
+    | StopReplicaAnswered
     | ZkWriteSucceeded
     | ZkWriteConflict
     | ControllerMoved

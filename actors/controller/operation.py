@@ -151,11 +151,14 @@ class OperationRunner:
                 return
 
     def _flush(self) -> None:
-        """Build the operation's requests: LeaderAndIsr, then UpdateMetadata, per broker."""
+        """Build the operation's requests: LeaderAndIsr, UpdateMetadata, then StopReplica, per
+        broker."""
         leader_and_isr, update_metadata = self._batch.build(self.ctx, self.broker_id)
+        stop_replica = self._batch.stop_replica_requests(self.ctx, self.broker_id)
         self._batch = RequestBatch()
         self._out.requests.extend(BrokerRequest(b, r) for b, r in leader_and_isr.items())
         self._out.requests.extend(BrokerRequest(b, r) for b, r in update_metadata.items())
+        self._out.requests.extend(BrokerRequest(b, r) for b, r in stop_replica)
 
     def _reply(self, reply: Reply) -> None:
         self._abort_reply = None

@@ -12,6 +12,7 @@ from rafka.actors.controller.context import ControllerContext
 from rafka.protocol.messages.control import (
     LeaderAndIsrPartitionState,
     LeaderAndIsrRequest,
+    StopReplicaRequest,
     TopicPartitions,
     UpdateMetadataRequest,
 )
@@ -29,6 +30,8 @@ class RequestBatch:
         self.metadata_partitions: set[TopicPartition] = set()
         self.metadata_full_to: set[int] = set()
         self.brokers_changed = False
+        self.deleted_topics: set[str] = set()
+        self.stop_replica: dict[tuple[int, bool], set[TopicPartition]] = defaultdict(set)
 
     def add_leader_and_isr(
         self, ctx: ControllerContext, brokers: list[int], tp: TopicPartition, is_new: bool = False
@@ -61,6 +64,24 @@ class RequestBatch:
         partition moved."""
         self.brokers_changed = True
 
+    def add_deleted_topics(self, topics: list[str]) -> None:
+        """Every live broker must forget these topics (their deletion began)."""
+        self.deleted_topics.update(topics)
+
+    def add_stop_replica(self, broker: int, tp: TopicPartition, delete: bool) -> None:
+        """Ask ``broker`` to stop its replica of ``tp``, deleting its log if ``delete``."""
+        self.stop_replica[(broker, delete)].add(tp)
+
+    def stop_replica_requests(
+        self, ctx: ControllerContext, controller_id: int
+    ) -> list[tuple[int, StopReplicaRequest]]:
+        """StopReplica per live broker, without deletion first, sent after the other requests."""
+        return [
+            (broker, StopReplicaRequest(controller_id, ctx.epoch, tuple(sorted(tps)), delete))
+            for (broker, delete), tps in sorted(self.stop_replica.items())
+            if tps and ctx.is_live(broker)
+        ]
+
     def add_full_metadata(self, brokers: list[int]) -> None:
         """Give these brokers the whole cluster's metadata (after failover or start-up)."""
         self.metadata_full_to.update(brokers)
@@ -79,7 +100,8 @@ class RequestBatch:
             for b, reg in sorted(ctx.live_brokers.items())
         )
         update: dict[int, UpdateMetadataRequest] = {}
-        if self.metadata_partitions or self.metadata_full_to or self.brokers_changed:
+        deleted = tuple(sorted(self.deleted_topics))
+        if self.metadata_partitions or self.metadata_full_to or self.brokers_changed or deleted:
             partial = _topics(ctx, self.metadata_partitions)
             full = _topics(ctx, set(ctx.leadership)) if self.metadata_full_to else ()
             for broker in ctx.live_brokers:
@@ -88,7 +110,9 @@ class RequestBatch:
                         controller_id, ctx.epoch, live, full, full=True
                     )
                 else:
-                    update[broker] = UpdateMetadataRequest(controller_id, ctx.epoch, live, partial)
+                    update[broker] = UpdateMetadataRequest(
+                        controller_id, ctx.epoch, live, partial, deleted
+                    )
         return leader_and_isr, update
 
 
@@ -96,7 +120,7 @@ def _topics(ctx: ControllerContext, partitions: set[TopicPartition]) -> tuple[To
     by_topic: dict[str, list[PartitionMetadata]] = defaultdict(list)
     for tp in sorted(partitions):
         state = ctx.leadership.get(tp)
-        if state is None or tp[0] not in ctx.assignments:
+        if state is None or tp[0] not in ctx.assignments or ctx.is_queued_for_deletion(tp[0]):
             continue
         by_topic[tp[0]].append(
             PartitionMetadata(tp[1], state.leader, state.leader_epoch, ctx.replicas(tp), state.isr)

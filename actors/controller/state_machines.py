@@ -5,7 +5,9 @@ machine (``PartitionStateMachine`` / ``ReplicaStateMachine``); each state lists
 the states it may be entered from, and a transition from anywhere else is a
 bug that the controller logs to the state-change log and skips. Keeping the
 states and tables here, apart from the actions, lets the controller validate a
-batch first (``split_valid``) and lets tests check the tables on their own.
+batch first (``split_valid``) and lets tests check the tables on their own;
+``StateMachine`` applies a batch through the table, refusing and logging what
+it does not allow.
 
 The tables are Kafka 2.8's (KafkaController's PartitionStateMachine and ReplicaStateMachine).
 Unlike 0.8-0.11's partition table, 2.8's also allows Online -> Online (re-electing,
@@ -15,9 +17,11 @@ again), which the controller needs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from enum import Enum
-from typing import TypeVar
+from typing import Generic, TypeVar
+
+from rafka.protocol.types import TopicPartition
 
 
 class PartitionState(Enum):
@@ -130,6 +134,7 @@ def valid_replica_transition(current: ReplicaState, target: ReplicaState) -> boo
 
 K = TypeVar("K")
 S = TypeVar("S", PartitionState, ReplicaState)
+E = TypeVar("E", bound=Enum)
 
 
 def split_valid(
@@ -151,3 +156,83 @@ def split_valid(
     for item, current in items.items():
         (valid if current in allowed else invalid).append(item)
     return valid, invalid
+
+
+ReplicaKey = tuple[str, int, int]
+"""A replica as the controller's context keys it: topic, partition, broker id."""
+
+
+class StateMachine(Generic[K, E]):
+    """Moves items between states, consulting a transition table: the only way states change.
+
+    Kafka's ``handleStateChanges``: a batch moves to ``target``; an item whose current state may
+    not precede ``target`` is refused (left as it is) and the refusal is logged, as the
+    state-change log must tell why a partition or replica did not move. ``absent`` is the state of
+    an item the controller holds no state for (NonExistent); entering it forgets the item.
+    """
+
+    def __init__(
+        self,
+        states: dict[K, E],
+        table: Mapping[E, frozenset[E]],
+        absent: E,
+        describe: Callable[[K], str],
+        log: Callable[[str], None],
+    ) -> None:
+        self.states = states
+        self.table = table
+        self.absent = absent
+        self.describe = describe
+        self.log = log
+
+    def state(self, item: K) -> E:
+        """The item's current state (``absent`` if none is held)."""
+        return self.states.get(item, self.absent)
+
+    def transition(self, items: Iterable[K], target: E) -> list[K]:
+        """Move every item that may go to ``target``; log the refused ones; return the moved."""
+        current = {item: self.state(item) for item in items}
+        allowed = self.table[target]
+        valid = [item for item, state in current.items() if state in allowed]
+        invalid = [item for item, state in current.items() if state not in allowed]
+        for item in invalid:
+            self.log(
+                f"invalid transition of {self.describe(item)} from {current[item].value} to "
+                f"{target.value}; refused"
+            )
+        for item in valid:
+            if target is self.absent:
+                self.states.pop(item, None)
+            else:
+                self.states[item] = target
+        return valid
+
+    def in_state(self, items: Iterable[K], state: E) -> list[K]:
+        """The items among ``items`` that are in ``state``."""
+        return [item for item in items if self.state(item) is state]
+
+
+def replica_state_machine(
+    states: dict[ReplicaKey, ReplicaState], log: Callable[[str], None]
+) -> StateMachine[ReplicaKey, ReplicaState]:
+    """Kafka's ReplicaStateMachine over the context's replica states."""
+    return StateMachine(
+        states,
+        REPLICA_VALID_PREVIOUS,
+        ReplicaState.NON_EXISTENT_REPLICA,
+        lambda key: f"replica {key[2]} of {key[0]}-{key[1]}",
+        log,
+    )
+
+
+def partition_state_machine(
+    states: dict[TopicPartition, PartitionState], log: Callable[[str], None]
+) -> StateMachine[TopicPartition, PartitionState]:
+    """Kafka's PartitionStateMachine over the context's partition states."""
+    return StateMachine(
+        states,
+        PARTITION_VALID_PREVIOUS,
+        PartitionState.NON_EXISTENT_PARTITION,
+        lambda tp: f"{tp[0]}-{tp[1]}",
+        log,
+    )

@@ -30,6 +30,7 @@ from rafka.actors.state_change import describe_state, open_state_change_log, sta
 from rafka.actors.zk.data import LeaderIsrAndEpoch
 from rafka.log.cleaner import maybe_compact
 from rafka.log.config import LogConfig
+from rafka.log.deleted_dirs import RenamedLog
 from rafka.log.files import partition_dir_name
 from rafka.log.log import Log
 from rafka.protocol.errors import Errors, RafkaError
@@ -165,18 +166,20 @@ class PartitionReplica:
         return Errors.NONE
 
     @ray.method(concurrency_group="control")
-    def stop(self, delete: bool = False) -> None:
-        """StopReplica: stop serving, then close (or delete) the log."""
+    def stop(self, delete: bool = False) -> RenamedLog | None:
+        """StopReplica: stop serving, then close the log, or with ``delete`` rename its directory
+        for deletion (the broker removes it after ``file.delete.delay.ms``)."""
         with self._lock:
             self._stopped.set()
             self.partition.stop()
             self._partition_changed()
             self._stop_fetcher()
             if delete:
-                self.log.delete()
-            else:
-                self.partition.checkpoint()
-                self.log.close()
+                path = self.log.rename_for_deletion()
+                return RenamedLog(str(path), self.log.config.file_delete_delay_ms)
+            self.partition.checkpoint()
+            self.log.close()
+            return None
 
     # ------------------------------------------------------------------ produce and fetch
 

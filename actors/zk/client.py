@@ -190,6 +190,15 @@ class ZkClient:
                 transaction.delete(node)
         self._commit(transaction, zd.topic_path(topic))
 
+    def queue_topic_deletion(self, topic: str) -> None:
+        """Write ``/admin/delete_topics/<topic>`` (kafka-topics --delete); NodeExistsError if the
+        deletion is already queued."""
+        self.zk.create(zd.delete_topic_path(topic), b"")
+
+    def topic_deletions(self, watch: Callable | None = None) -> list[str]:
+        """Topics queued for deletion under ``/admin/delete_topics``."""
+        return sorted(self.zk.get_children(zd.DELETE_TOPICS, watch=watch))
+
     def _subtree(self, path: str) -> list[str]:
         """``path`` and its descendants, children before parents (the order deletes must take)."""
         try:

@@ -1,6 +1,6 @@
 """Answers of the admin and broker-lifecycle requests that go to the controller or a broker.
 
-Kafka's CreateTopics, CreatePartitions, ControlledShutdown and AlterIsr (KIP-497) responses,
+Kafka's CreateTopics, CreatePartitions, DeleteTopics, ControlledShutdown and AlterIsr (KIP-497) responses,
 carrying what rafka's actors send back instead of bare tuples.
 """
 
@@ -23,6 +23,15 @@ class CreateTopicResult:
 @dataclass(frozen=True)
 class CreatePartitionsResult:
     """The outcome of adding partitions to one topic (``message`` explains an error)."""
+
+    name: str
+    error: Errors
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class DeleteTopicResult:
+    """The outcome of asking to delete one topic (``message`` explains an error)."""
 
     name: str
     error: Errors

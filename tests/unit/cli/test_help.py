@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import re
 
+from rafka.cli import topics
 from rafka.cli.main import build_parser
 
 MARKUP = re.compile(r"``|`|::|\*\*")
@@ -29,3 +30,11 @@ def test_help_of_every_command_is_plain_text() -> None:
 
 def test_the_top_level_help_names_the_command_and_its_purpose() -> None:
     assert "\nThe rafka command: launch a cluster" in build_parser().format_help()
+
+
+def test_topics_delete_takes_a_regex_matched_against_whole_names() -> None:
+    names = ["logs-a", "logs-b", "metrics", "xlogs-a"]
+    assert topics.matching_topics("logs-.*", names) == ["logs-a", "logs-b"]
+    assert topics.matching_topics("metrics", names) == ["metrics"]
+    assert topics.matching_topics("nothing", names) == []
+    assert topics.matching_topics("logs-[", ["logs-["]) == ["logs-["]

@@ -558,3 +558,43 @@ def test_partition_counts_are_reused_until_they_age_or_a_partition_is_unknown(
         assert (await cache.get([TopicPartition("orders", 5)]))["orders"] == 6
 
     run(scenario)
+
+
+# ---------------------------------------------------------------------------- deleted topics
+
+
+def test_a_deleted_topics_offsets_are_tombstoned_and_stay_gone_after_a_move(
+    offsets_log: Any, topic_metadata: Any
+) -> None:
+    async def scenario() -> None:
+        first = manager(offsets_log, topic_metadata)
+        await owning(first)
+        entries = [entry(0, 42), entry(0, 5, topic="audit")]
+        assert (await first.commit_offsets(GROUP, entries)).error is Errors.NONE
+        assert await first.remove_topics(["orders"]) == 1
+        assert first.fetch_offsets(GROUP, None).offsets == (
+            CommittedOffset("audit", 0, 5, "", NOW_MS),
+        )
+        second = manager(offsets_log, topic_metadata)
+        await owning(second)
+        assert second.fetch_offsets(GROUP, None).offsets == (
+            CommittedOffset("audit", 0, 5, "", NOW_MS),
+        )
+        assert await second.remove_topics(["orders"]) == 0
+
+    run(scenario)
+
+
+def test_a_topic_created_again_after_deletion_is_counted_afresh(
+    offsets_log: Any, topic_metadata: Any
+) -> None:
+    async def scenario() -> None:
+        m = manager(offsets_log, topic_metadata)
+        await owning(m)
+        assert (await m.commit_offsets(GROUP, [entry(2, 1)])).error is Errors.NONE
+        await m.remove_topics(["orders"])
+        topic_metadata.counts["orders"] = 1
+        refused = await m.commit_offsets(GROUP, [entry(2, 1)])
+        assert refused.partitions[0].error is Errors.UNKNOWN_TOPIC_OR_PARTITION
+
+    run(scenario)

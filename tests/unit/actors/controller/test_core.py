@@ -19,7 +19,9 @@ from rafka.actors.controller.effects import (
     CreatePartitionState,
     CreateTopic,
     CreateTopicsReply,
+    DeleteTopicZnodes,
     Effects,
+    QueueTopicDeletion,
     UpdatePartitionState,
     ZkWrite,
 )
@@ -69,12 +71,22 @@ class FakeZk:
     grown: dict[str, AddPartitions] = field(default_factory=dict)
     epoch_version: int = EPOCH_VERSION
     writes: list[ZkWrite] = field(default_factory=list)
+    deletions: set[str] = field(default_factory=set)
 
     def apply(self, write: ZkWrite) -> CoreEvent:
         """Perform one write as ZooKeeper would; the outcome event the shell feeds back."""
         self.writes.append(write)
+        if isinstance(write, QueueTopicDeletion):
+            self.deletions.add(write.name)
+            return ZkWriteSucceeded(write, 0)
         if write.epoch_zk_version != self.epoch_version:
             return ControllerMoved()
+        if isinstance(write, DeleteTopicZnodes):
+            self.topics.pop(write.name, None)
+            self.deletions.discard(write.name)
+            for tp in [tp for tp in self.states if tp[0] == write.name]:
+                del self.states[tp]
+            return ZkWriteSucceeded(write, 0)
         if isinstance(write, CreateTopic):
             if write.name in self.topics:
                 return ZkWriteConflict(write, None)

@@ -11,11 +11,16 @@ from rafka.actors.controller.state_machines import (
     PARTITION_VALID_PREVIOUS,
     REPLICA_VALID_PREVIOUS,
     PartitionState,
+    ReplicaKey,
     ReplicaState,
+    StateMachine,
+    partition_state_machine,
+    replica_state_machine,
     split_valid,
     valid_partition_transition,
     valid_replica_transition,
 )
+from rafka.protocol.types import TopicPartition
 
 P = PartitionState
 R = ReplicaState
@@ -184,3 +189,66 @@ def test_split_valid_replicas_for_deletion_start() -> None:
 
 def test_split_valid_of_empty_batch_is_empty() -> None:
     assert split_valid({}, P.OFFLINE_PARTITION, PARTITION_VALID_PREVIOUS) == ([], [])
+
+
+# ------------------------------------------------------------------ the machine consults the table
+
+
+def replica_machine(
+    states: dict[ReplicaKey, ReplicaState], log: list[str]
+) -> StateMachine[ReplicaKey, ReplicaState]:
+    return replica_state_machine(states, log.append)
+
+
+@pytest.mark.parametrize(("current", "target"), list(itertools.product(R, R)))
+def test_the_replica_machine_applies_exactly_the_transitions_kafka_allows(
+    current: ReplicaState, target: ReplicaState
+) -> None:
+    key = ("events", 0, 1)
+    states: dict[ReplicaKey, ReplicaState] = {}
+    if current is not R.NON_EXISTENT_REPLICA:
+        states[key] = current
+    log: list[str] = []
+    moved = replica_machine(states, log).transition([key], target)
+    allowed = (current, target) in VALID_REPLICA_TRANSITIONS
+    assert moved == ([key] if allowed else [])
+    expected = target if allowed else current
+    assert states.get(key, R.NON_EXISTENT_REPLICA) is expected
+    assert bool(log) is not allowed
+
+
+def test_an_illegal_replica_transition_is_refused_and_logged_the_rest_of_the_batch_applies() -> (
+    None
+):
+    states = {("events", 0, 1): R.ONLINE_REPLICA, ("events", 0, 2): R.OFFLINE_REPLICA}
+    log: list[str] = []
+    moved = replica_machine(states, log).transition(
+        [("events", 0, 1), ("events", 0, 2)], R.REPLICA_DELETION_STARTED
+    )
+    assert moved == [("events", 0, 2)]
+    assert states[("events", 0, 1)] is R.ONLINE_REPLICA
+    assert log == [
+        "invalid transition of replica 1 of events-0 from OnlineReplica to "
+        "ReplicaDeletionStarted; refused"
+    ]
+
+
+def test_entering_non_existent_forgets_the_replica_and_partition() -> None:
+    replicas = {("events", 0, 1): R.REPLICA_DELETION_SUCCESSFUL}
+    replica_machine(replicas, []).transition([("events", 0, 1)], R.NON_EXISTENT_REPLICA)
+    assert replicas == {}
+    tp = TopicPartition("events", 0)
+    partitions = {tp: P.OFFLINE_PARTITION}
+    partition_state_machine(partitions, lambda _line: None).transition(
+        [tp], P.NON_EXISTENT_PARTITION
+    )
+    assert partitions == {}
+
+
+def test_in_state_picks_the_items_in_a_state() -> None:
+    states = {("t", 0, 1): R.ONLINE_REPLICA, ("t", 0, 2): R.OFFLINE_REPLICA}
+    machine = replica_machine(states, [])
+    assert machine.in_state([("t", 0, 1), ("t", 0, 2), ("t", 0, 3)], R.OFFLINE_REPLICA) == [
+        ("t", 0, 2)
+    ]
+    assert machine.state(("t", 0, 3)) is R.NON_EXISTENT_REPLICA
