@@ -242,7 +242,8 @@ class Controller:
                 self._watch_active_controller()
             case ActiveControllerDied(broker_id=dead, session_id=session):
                 if not self.core.active and self.zk.release_dead_controller(session):
-                    state_change_logger.info(
+                    log_state_change(
+                        ChangeFields(self.broker_id),
                         "[Controller id=%d] Ray reports controller %d's process gone; freed "
                         "/controller of its dead session for an election now",
                         self.broker_id,
