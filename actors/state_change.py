@@ -4,16 +4,27 @@ Every process of a broker (the broker actor, its controller and its partition re
 the same file through the ``rafka.state_change`` logger: controller elections and resignations,
 broker registrations and deaths, every partition state the controller writes (with its epoch and the
 event that caused it), LeaderAndIsr sent, received and acted on, ISR shrinks and expansions, and
-truncations. Each line starts with its wall-clock time in seconds, so the files of all brokers can
-be merged into one timeline that explains, after the fact, why a partition stopped taking writes.
+truncations. A line reads
+
+    1764099001.234 broker=1 epoch=3 correlation=17 partition=t-0 [Controller id=1 epoch=3] ...
+
+its wall-clock time in seconds, then the fields that apply (the broker whose process decided, the
+controller epoch, the correlation id of the control request, the topic-partition; a field that does
+not apply is left out), then the transition. The files of all brokers merge into one timeline
+(``rafka state-change-log-merger``) that explains, after the fact, why a partition stopped taking
+writes. A file is rolled at ``MAX_BYTES`` into ``state-change.log.1`` and so on.
 """
 
 from __future__ import annotations
 
+import fcntl
 import logging
+import logging.handlers
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from rafka.protocol.messages.control import LeaderAndIsrPartitionState
@@ -21,20 +32,118 @@ from rafka.protocol.messages.control import LeaderAndIsrPartitionState
 STATE_CHANGE_FILE = "state-change.log"
 STATE_CHANGE_LOGGER = "rafka.state_change"
 
+MAX_BYTES = 10 * 1024 * 1024
+"""Size at which the file rolls over: log4j's RollingFileAppender default MaxFileSize (10MB)."""
+
+BACKUP_COUNT = 10
+"""Rolled files kept (``state-change.log.1`` .. ``.10``), so a broker keeps about 110 MB of
+history; log4j's default of one backup would keep too little to explain an old failover."""
+
+TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
+"""Kafka's ``yyyy-MM-dd HH:mm:ss`` (local time); milliseconds follow after a comma."""
+
+_FIELDS = re.compile(r"(broker|epoch|correlation|partition)=(\S+) ")
+_CONTROLLER_EPOCH = re.compile(r"^\[Controller id=-?\d+ epoch=(\d+)\]")
+_PARTITION_WORD = re.compile(r"^[A-Za-z0-9._-]+-\d+$")
+
 state_change_logger = logging.getLogger(STATE_CHANGE_LOGGER)
 """Where every state-change line goes; ``open_state_change_log`` gives it its file."""
 
 
-def open_state_change_log(log_dir: str | os.PathLike[str]) -> logging.Logger:
+class SharedRotatingFileHandler(logging.handlers.RotatingFileHandler):
+    """A size-rotated file that several processes append to: every write holds an exclusive lock
+    on ``<file>.lock``, and a process whose open file was rolled away by another reopens the new
+    one before writing, so no process keeps writing into (or rolls again) a rolled file."""
+
+    def __init__(self, filename: str, max_bytes: int, backup_count: int) -> None:
+        super().__init__(filename, maxBytes=max_bytes, backupCount=backup_count, encoding="utf-8")
+        self._lock_path = filename + ".lock"
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Write the record under the cross-process lock, rolling the file first if it is full."""
+        try:
+            with open(self._lock_path, "a") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                self._follow_rotation()
+                super().emit(record)
+        except OSError:
+            self.handleError(record)
+
+    def shouldRollover(self, record: logging.LogRecord) -> int:
+        """Whether the shared file (as long as every process's writes made it) is full."""
+        if self.stream is None or self.maxBytes <= 0:
+            return 0
+        size = os.fstat(self.stream.fileno()).st_size
+        return int(size + len(self.format(record)) + 1 >= self.maxBytes)
+
+    def _follow_rotation(self) -> None:
+        if self.stream is None:
+            return
+        try:
+            current = os.stat(self.baseFilename)
+        except FileNotFoundError:
+            current = None
+        mine = os.fstat(self.stream.fileno())
+        if current is None or (current.st_dev, current.st_ino) != (mine.st_dev, mine.st_ino):
+            self.stream.close()
+            self.stream = self._open()
+
+
+def open_state_change_log(
+    log_dir: str | os.PathLike[str],
+    max_bytes: int = MAX_BYTES,
+    backup_count: int = BACKUP_COUNT,
+) -> logging.Logger:
     """Append this process's state-change lines to ``log_dir/state-change.log`` (idempotent)."""
     path = os.path.abspath(Path(log_dir) / STATE_CHANGE_FILE)
     state_change_logger.setLevel(logging.INFO)
     if not any(getattr(h, "baseFilename", None) == path for h in state_change_logger.handlers):
         Path(log_dir).mkdir(parents=True, exist_ok=True)
-        handler = logging.FileHandler(path, encoding="utf-8")
+        handler = SharedRotatingFileHandler(path, max_bytes, backup_count)
         handler.setFormatter(logging.Formatter("%(created).3f %(message)s"))
         state_change_logger.addHandler(handler)
     return state_change_logger
+
+
+@dataclass(frozen=True)
+class ChangeFields:
+    """What a state-change line is about: the broker whose process decided, and where they apply
+    the controller epoch, the control request's correlation id and the topic-partition."""
+
+    broker_id: int
+    controller_epoch: int | None = None
+    correlation_id: int | None = None
+    partition: str | None = None
+
+    def prefix(self) -> str:
+        """The fields as the line prints them, those that do not apply left out."""
+        words = [f"broker={self.broker_id}"] if self.broker_id >= 0 else []
+        if self.controller_epoch is not None:
+            words.append(f"epoch={self.controller_epoch}")
+        if self.correlation_id is not None:
+            words.append(f"correlation={self.correlation_id}")
+        if self.partition is not None:
+            words.append(f"partition={self.partition}")
+        return " ".join(words)
+
+
+def log_state_change(fields: ChangeFields, message: str, *args: object) -> None:
+    """Append one line, ``fields`` first, then ``message % args`` (the transition)."""
+    state_change_logger.info("%s " + message, fields.prefix(), *args)
+
+
+def controller_line_fields(broker_id: int, line: str) -> ChangeFields:
+    """The fields of a line the controller's core wrote as text (``[Controller id=1 epoch=3]
+    ...``): its epoch from that prefix, and the first ``topic-partition`` it names."""
+    epoch = _CONTROLLER_EPOCH.match(line)
+    named = (
+        word.rstrip(":,;)")
+        for word in line[epoch.end() if epoch else 0 :].split()
+        if _PARTITION_WORD.match(word.rstrip(":,;)"))
+    )
+    return ChangeFields(
+        broker_id, int(epoch.group(1)) if epoch else None, partition=next(named, None)
+    )
 
 
 def describe_state(state: LeaderAndIsrPartitionState) -> str:
@@ -45,32 +154,87 @@ def describe_state(state: LeaderAndIsrPartitionState) -> str:
     )
 
 
+def partition_name(state: LeaderAndIsrPartitionState) -> str:
+    """``topic-partition`` of a LeaderAndIsr partition state."""
+    return f"{state.topic}-{state.partition}"
+
+
+def format_time(seconds: float) -> str:
+    """A wall-clock time as Kafka's tools print it: ``yyyy-MM-dd HH:mm:ss,SSS``, local time."""
+    millis = round(seconds * 1000)
+    at = datetime.fromtimestamp(millis // 1000)
+    return f"{at.strftime(TIME_FORMAT)},{millis % 1000:03d}"
+
+
 @dataclass(frozen=True)
 class StateChange:
-    """One line of a state-change log: when, which broker's file, and what happened."""
+    """One line of a state-change log: when, which broker's, the transition, and the fields that
+    apply (None where the line has none)."""
 
     time: float
     broker_id: int
     message: str
+    controller_epoch: int | None = None
+    correlation_id: int | None = None
+    partition: str | None = None
 
     def mentions(self, partition_name: str) -> bool:
         """Whether the line is about ``partition_name`` (``topic-partition``)."""
+        if self.partition == partition_name:
+            return True
         return any(
             word.rstrip(":,;)") == partition_name for word in self.message.replace("@", " ").split()
         )
 
+    def render(self) -> str:
+        """The line as the merger prints it: Kafka's time in brackets, fields, transition."""
+        fields = ChangeFields(
+            self.broker_id, self.controller_epoch, self.correlation_id, self.partition
+        ).prefix()
+        return f"[{format_time(self.time)}] " + (f"{fields} " if fields else "") + self.message
+
+
+def parse_state_change(line: str, broker_id: int = -1) -> StateChange | None:
+    """A line of a state-change log, or None for one that is not (a broken or foreign line); its
+    ``broker=`` field, if any, names the broker, else ``broker_id`` does."""
+    stamp, _, rest = line.rstrip("\n").partition(" ")
+    try:
+        time = float(stamp)
+    except ValueError:
+        return None
+    found: dict[str, str] = {}
+    while (match := _FIELDS.match(rest)) is not None and match.group(1) not in found:
+        found[match.group(1)] = match.group(2)
+        rest = rest[match.end() :]
+    try:
+        return StateChange(
+            time,
+            int(found.get("broker", broker_id)),
+            rest,
+            int(found["epoch"]) if "epoch" in found else None,
+            int(found["correlation"]) if "correlation" in found else None,
+            found.get("partition"),
+        )
+    except ValueError:
+        return None
+
+
+def log_files(log_dir: Path) -> list[Path]:
+    """A broker's state-change log and its rolled files, oldest first."""
+    base = Path(log_dir) / STATE_CHANGE_FILE
+    rolled = [p for p in Path(log_dir).glob(STATE_CHANGE_FILE + ".*") if p.suffix[1:].isdigit()]
+    rolled.sort(key=lambda p: int(p.suffix[1:]), reverse=True)
+    return [*rolled, *([base] if base.exists() else [])]
+
 
 def read_state_changes(log_dirs: Iterable[tuple[int, Path]]) -> list[StateChange]:
-    """The lines of every broker's state-change log, ``(broker id, log dir)`` pairs, by time."""
+    """The lines of every broker's state-change log (rolled files too), ``(broker id, log dir)``
+    pairs, by time."""
     changes: list[StateChange] = []
     for broker_id, log_dir in log_dirs:
-        path = Path(log_dir) / STATE_CHANGE_FILE
-        if not path.exists():
-            continue
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            stamp, _, message = line.partition(" ")
-            try:
-                changes.append(StateChange(float(stamp), broker_id, message))
-            except ValueError:
-                continue
+        for path in log_files(log_dir):
+            for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+                change = parse_state_change(line, broker_id)
+                if change is not None:
+                    changes.append(change)
     return sorted(changes, key=lambda c: c.time)

@@ -10,6 +10,7 @@ rafka groups --reset-offsets --group G --all-topics --to-earliest --execute
 rafka produce --topic T            rafka consume --topic T --from-beginning
 rafka perf produce --topic T --num-records 1000000 --record-size 100 --throughput -1
 rafka replica-verification --topic-white-list 'orders.*' [--report-interval-ms 30000]
+rafka state-change-log-merger --logs-regex 'rafka-data/.*/state-change.log.*' --topic T
 """
 
 from __future__ import annotations
@@ -21,7 +22,15 @@ import sys
 from pathlib import Path
 
 from rafka.actors.names import DEFAULT_NAMESPACE
-from rafka.cli import console, groups, perf, quiet, replica_verification, topics
+from rafka.cli import (
+    console,
+    groups,
+    perf,
+    quiet,
+    replica_verification,
+    state_change_merger,
+    topics,
+)
 from rafka.cli.errors import OneLineParser, report, usage_exit
 
 CONNECT_TIMEOUT_MS = 5_000
@@ -87,11 +96,20 @@ def build_parser() -> argparse.ArgumentParser:
             help="check that the replicas of each partition hold the same batches",
         )
     )
+    state_change_merger.add_arguments(
+        sub.add_parser(
+            "state-change-log-merger",
+            help="merge the brokers' state-change logs into one history, in time order",
+        )
+    )
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
     """Dispatch a parsed command line."""
+    if args.command == "state-change-log-merger":
+        # Reads files only: no cluster, no Ray.
+        return state_change_merger.run(args)
     from rafka.cluster import launcher
 
     if args.command == "up":

@@ -145,7 +145,9 @@ class Admin(GroupAdminMixin):
         """Send a topic request to the active controller, again if it moved; raise the first
         topic's error."""
 
-        def attempt() -> list[CreateTopicResult | CreatePartitionsResult | DeleteTopicResult] | None:
+        def attempt() -> (
+            list[CreateTopicResult | CreatePartitionsResult | DeleteTopicResult] | None
+        ):
             results: list[CreateTopicResult | CreatePartitionsResult | DeleteTopicResult] = (
                 self._cluster.request(
                     self._cluster.controller(), method, *request, timeout_s=timeout_s

@@ -24,7 +24,13 @@ from rafka.actors import names, spawn
 from rafka.actors.broker.config import BrokerConfig
 from rafka.actors.broker.metadata_cache import MetadataCache
 from rafka.actors.process import configure_actor_logging
-from rafka.actors.state_change import describe_state, open_state_change_log, state_change_logger
+from rafka.actors.state_change import (
+    ChangeFields,
+    describe_state,
+    log_state_change,
+    open_state_change_log,
+    partition_name,
+)
 from rafka.actors.zk.client import ZkClient
 from rafka.actors.zk.data import BrokerRegistration, LeaderIsrAndEpoch
 from rafka.groups.group_metadata import validate_group_id
@@ -107,8 +113,20 @@ class Broker:
             self.broker_id, self.host, self.node_id, self.config.broker_rack or None
         )
 
-    def _state_change(self, message: str, *args: object) -> None:
-        state_change_logger.info("[Broker id=%d] " + message, self.broker_id, *args)
+    def _state_change(
+        self,
+        message: str,
+        *args: object,
+        epoch: int | None = None,
+        correlation: int | None = None,
+        partition: str | None = None,
+    ) -> None:
+        log_state_change(
+            ChangeFields(self.broker_id, epoch, correlation, partition),
+            "[Broker id=%d] " + message,
+            self.broker_id,
+            *args,
+        )
 
     def _on_session_state(self, state: str) -> None:
         # Kazoo's thread: a lost session took the ephemeral registration with it; once kazoo has a
@@ -139,17 +157,23 @@ class Broker:
         """Become leader or follower for the listed partitions, creating replica actors as needed;
         the answer carries each partition's outcome."""
         async with self._mailbox:
-            self._state_change(
-                "received LeaderAndIsr from controller %d epoch %d: %s",
-                request.controller_id,
-                request.controller_epoch,
-                "; ".join(describe_state(p) for p in request.partitions),
-            )
+            for p in request.partitions:
+                self._state_change(
+                    "received LeaderAndIsr from controller %d epoch %d: %s",
+                    request.controller_id,
+                    request.controller_epoch,
+                    describe_state(p),
+                    epoch=request.controller_epoch,
+                    correlation=request.correlation_id,
+                    partition=partition_name(p),
+                )
             if request.controller_epoch < self.controller_epoch:
                 self._state_change(
                     "refused LeaderAndIsr: controller epoch %d is older than %d",
                     request.controller_epoch,
                     self.controller_epoch,
+                    epoch=request.controller_epoch,
+                    correlation=request.correlation_id,
                 )
                 return LeaderAndIsrResponse(Errors.STALE_CONTROLLER_EPOCH)
             self.controller_epoch = request.controller_epoch
@@ -231,6 +255,16 @@ class Broker:
     async def stop_replica(self, request: StopReplicaRequest) -> ControlResponse:
         """Stop serving partitions (and delete their logs when asked)."""
         async with self._mailbox:
+            for topic, partition in request.partitions:
+                self._state_change(
+                    "received StopReplica (delete %s) from controller %d epoch %d",
+                    request.delete,
+                    request.controller_id,
+                    request.controller_epoch,
+                    epoch=request.controller_epoch,
+                    correlation=request.correlation_id,
+                    partition=f"{topic}-{partition}",
+                )
             if request.controller_epoch < self.controller_epoch:
                 return ControlResponse(Errors.STALE_CONTROLLER_EPOCH)
             self.controller_epoch = request.controller_epoch
@@ -309,7 +343,11 @@ class Broker:
                 return
             if replica_died:
                 self.replica_restarts += 1
-                self._state_change("replica %s-%d died; restarting it from disk", *key)
+                self._state_change(
+                    "replica %s-%d died; restarting it from disk",
+                    *key,
+                    partition=f"{key[0]}-{key[1]}",
+                )
             try:
                 replica = self._replica(*key)
                 call = (
@@ -319,7 +357,11 @@ class Broker:
                 )
                 error = await call.remote(state)
                 self._state_change(
-                    "restarted replica with %s: %s", describe_state(state), error.name
+                    "restarted replica with %s: %s",
+                    describe_state(state),
+                    error.name,
+                    epoch=state.controller_epoch,
+                    partition=partition_name(state),
                 )
             except (ValueError, ray.exceptions.RayActorError) as exc:
                 # The dead actor's name may not be free yet: the next supervision pass retries.
@@ -359,6 +401,7 @@ class Broker:
                 partition,
                 list(state.isr),
                 state.zk_version,
+                partition=f"{topic}-{partition}",
             )
             return AlterIsrResponse(Errors.INVALID_UPDATE_VERSION, -1)
         self._state_change(
@@ -368,6 +411,7 @@ class Broker:
             list(state.isr),
             state.leader_epoch,
             written.zk_version,
+            partition=f"{topic}-{partition}",
         )
         await asyncio.get_running_loop().run_in_executor(
             None, self.zk.notify_isr_change, [(topic, partition)]

@@ -11,6 +11,8 @@ sending the same request again would raise again.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import itertools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,12 +23,18 @@ import ray
 from rafka.actors import names
 from rafka.actors.controller.channel import Backoff, BrokerChannel, api_name
 from rafka.actors.controller.effects import ControlRequest
-from rafka.actors.state_change import state_change_logger
+from rafka.actors.state_change import (
+    ChangeFields,
+    describe_state,
+    log_state_change,
+    partition_name,
+)
 from rafka.protocol.errors import Errors
 from rafka.protocol.messages.control import (
     ControlResponse,
     LeaderAndIsrRequest,
     LeaderAndIsrResponse,
+    StopReplicaRequest,
 )
 
 logger = logging.getLogger(__name__)
@@ -61,6 +69,7 @@ class ControllerChannelManager:
         self._wake: dict[int, asyncio.Event] = {}
         self._tasks: dict[int, asyncio.Task[None]] = {}
         self._handles: dict[int, Any] = {}
+        self._correlation_ids = itertools.count()
 
     def send(self, broker_id: int, request: ControlRequest) -> asyncio.Future[ControlAnswer | None]:
         """Queue a request for a broker; the future gets its answer, or None if the broker leaves
@@ -69,6 +78,8 @@ class ControllerChannelManager:
             self._channels[broker_id] = BrokerChannel(broker_id, self._backoff)
             self._wake[broker_id] = asyncio.Event()
             self._tasks[broker_id] = asyncio.get_running_loop().create_task(self._drain(broker_id))
+        request = dataclasses.replace(request, correlation_id=next(self._correlation_ids))
+        _log_sending(broker_id, request)
         queued = _Queued(request, asyncio.get_running_loop().create_future())
         self._channels[broker_id].enqueue(queued)
         self._wake[broker_id].set()
@@ -124,7 +135,12 @@ class ControllerChannelManager:
                     delay,
                     exc,
                 )
-                state_change_logger.info(
+                log_state_change(
+                    ChangeFields(
+                        queued.request.controller_id,
+                        queued.request.controller_epoch,
+                        queued.request.correlation_id,
+                    ),
                     "[Channel to broker %d] %s failed (%d in a row), retrying in %.1fs: %s",
                     broker_id,
                     api_name(queued.request),
@@ -158,3 +174,37 @@ class ControllerChannelManager:
                 return LeaderAndIsrResponse(Errors.UNKNOWN_SERVER_ERROR)
             return ControlResponse(Errors.UNKNOWN_SERVER_ERROR)
         return answer
+
+
+def _log_sending(broker_id: int, request: ControlRequest) -> None:
+    """One state-change line per partition of a LeaderAndIsr or StopReplica going out."""
+    if isinstance(request, LeaderAndIsrRequest):
+        for p in request.partitions:
+            log_state_change(
+                ChangeFields(
+                    request.controller_id,
+                    request.controller_epoch,
+                    request.correlation_id,
+                    partition_name(p),
+                ),
+                "[Controller id=%d epoch=%d] sending LeaderAndIsr to broker %d: %s",
+                request.controller_id,
+                request.controller_epoch,
+                broker_id,
+                describe_state(p),
+            )
+    elif isinstance(request, StopReplicaRequest):
+        for topic, partition in request.partitions:
+            log_state_change(
+                ChangeFields(
+                    request.controller_id,
+                    request.controller_epoch,
+                    request.correlation_id,
+                    f"{topic}-{partition}",
+                ),
+                "[Controller id=%d epoch=%d] sending StopReplica (delete %s) to broker %d",
+                request.controller_id,
+                request.controller_epoch,
+                request.delete,
+                broker_id,
+            )

@@ -78,7 +78,12 @@ from rafka.actors.controller.events import (
 from rafka.actors.controller.mailbox import Mailbox
 from rafka.actors.controller.state_machines import PartitionState
 from rafka.actors.process import configure_actor_logging
-from rafka.actors.state_change import describe_state, open_state_change_log, state_change_logger
+from rafka.actors.state_change import (
+    ChangeFields,
+    controller_line_fields,
+    log_state_change,
+    open_state_change_log,
+)
 from rafka.actors.zk.client import ControllerMovedError, ZkClient
 from rafka.protocol.errors import Errors, TopicAlreadyExistsError
 from rafka.protocol.messages.admin import (
@@ -210,7 +215,8 @@ class Controller:
     def _on_session_state(self, state: str) -> None:
         # Runs on kazoo's thread: only enqueue.
         if state == KazooState.LOST and not self.shutting_down:
-            state_change_logger.info(
+            log_state_change(
+                ChangeFields(self.broker_id),
                 "[Controller id=%d] ZooKeeper session lost; will resign and stand again",
                 self.broker_id,
             )
@@ -226,16 +232,21 @@ class Controller:
     def _on_answer(self, broker_id: int, request: ControlRequest, answer: ControlAnswer) -> None:
         errors = tuple(e for e in answer.partition_errors if e.error is not Errors.NONE)
         if isinstance(request, LeaderAndIsrRequest):
-            state_change_logger.info(
-                "[Controller id=%d epoch=%d] broker %d answered LeaderAndIsr for %s: %s",
-                self.broker_id,
-                request.controller_epoch,
-                broker_id,
-                [f"{p.topic}-{p.partition}" for p in request.partitions],
-                answer.error.name
-                if not errors
-                else [f"{e.topic}-{e.partition} {e.error.name}" for e in errors],
-            )
+            outcome = {(e.topic, e.partition): e.error for e in errors}
+            for p in request.partitions:
+                log_state_change(
+                    ChangeFields(
+                        self.broker_id,
+                        request.controller_epoch,
+                        request.correlation_id,
+                        f"{p.topic}-{p.partition}",
+                    ),
+                    "[Controller id=%d epoch=%d] broker %d answered LeaderAndIsr: %s",
+                    self.broker_id,
+                    request.controller_epoch,
+                    broker_id,
+                    outcome.get((p.topic, p.partition), answer.error).name,
+                )
         if isinstance(request, StopReplicaRequest) and request.delete:
             self.mailbox.put(
                 StopReplicaAnswered(broker_id, request.partitions, answer.error, errors)
@@ -257,7 +268,8 @@ class Controller:
                 self._watch_active_controller()
             case Reelect():
                 current = self.zk.controller_id(watch=self._watcher(Reelect()))
-                state_change_logger.info(
+                log_state_change(
+                    ChangeFields(self.broker_id),
                     "[Controller id=%d] /controller changed: controller is now %d",
                     self.broker_id,
                     current,
@@ -269,7 +281,8 @@ class Controller:
                 self._watch_active_controller()
             case ActiveControllerDied(broker_id=dead, session_id=session):
                 if not self.core.active and self.zk.release_dead_controller(session):
-                    state_change_logger.info(
+                    log_state_change(
+                        ChangeFields(self.broker_id),
                         "[Controller id=%d] Ray reports controller %d's process gone; freed "
                         "/controller of its dead session for an election now",
                         self.broker_id,
@@ -322,20 +335,11 @@ class Controller:
 
     def _carry_out(self, effects: Effects) -> None:
         for line in effects.state_changes:
-            state_change_logger.info(line)
+            log_state_change(controller_line_fields(self.broker_id, line), "%s", line)
         for broker_id in effects.brokers_removed:
             self.channels.remove_broker(broker_id)
         if effects.release_controller:
             self.zk.release_controller()
-        for r in effects.requests:
-            if isinstance(r.request, LeaderAndIsrRequest):
-                state_change_logger.info(
-                    "[Controller id=%d epoch=%d] sending LeaderAndIsr to broker %d: %s",
-                    self.broker_id,
-                    r.request.controller_epoch,
-                    r.broker_id,
-                    "; ".join(describe_state(p) for p in r.request.partitions),
-                )
         answers: list[asyncio.Future[Any]] = [
             self.channels.send(r.broker_id, r.request) for r in effects.requests
         ]

@@ -26,7 +26,12 @@ from rafka.actors import names
 from rafka.actors.broker.config import BrokerConfig
 from rafka.actors.replica.partition import FollowerAction, Partition
 from rafka.actors.replica.purgatory import Purgatory
-from rafka.actors.state_change import describe_state, open_state_change_log, state_change_logger
+from rafka.actors.state_change import (
+    ChangeFields,
+    describe_state,
+    log_state_change,
+    open_state_change_log,
+)
 from rafka.actors.zk.data import LeaderIsrAndEpoch
 from rafka.log.cleaner import maybe_compact
 from rafka.log.config import LogConfig
@@ -108,9 +113,13 @@ class PartitionReplica:
         )
         self._housekeeping.start()
 
-    def _state_change(self, message: str, *args: object) -> None:
-        state_change_logger.info(
-            "[Replica %s@%d] " + message, self.partition.name, self.partition.broker_id, *args
+    def _state_change(self, message: str, *args: object, epoch: int | None = None) -> None:
+        log_state_change(
+            ChangeFields(self.partition.broker_id, epoch, partition=self.partition.name),
+            "[Replica %s@%d] " + message,
+            self.partition.name,
+            self.partition.broker_id,
+            *args,
         )
 
     def _positions(self) -> str:
@@ -127,6 +136,7 @@ class PartitionReplica:
                     "ignored stale LeaderAndIsr (%s): at epoch %d",
                     describe_state(state),
                     self.partition.leader_epoch,
+                    epoch=state.controller_epoch,
                 )
                 return Errors.STALE_CONTROLLER_EPOCH
             if self.partition.already_leads(state):
@@ -135,7 +145,12 @@ class PartitionReplica:
             self.partition.make_leader(state)
             self._leader_since_ms = now_ms()
             self._partition_changed()
-            self._state_change("became leader: %s, %s", describe_state(state), self._positions())
+            self._state_change(
+                "became leader: %s, %s",
+                describe_state(state),
+                self._positions(),
+                epoch=state.controller_epoch,
+            )
         return Errors.NONE
 
     @ray.method(concurrency_group="control")
@@ -147,6 +162,7 @@ class PartitionReplica:
                     "ignored stale LeaderAndIsr (%s): at epoch %d",
                     describe_state(state),
                     self.partition.leader_epoch,
+                    epoch=state.controller_epoch,
                 )
                 return Errors.STALE_CONTROLLER_EPOCH
             if (
@@ -158,7 +174,12 @@ class PartitionReplica:
             self._stop_fetcher()
             self.partition.make_follower(state)
             self._partition_changed()
-            self._state_change("became follower: %s, %s", describe_state(state), self._positions())
+            self._state_change(
+                "became follower: %s, %s",
+                describe_state(state),
+                self._positions(),
+                epoch=state.controller_epoch,
+            )
             if state.leader >= 0:
                 self._fetcher = _Fetcher(
                     state.leader_epoch, self._fetch_loop, f"{self.partition.name}-fetcher"

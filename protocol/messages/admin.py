@@ -1,7 +1,7 @@
 """Answers of the admin and broker-lifecycle requests that go to the controller or a broker.
 
-Kafka's CreateTopics, CreatePartitions, DeleteTopics, ControlledShutdown and AlterIsr (KIP-497) responses,
-carrying what rafka's actors send back instead of bare tuples.
+Kafka's CreateTopics, CreatePartitions, DeleteTopics, ControlledShutdown and AlterIsr (KIP-497)
+responses, carrying what rafka's actors send back instead of bare tuples.
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """Controller-to-broker requests: LeaderAndIsr, UpdateMetadata and StopReplica.
 
 Every request carries the controller epoch; brokers reject older epochs with STALE_CONTROLLER_EPOCH,
-which is what fences a controller that lost its ZooKeeper session but has not noticed yet.
+which is what fences a controller that lost its ZooKeeper session but has not noticed yet. The
+controller's channel numbers each request it sends (``correlation_id``, None until then), so the
+state-change logs of the controller and the broker can be matched line for line.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class LeaderAndIsrRequest:
     controller_id: int
     controller_epoch: int
     partitions: tuple[LeaderAndIsrPartitionState, ...]
+    correlation_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,7 @@ class UpdateMetadataRequest:
     topics: tuple[TopicPartitions, ...]
     deleted_topics: tuple[str, ...] = ()
     full: bool = False
+    correlation_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,7 @@ class StopReplicaRequest:
     controller_epoch: int
     partitions: tuple[tuple[str, int], ...]
     delete: bool = False
+    correlation_id: int | None = None
 
 
 @dataclass(frozen=True)

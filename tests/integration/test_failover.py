@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -13,7 +16,7 @@ import pytest
 import ray
 
 from rafka.actors import names
-from rafka.actors.state_change import read_state_changes
+from rafka.actors.state_change import format_time, read_state_changes
 from rafka.actors.zk.client import ControllerMovedError, ZkClient
 from rafka.actors.zk.data import LeaderIsrAndEpoch
 from rafka.clients.admin import Admin
@@ -422,3 +425,81 @@ def _unclean_election_scenario(
     if not unclean:
         assert back.leader == leader
         assert consume_values(topic, 1, 2) == [b"replicated", b"only-on-leader"]
+
+
+def test_state_change_log_merger_tells_a_failover_in_time_order(
+    fcluster: LocalCluster, fadmin: Admin
+) -> None:
+    ensure_all_brokers(fcluster, fadmin)
+    topic = "merge-history"
+    fadmin.create_topic(topic, 3, 3)
+    controller = fadmin.describe_cluster().controller_id
+    partitions = wait_until(
+        lambda: (
+            (ps := fadmin.describe_topic(topic).partitions)
+            and all(p.leader >= 0 for p in ps)
+            and ps
+        ),
+        60,
+        "leaders for every partition",
+    )
+    victim = next(p for p in partitions if p.leader != controller)
+    name = f"{topic}-{victim.partition}"
+    started = format_time(time.time() - 0.001)
+    fcluster.kill_broker(victim.leader)
+    moved = wait_until(
+        lambda: (
+            (p := fadmin.describe_topic(topic).partitions[victim.partition]).leader
+            not in (-1, victim.leader)
+            and p
+        ),
+        90,
+        "a new leader",
+    )
+    # The new leader's replica logs "became leader" after answering; wait for its line to land.
+    regex = f"{fcluster.data_dir}/broker-.*/state-change.log.*"
+    command = [sys.executable, "-m", "rafka", "state-change-log-merger", "--logs-regex", regex]
+
+    def history() -> list[str] | None:
+        merged = subprocess.run(
+            [*command, "--start-time", started],
+            env=dict(os.environ),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert merged.returncode == 0, merged.stderr
+        lines = merged.stdout.splitlines()
+        done = f"[Replica {name}@{moved.leader}] became leader"
+        return lines if any(done in line for line in lines) else None
+
+    lines = wait_until(history, 30, f"broker {moved.leader}'s replica to log becoming leader")
+    stamps = [line[1:24] for line in lines]
+    assert stamps == sorted(stamps) and stamps[0] >= started
+    story = [
+        (f"broker={controller} ", f"brokers [{victim.leader}] failed"),
+        (
+            f"partition={name} ",
+            f"{name} OfflinePartition -> OnlinePartition, leader {moved.leader}",
+        ),
+        (f"partition={name} ", f"sending LeaderAndIsr to broker {moved.leader}: {name} leader"),
+        (f"partition={name} ", f"[Broker id={moved.leader}] received LeaderAndIsr"),
+        (f"partition={name} ", f"[Replica {name}@{moved.leader}] became leader"),
+    ]
+    found = [
+        next(i for i, line in enumerate(lines) if fields in line and event in line)
+        for fields, event in story
+    ]
+    assert found == sorted(found), "\n".join(lines)
+    correlation = re.compile(r"correlation=(\d+) ")
+    sent, received = (correlation.search(lines[i]) for i in found[2:4])
+    assert sent and received and sent.group(1) == received.group(1)
+    only = subprocess.run(
+        [*command, "--topic", topic, "--partitions", str(victim.partition)],
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert only.returncode == 0, only.stderr
+    assert only.stdout and all(f" partition={name} " in line for line in only.stdout.splitlines())
