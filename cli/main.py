@@ -3,6 +3,7 @@
 rafka up [--brokers N] [--data-dir DIR] [--zookeeper HOST:PORT[/chroot]]
 rafka status | rafka down
 rafka topics --create --topic T --partitions 6 --replication-factor 3
+rafka configs --entity-type topics --entity-name T --alter --add-config retention.ms=60000
 rafka groups --describe --group G
 rafka groups --reset-offsets --group G --all-topics --to-earliest --execute
 rafka produce --topic T            rafka consume --topic T --from-beginning
@@ -18,7 +19,7 @@ import sys
 from pathlib import Path
 
 from rafka.actors.names import DEFAULT_NAMESPACE
-from rafka.cli import console, groups, perf, quiet, topics
+from rafka.cli import configs, console, groups, perf, quiet, topics
 from rafka.cli.errors import OneLineParser, report, usage_exit
 
 CONNECT_TIMEOUT_MS = 5_000
@@ -68,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--data-dir", type=Path, help="the data directory given to rafka up (default: auto)"
     )
     topics.add_arguments(sub.add_parser("topics", help="create, list, describe topics"))
+    configs.add_arguments(
+        sub.add_parser("configs", help="describe and alter topic and broker configs")
+    )
     groups.add_arguments(
         sub.add_parser("groups", help="list, describe, reset offsets of, delete consumer groups")
     )
@@ -118,6 +122,13 @@ def run(args: argparse.Namespace) -> int:
 
         topics.check(args)
         return topics.run(
+            args, Admin(namespace=args.namespace, connect_timeout_ms=CONNECT_TIMEOUT_MS)
+        )
+    if args.command == "configs":
+        from rafka.clients.admin import Admin
+
+        configs.check(args)
+        return configs.run(
             args, Admin(namespace=args.namespace, connect_timeout_ms=CONNECT_TIMEOUT_MS)
         )
     if args.command == "groups":

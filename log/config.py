@@ -77,6 +77,9 @@ class LogConfig:
     unclean_leader_election_enable: bool = field(
         default=False, metadata={"doc": "allow an out-of-sync replica to become leader"}
     )
+    file_delete_delay_ms: int = bounded(
+        60_000, 0, INT64_MAX, "how long a deleted log's files wait before they are removed"
+    )
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any], base: LogConfig | None = None) -> LogConfig:

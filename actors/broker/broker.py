@@ -21,6 +21,7 @@ from kazoo.protocol.states import KazooState
 
 from rafka.actors import names, spawn
 from rafka.actors.broker.config import BrokerConfig
+from rafka.actors.broker.config_manager import ConfigManager
 from rafka.actors.broker.metadata_cache import MetadataCache
 from rafka.actors.process import configure_actor_logging
 from rafka.actors.state_change import describe_state, open_state_change_log, state_change_logger
@@ -28,9 +29,14 @@ from rafka.actors.zk.client import ZkClient
 from rafka.actors.zk.data import BrokerRegistration, LeaderIsrAndEpoch
 from rafka.groups.group_metadata import validate_group_id
 from rafka.groups.offsets_codec import OFFSETS_TOPIC, partition_for
-from rafka.log.config import LogConfig
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.admin import AlterIsrResponse, CreateTopicResult
+from rafka.protocol.messages.configs import (
+    AlterConfigsRequest,
+    AlterConfigsResult,
+    DescribeConfigsRequest,
+    DescribeConfigsResult,
+)
 from rafka.protocol.messages.control import (
     ControlResponse,
     LeaderAndIsrPartitionState,
@@ -68,6 +74,8 @@ class Broker:
             config.zookeeper_connect, config.cluster_name, config.zookeeper_session_timeout_ms
         )
         self.cluster_id = self.zk.cluster_id()
+        self.configs = ConfigManager(self.zk, config)
+        self._config_changes = asyncio.Lock()
         self.metadata_cache = MetadataCache()
         self.controller_epoch = 0
         self.replicas: dict[tuple[str, int], Any] = {}
@@ -83,6 +91,7 @@ class Broker:
         )
         self._loop = asyncio.get_event_loop()
         self.zk.zk.add_listener(self._on_session_state)
+        self.configs.take_changes(self._on_config_change)
         self.controller = spawn.spawn_controller(config, namespace, self.node_id)
         self.coordinator = spawn.spawn_coordinator(config, namespace, self.node_id)
         self._offsets_partitions: int | None = None
@@ -98,6 +107,37 @@ class Broker:
         if state == KazooState.LOST and not self._stopped.is_set():
             self._state_change("ZooKeeper session lost; registering again")
             self._loop.call_soon_threadsafe(lambda: self._loop.create_task(self._reregister()))
+
+    def _on_config_change(self, _event: object) -> None:
+        # Kazoo's thread: a config change notification was written; apply it on the event loop.
+        if not self._stopped.is_set():
+            self._loop.call_soon_threadsafe(
+                lambda: self._loop.create_task(self._apply_config_changes())
+            )
+
+    async def _apply_config_changes(self) -> None:
+        """Follow new config change notifications: hand every hosted replica whose config they
+        changed its new ``LogConfig``, so it applies from its next append, roll or retention
+        pass."""
+        loop = asyncio.get_running_loop()
+        async with self._config_changes:
+            changes = await loop.run_in_executor(
+                None, self.configs.take_changes, self._on_config_change
+            )
+            for topic in changes.topics:
+                if topic in self.metadata_cache.topics:
+                    overrides = await loop.run_in_executor(
+                        None, self.configs.topic_overrides, topic
+                    )
+                    self.metadata_cache.configs[topic] = overrides
+            for (topic, partition), replica in list(self.replicas.items()):
+                if changes.broker_defaults or topic in changes.topics:
+                    log_config = await loop.run_in_executor(None, self.configs.log_config, topic)
+                    try:
+                        await replica.update_config.remote(log_config)
+                    except ray.exceptions.RayActorError:
+                        continue  # supervision restarts it, reading the new config
+                    self._state_change("%s-%d config is now %s", topic, partition, log_config)
 
     async def _reregister(self) -> None:
         while not self._stopped.is_set():
@@ -294,9 +334,7 @@ class Broker:
         use."""
         key = (topic, partition)
         if key not in self.replicas:
-            log_config = LogConfig.from_dict(
-                self.zk.topic_config(topic), base=self.config.log_config()
-            )
+            log_config = self.configs.log_config(topic)
             self.replicas[key] = spawn.spawn_replica(
                 topic, partition, self.config, log_config, self.namespace, self.node_id
             )
@@ -437,6 +475,22 @@ class Broker:
     async def topic_config(self, topic: str) -> dict[str, str]:
         """A topic's config overrides, as the controller last sent them."""
         return dict(self.metadata_cache.configs.get(topic, {}))
+
+    async def describe_configs(
+        self, request: DescribeConfigsRequest
+    ) -> list[DescribeConfigsResult]:
+        """DescribeConfigs: every config of each resource, with its value and source."""
+        return await asyncio.get_running_loop().run_in_executor(
+            None, lambda: [self.configs.describe(r) for r in request.resources]
+        )
+
+    async def alter_configs(self, request: AlterConfigsRequest) -> list[AlterConfigsResult]:
+        """AlterConfigs (legacy or incremental): validate, then write each resource's overrides and
+        its change notification; every broker applies it when the notification reaches it."""
+        return await asyncio.get_running_loop().run_in_executor(
+            None,
+            lambda: [self.configs.alter(r, request.incremental) for r in request.resources],
+        )
 
     async def describe(self) -> dict[str, Any]:
         """This broker's identity and what it hosts."""

@@ -67,6 +67,16 @@ class BrokerConfig:
     log_retention_bytes: int = bounded(-1, -1, INT64_MAX, "default retention.bytes")
     log_cleanup_policy: str = field(default="delete", metadata={"doc": "default cleanup.policy"})
     log_index_interval_bytes: int = bounded(4096, 0, INT32_MAX, "default index.interval.bytes")
+    log_index_size_max_bytes: int = bounded(
+        10 * 1024 * 1024, 8, INT32_MAX, "default segment.index.bytes"
+    )
+    log_cleaner_delete_retention_ms: int = bounded(
+        24 * 3600 * 1000, 0, INT64_MAX, "default delete.retention.ms"
+    )
+    log_cleaner_min_cleanable_ratio: float = bounded(
+        0.5, 0.0, 1.0, "default min.cleanable.dirty.ratio"
+    )
+    log_segment_delete_delay_ms: int = bounded(60_000, 0, INT64_MAX, "default file.delete.delay.ms")
     log_flush_interval_messages: int = bounded(INT64_MAX, 1, INT64_MAX, "default flush.messages")
     log_flush_interval_ms: int = bounded(INT64_MAX, 0, INT64_MAX, "default flush.ms")
     message_max_bytes: int = bounded(1048588, 0, INT32_MAX, "default max.message.bytes")
@@ -85,7 +95,7 @@ class BrokerConfig:
         },
     )
     auto_create_topics_enable: bool = field(
-        default=False,
+        default=True,
         metadata={"doc": "create a topic the first time a client asks for its metadata"},
     )
     num_partitions: int = bounded(1, 1, INT32_MAX, "partitions of an auto-created topic")
@@ -136,6 +146,10 @@ class BrokerConfig:
             retention_bytes=self.log_retention_bytes,
             cleanup_policy=self.log_cleanup_policy,
             index_interval_bytes=self.log_index_interval_bytes,
+            segment_index_bytes=self.log_index_size_max_bytes,
+            delete_retention_ms=self.log_cleaner_delete_retention_ms,
+            min_cleanable_dirty_ratio=self.log_cleaner_min_cleanable_ratio,
+            file_delete_delay_ms=self.log_segment_delete_delay_ms,
             flush_messages=self.log_flush_interval_messages,
             flush_ms=self.log_flush_interval_ms,
             max_message_bytes=self.message_max_bytes,

@@ -26,6 +26,7 @@ from kazoo.protocol.states import KazooState
 
 from rafka.actors import names
 from rafka.actors.broker.config import BrokerConfig
+from rafka.actors.broker.config_manager import ConfigManager
 from rafka.actors.controller.channel import api_name
 from rafka.actors.controller.channel_manager import ControlAnswer, ControllerChannelManager
 from rafka.actors.controller.core import ControllerCore
@@ -44,6 +45,8 @@ from rafka.actors.controller.events import (
     BrokerChange,
     BrokerDied,
     BrokersChanged,
+    ConfigChangeNotification,
+    ConfigsChanged,
     ControlledShutdown,
     ControllerElected,
     ControllerEvent,
@@ -89,7 +92,8 @@ class Controller:
         self.zk = ZkClient(
             config.zookeeper_connect, config.cluster_name, config.zookeeper_session_timeout_ms
         )
-        self.core = ControllerCore(self.broker_id, config.log_config())
+        self.configs = ConfigManager(self.zk, config)
+        self.core = ControllerCore(self.broker_id, self.configs.default_log_config())
         self.shutting_down = False
         self.channels = ControllerChannelManager(namespace, self._on_answer)
         self._replies: dict[int, asyncio.Future[tuple[Reply, list[asyncio.Future[Any]]]]] = {}
@@ -99,6 +103,7 @@ class Controller:
             self.process, f"controller-{self.broker_id}"
         )
         self.zk.zk.add_listener(self._on_session_state)
+        self.configs.take_changes(self._watcher(ConfigChangeNotification()))
         self.mailbox.put(Startup())
 
     # ------------------------------------------------------------------ remote API (enqueue only)
@@ -227,6 +232,14 @@ class Controller:
             case TopicChange():
                 if self.core.active:
                     self._drive(self._read_topics())
+            case ConfigChangeNotification():
+                changes = self.configs.take_changes(self._watcher(ConfigChangeNotification()))
+                self._drive(
+                    ConfigsChanged(
+                        {t: self.configs.topic_overrides(t) for t in sorted(changes.topics)},
+                        self.configs.default_log_config(),
+                    )
+                )
             case IsrChangeNotification():
                 if self.core.active:
                     watch = self._watcher(IsrChangeNotification())

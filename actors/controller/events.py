@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from rafka.actors.controller.effects import ZkWrite
 from rafka.actors.zk.data import BrokerRegistration, LeaderIsrAndEpoch
+from rafka.log.config import LogConfig
 from rafka.protocol.errors import Errors
 from rafka.protocol.messages.control import PartitionError
 from rafka.protocol.types import NewTopic, TopicPartition
@@ -57,8 +58,20 @@ class IsrChangeNotification:
     """A leader changed an ISR and left a notification: propagate the new ISRs to the brokers."""
 
 
+@dataclass(frozen=True)
+class ConfigChangeNotification:
+    """A config change notification was written under ``/config/changes``: re-read what changed."""
+
+
 Trigger = (
-    Startup | Reelect | SessionExpired | Resign | BrokerChange | TopicChange | IsrChangeNotification
+    Startup
+    | Reelect
+    | SessionExpired
+    | Resign
+    | BrokerChange
+    | TopicChange
+    | IsrChangeNotification
+    | ConfigChangeNotification
 )
 
 # ---------------------------------------------------------------------- core events
@@ -127,6 +140,15 @@ class IsrChanged:
 
 
 @dataclass(frozen=True)
+class ConfigsChanged:
+    """Dynamic configs as read after a change: the new overrides of the topics named, and the
+    controller's topic defaults (its broker's static config with the dynamic broker overrides)."""
+
+    topic_configs: Mapping[str, Mapping[str, str]]
+    log_config: LogConfig
+
+
+@dataclass(frozen=True)
 class CreateTopics:
     """Admin request: validate and write new topics; answered by a ``CreateTopicsReply``."""
 
@@ -182,6 +204,7 @@ CoreEvent = (
     | BrokerDied
     | TopicsChanged
     | IsrChanged
+    | ConfigsChanged
     | CreateTopics
     | ControlledShutdown
     | ZkWriteSucceeded
