@@ -121,6 +121,7 @@ _MODULE_ORDER = (
     "test_restart",
     "test_consumer_groups",
     "test_consumer_deadlines",
+    "test_topic_configs",
     "test_readme",
     "test_examples",
 )
