@@ -58,7 +58,7 @@ class ConfigResource:
     ``incremental_alter_configs``; ``resource_type`` may be given as ``"topic"`` or ``"broker"``.
     """
 
-    resource_type: ConfigResourceType
+    resource_type: ConfigResourceType | str
     name: str
     configs: Mapping[str, object] | None = None
 
