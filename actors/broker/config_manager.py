@@ -104,15 +104,21 @@ class ConfigManager:
         return DescribeConfigsResult(resource, Errors.NONE, None, entries)
 
     def _entries(self, resource: ConfigResource) -> tuple[ConfigEntry, ...]:
+        # Read fresh, not the applied overrides: a change just written shows at once.
         if resource.resource_type is ConfigResourceType.TOPIC:
             if not self.client.assignment(resource.name):
                 raise UnknownTopicOrPartitionError(f"topic {resource.name!r} does not exist")
             return describe_topic_configs(
-                self.static, self.overrides, self.topic_overrides(resource.name)
+                self.static,
+                self._overrides(str(self.static.broker_id)),
+                self.topic_overrides(resource.name),
             )
         if resource.is_default_broker:
             return describe_broker_configs(
-                self.static, DynamicOverrides(cluster_default=self.overrides.cluster_default)
+                self.static,
+                DynamicOverrides(
+                    cluster_default=self.store.read(f"brokers/{zd.DEFAULT_BROKER_ENTITY}")
+                ),
             )
         broker = _broker_id(resource.name)
         return describe_broker_configs(
