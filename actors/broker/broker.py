@@ -150,6 +150,8 @@ class Broker:
                     ),
                 )
                 self._state_change("registered again after its ZooKeeper session expired")
+                # The expired session's watches died with it: follow config changes again.
+                await self._apply_config_changes()
                 return
             except Exception as exc:  # the connection may still be re-establishing: try again
                 logger.warning("broker %d re-registration failed: %s", self.broker_id, exc)

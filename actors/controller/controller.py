@@ -103,7 +103,6 @@ class Controller:
             self.process, f"controller-{self.broker_id}"
         )
         self.zk.zk.add_listener(self._on_session_state)
-        self.configs.take_changes(self._watcher(ConfigChangeNotification()))
         self.mailbox.put(Startup())
 
     # ------------------------------------------------------------------ remote API (enqueue only)
@@ -211,6 +210,7 @@ class Controller:
             case Startup() | SessionExpired():
                 self._resign()
                 self._elect()
+                self._follow_config_changes()
             case Reelect():
                 current = self.zk.controller_id(watch=self._watcher(Reelect()))
                 state_change_logger.info(
@@ -233,13 +233,7 @@ class Controller:
                 if self.core.active:
                     self._drive(self._read_topics())
             case ConfigChangeNotification():
-                changes = self.configs.take_changes(self._watcher(ConfigChangeNotification()))
-                self._drive(
-                    ConfigsChanged(
-                        {t: self.configs.topic_overrides(t) for t in sorted(changes.topics)},
-                        self.configs.default_log_config(),
-                    )
-                )
+                self._follow_config_changes()
             case IsrChangeNotification():
                 if self.core.active:
                     watch = self._watcher(IsrChangeNotification())
@@ -248,6 +242,17 @@ class Controller:
                     self._drive(IsrChanged(states))
             case _:
                 self._drive(event)
+
+    def _follow_config_changes(self) -> None:
+        """Re-read what new config change notifications name (and watch for the next): the core
+        elects with the live ``unclean.leader.election.enable``."""
+        changes = self.configs.take_changes(self._watcher(ConfigChangeNotification()))
+        self._drive(
+            ConfigsChanged(
+                {t: self.configs.topic_overrides(t) for t in sorted(changes.topics)},
+                self.configs.default_log_config(),
+            )
+        )
 
     def _drive(self, event: CoreEvent) -> None:
         """Hand one event to the core and carry out its effects, feeding every write's outcome back
