@@ -5,6 +5,7 @@ rafka status | rafka down
 rafka topics --create --topic T --partitions 6 --replication-factor 3
 rafka topics --alter --topic T --partitions 12
 rafka topics --delete --topic 'T|logs-.*'
+rafka configs --entity-type topics --entity-name T --alter --add-config retention.ms=60000
 rafka groups --describe --group G
 rafka groups --reset-offsets --group G --all-topics --to-earliest --execute
 rafka produce --topic T            rafka consume --topic T --from-beginning
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from rafka.actors.names import DEFAULT_NAMESPACE
 from rafka.cli import (
+    configs,
     console,
     groups,
     perf,
@@ -81,6 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     topics.add_arguments(
         sub.add_parser("topics", help="create, grow, delete, list, describe topics")
+    )
+    configs.add_arguments(
+        sub.add_parser("configs", help="describe and alter topic and broker configs")
     )
     groups.add_arguments(
         sub.add_parser("groups", help="list, describe, reset offsets of, delete consumer groups")
@@ -147,6 +152,13 @@ def run(args: argparse.Namespace) -> int:
 
         topics.check(args)
         return topics.run(
+            args, Admin(namespace=args.namespace, connect_timeout_ms=CONNECT_TIMEOUT_MS)
+        )
+    if args.command == "configs":
+        from rafka.clients.admin import Admin
+
+        configs.check(args)
+        return configs.run(
             args, Admin(namespace=args.namespace, connect_timeout_ms=CONNECT_TIMEOUT_MS)
         )
     if args.command == "groups":

@@ -1,5 +1,6 @@
 """The admin client: create, grow, delete, list and describe topics; look up offsets; describe the
-cluster; manage consumer groups (the group operations live in ``group_admin``).
+cluster; manage consumer groups (the group operations live in ``group_admin``) and dynamic configs
+(``config_admin``).
 
 Requests go to the active controller actor (found through any broker's metadata), which validates
 them and writes ZooKeeper; ``create_topic`` and ``create_partitions`` then wait until every
@@ -14,6 +15,7 @@ from typing import Any
 
 from rafka.clients.cluster import ClusterConnection
 from rafka.clients.config import CONNECT_TIMEOUT_MS
+from rafka.clients.config_admin import ConfigAdminMixin
 from rafka.clients.fetcher import list_offsets
 from rafka.clients.group_admin import GroupAdminMixin
 from rafka.clients.records import OffsetAndTimestamp
@@ -51,7 +53,7 @@ class ClusterDescription:
     brokers: tuple[BrokerMetadata, ...]
 
 
-class Admin(GroupAdminMixin):
+class Admin(GroupAdminMixin, ConfigAdminMixin):
     """Topic, cluster and consumer-group administration (kafka-python's KafkaAdminClient,
     trimmed)."""
 
@@ -202,7 +204,7 @@ class Admin(GroupAdminMixin):
     def describe_topic(self, name: str) -> TopicDescription:
         """Leader, replicas and ISR of each partition (UNKNOWN_TOPIC_OR_PARTITION if there is no
         such topic)."""
-        metadata = self._cluster.topic(name, refresh=True)
+        metadata = self._cluster.topic(name, refresh=True, allow_auto_topic_creation=False)
         return TopicDescription(
             name, metadata.partitions, self._topic_config(name), metadata.is_internal
         )

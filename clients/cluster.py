@@ -123,8 +123,12 @@ class ClusterConnection:
 
     # ------------------------------------------------------------------ metadata
 
-    def refresh_metadata(self, topics: list[str] | None) -> MetadataResponse:
-        """Ask every broker for metadata at once and cache the freshest view of each topic.
+    def refresh_metadata(
+        self, topics: list[str] | None, allow_auto_topic_creation: bool = True
+    ) -> MetadataResponse:
+        """Ask every broker for metadata at once and cache the freshest view of each topic (a
+        broker with ``auto.create.topics.enable`` creates a named unknown topic, unless the caller
+        forbids it, as admin lookups do).
 
         Brokers learn of changes from the controller one by one, so any single broker may lag: a
         topic one broker knows, another may not know yet. Answers are gathered until all brokers
@@ -135,7 +139,10 @@ class ClusterConnection:
         """
         failures: list[str] = []
         answers = self.metadata_answers(
-            MetadataRequest(tuple(topics) if topics is not None else None), failures
+            MetadataRequest(
+                tuple(topics) if topics is not None else None, allow_auto_topic_creation
+            ),
+            failures,
         )
         briefed = [answers[b] for b in sorted(answers) if answers[b].controller_id >= 0]
         if not briefed:
@@ -237,13 +244,15 @@ class ClusterConnection:
             Errors.COORDINATOR_NOT_AVAILABLE, error_message="no broker answered FindCoordinator"
         )
 
-    def topic(self, topic: str, refresh: bool = False) -> TopicMetadata:
+    def topic(
+        self, topic: str, refresh: bool = False, allow_auto_topic_creation: bool = True
+    ) -> TopicMetadata:
         """Cached metadata of a topic; UNKNOWN_TOPIC_OR_PARTITION if the cluster does not know
         it."""
         with self._lock:
             cached = self._topics.get(topic)
         if cached is None or refresh:
-            response = self.refresh_metadata([topic])
+            response = self.refresh_metadata([topic], allow_auto_topic_creation)
             found = next(t for t in response.topics if t.name == topic)
             if found.error is not Errors.NONE:
                 raise found.error.exception(f"topic {topic!r}: {found.error.message}")

@@ -105,7 +105,9 @@ def plan_sink(options: Mapping[str, str], schema: StructType) -> SinkOptions:
         from rafka.spark_bridge import connection
 
         try:
-            connection.cluster(sink.cluster).topic(sink.topic, refresh=True)
+            connection.cluster(sink.cluster).topic(
+                sink.topic, refresh=True, allow_auto_topic_creation=False
+            )
         except UnknownTopicOrPartitionError:
             raise UnknownTopicOrPartitionError(
                 f"option 'topic': topic {sink.topic!r} does not exist; create it first "

@@ -141,7 +141,8 @@ def discover(options: SourceOptions, strict: bool) -> list[TopicPartition]:
     found: list[TopicPartition] = []
     for topic in topics:
         try:
-            partitions = {p.partition for p in cluster.topic(topic, refresh=True).partitions}
+            metadata = cluster.topic(topic, refresh=True, allow_auto_topic_creation=False)
+            partitions = {p.partition for p in metadata.partitions}
         except UnknownTopicOrPartitionError:
             if strict and selection.pattern is None:
                 raise option_error(

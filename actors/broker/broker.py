@@ -22,6 +22,7 @@ from kazoo.protocol.states import KazooState
 
 from rafka.actors import names, spawn
 from rafka.actors.broker.config import BrokerConfig
+from rafka.actors.broker.config_manager import ConfigManager
 from rafka.actors.broker.metadata_cache import MetadataCache
 from rafka.actors.process import configure_actor_logging
 from rafka.actors.state_change import (
@@ -35,7 +36,6 @@ from rafka.actors.zk.client import ZkClient
 from rafka.actors.zk.data import BrokerRegistration, LeaderIsrAndEpoch
 from rafka.groups.group_metadata import validate_group_id
 from rafka.groups.offsets_codec import OFFSETS_TOPIC, partition_for
-from rafka.log.config import LogConfig
 from rafka.log.deleted_dirs import (
     DelayedDirRemover,
     RenamedLog,
@@ -45,6 +45,12 @@ from rafka.log.deleted_dirs import (
 from rafka.log.files import partition_dir_name
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.admin import AlterIsrResponse, CreateTopicResult
+from rafka.protocol.messages.configs import (
+    AlterConfigsRequest,
+    AlterConfigsResult,
+    DescribeConfigsRequest,
+    DescribeConfigsResult,
+)
 from rafka.protocol.messages.control import (
     ControlResponse,
     LeaderAndIsrPartitionState,
@@ -82,6 +88,8 @@ class Broker:
             config.zookeeper_connect, config.cluster_name, config.zookeeper_session_timeout_ms
         )
         self.cluster_id = self.zk.cluster_id()
+        self.configs = ConfigManager(self.zk, config)
+        self._config_changes = asyncio.Lock()
         self.metadata_cache = MetadataCache()
         self.controller_epoch = 0
         self.replicas: dict[tuple[str, int], Any] = {}
@@ -100,6 +108,7 @@ class Broker:
         for leftover in pending_deletions(Path(config.log_dirs)):
             self._dir_remover.schedule(leftover, config.log_config().file_delete_delay_ms)
         self.zk.zk.add_listener(self._on_session_state)
+        self.configs.take_changes(self._on_config_change)
         self.controller = spawn.spawn_controller(config, namespace, self.node_id)
         self.coordinator = spawn.spawn_coordinator(config, namespace, self.node_id)
         self._offsets_partitions: int | None = None
@@ -135,6 +144,37 @@ class Broker:
             self._state_change("ZooKeeper session lost; registering again")
             self._loop.call_soon_threadsafe(lambda: self._loop.create_task(self._reregister()))
 
+    def _on_config_change(self, _event: object) -> None:
+        # Kazoo's thread: a config change notification was written; apply it on the event loop.
+        if not self._stopped.is_set():
+            self._loop.call_soon_threadsafe(
+                lambda: self._loop.create_task(self._apply_config_changes())
+            )
+
+    async def _apply_config_changes(self) -> None:
+        """Follow new config change notifications: hand every hosted replica whose config they
+        changed its new ``LogConfig``, so it applies from its next append, roll or retention
+        pass."""
+        loop = asyncio.get_running_loop()
+        async with self._config_changes:
+            changes = await loop.run_in_executor(
+                None, self.configs.take_changes, self._on_config_change
+            )
+            for topic in changes.topics:
+                if topic in self.metadata_cache.topics:
+                    overrides = await loop.run_in_executor(
+                        None, self.configs.topic_overrides, topic
+                    )
+                    self.metadata_cache.configs[topic] = overrides
+            for (topic, partition), replica in list(self.replicas.items()):
+                if changes.broker_defaults or topic in changes.topics:
+                    log_config = await loop.run_in_executor(None, self.configs.log_config, topic)
+                    try:
+                        await replica.update_config.remote(log_config)
+                    except ray.exceptions.RayActorError:
+                        continue  # supervision restarts it, reading the new config
+                    self._state_change("%s-%d config is now %s", topic, partition, log_config)
+
     async def _reregister(self) -> None:
         while not self._stopped.is_set():
             try:
@@ -146,6 +186,8 @@ class Broker:
                     ),
                 )
                 self._state_change("registered again after its ZooKeeper session expired")
+                # The expired session's watches died with it: follow config changes again.
+                await self._apply_config_changes()
                 return
             except Exception as exc:  # the connection may still be re-establishing: try again
                 logger.warning("broker %d re-registration failed: %s", self.broker_id, exc)
@@ -375,9 +417,7 @@ class Broker:
         use."""
         key = (topic, partition)
         if key not in self.replicas:
-            log_config = LogConfig.from_dict(
-                self.zk.topic_config(topic), base=self.config.log_config()
-            )
+            log_config = self.configs.log_config(topic)
             self.replicas[key] = spawn.spawn_replica(
                 topic, partition, self.config, log_config, self.namespace, self.node_id
             )
@@ -520,6 +560,22 @@ class Broker:
     async def topic_config(self, topic: str) -> dict[str, str]:
         """A topic's config overrides, as the controller last sent them."""
         return dict(self.metadata_cache.configs.get(topic, {}))
+
+    async def describe_configs(
+        self, request: DescribeConfigsRequest
+    ) -> list[DescribeConfigsResult]:
+        """DescribeConfigs: every config of each resource, with its value and source."""
+        return await asyncio.get_running_loop().run_in_executor(
+            None, lambda: [self.configs.describe(r) for r in request.resources]
+        )
+
+    async def alter_configs(self, request: AlterConfigsRequest) -> list[AlterConfigsResult]:
+        """AlterConfigs (legacy or incremental): validate, then write each resource's overrides and
+        its change notification; every broker applies it when the notification reaches it."""
+        return await asyncio.get_running_loop().run_in_executor(
+            None,
+            lambda: [self.configs.alter(r, request.incremental) for r in request.resources],
+        )
 
     async def describe(self) -> dict[str, Any]:
         """This broker's identity and what it hosts."""

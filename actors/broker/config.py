@@ -73,6 +73,16 @@ class BrokerConfig:
     log_retention_bytes: int = bounded(-1, -1, INT64_MAX, "default retention.bytes")
     log_cleanup_policy: str = field(default="delete", metadata={"doc": "default cleanup.policy"})
     log_index_interval_bytes: int = bounded(4096, 0, INT32_MAX, "default index.interval.bytes")
+    log_index_size_max_bytes: int = bounded(
+        10 * 1024 * 1024, 8, INT32_MAX, "default segment.index.bytes"
+    )
+    log_cleaner_delete_retention_ms: int = bounded(
+        24 * 3600 * 1000, 0, INT64_MAX, "default delete.retention.ms"
+    )
+    log_cleaner_min_cleanable_ratio: float = bounded(
+        0.5, 0.0, 1.0, "default min.cleanable.dirty.ratio"
+    )
+    log_segment_delete_delay_ms: int = bounded(60_000, 0, INT64_MAX, "default file.delete.delay.ms")
     log_flush_interval_messages: int = bounded(INT64_MAX, 1, INT64_MAX, "default flush.messages")
     log_flush_interval_ms: int = bounded(INT64_MAX, 0, INT64_MAX, "default flush.ms")
     message_max_bytes: int = bounded(1048588, 0, INT32_MAX, "default max.message.bytes")
@@ -91,13 +101,12 @@ class BrokerConfig:
         },
     )
     auto_create_topics_enable: bool = field(
-        default=False,
+        default=True,
         metadata={"doc": "create a topic the first time a client asks for its metadata"},
     )
     delete_topic_enable: bool = field(
         default=True, metadata={"doc": "allow deleting topics (else TOPIC_DELETION_DISABLED)"}
     )
-    log_segment_delete_delay_ms: int = bounded(60_000, 0, INT64_MAX, "default file.delete.delay.ms")
     num_partitions: int = bounded(1, 1, INT32_MAX, "partitions of an auto-created topic")
     default_replication_factor: int = bounded(
         1, 1, INT16_MAX, "replication factor of an auto-created topic"
@@ -146,12 +155,15 @@ class BrokerConfig:
             retention_bytes=self.log_retention_bytes,
             cleanup_policy=self.log_cleanup_policy,
             index_interval_bytes=self.log_index_interval_bytes,
+            segment_index_bytes=self.log_index_size_max_bytes,
+            delete_retention_ms=self.log_cleaner_delete_retention_ms,
+            min_cleanable_dirty_ratio=self.log_cleaner_min_cleanable_ratio,
+            file_delete_delay_ms=self.log_segment_delete_delay_ms,
             flush_messages=self.log_flush_interval_messages,
             flush_ms=self.log_flush_interval_ms,
             max_message_bytes=self.message_max_bytes,
             min_insync_replicas=self.min_insync_replicas,
             unclean_leader_election_enable=self.unclean_leader_election_enable,
-            file_delete_delay_ms=self.log_segment_delete_delay_ms,
         )
 
 

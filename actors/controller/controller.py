@@ -26,6 +26,7 @@ from kazoo.protocol.states import KazooState
 
 from rafka.actors import names
 from rafka.actors.broker.config import BrokerConfig
+from rafka.actors.broker.config_manager import ConfigManager
 from rafka.actors.controller.channel import api_name
 from rafka.actors.controller.channel_manager import ControlAnswer, ControllerChannelManager
 from rafka.actors.controller.core import ControllerCore
@@ -50,6 +51,8 @@ from rafka.actors.controller.events import (
     BrokerChange,
     BrokerDied,
     BrokersChanged,
+    ConfigChangeNotification,
+    ConfigsChanged,
     ControlledShutdown,
     ControllerElected,
     ControllerEvent,
@@ -110,7 +113,10 @@ class Controller:
         self.zk = ZkClient(
             config.zookeeper_connect, config.cluster_name, config.zookeeper_session_timeout_ms
         )
-        self.core = ControllerCore(self.broker_id, config.log_config(), config.delete_topic_enable)
+        self.configs = ConfigManager(self.zk, config)
+        self.core = ControllerCore(
+            self.broker_id, self.configs.default_log_config(), config.delete_topic_enable
+        )
         self.shutting_down = False
         self.channels = ControllerChannelManager(namespace, self._on_answer)
         self._replies: dict[int, asyncio.Future[tuple[Reply, list[asyncio.Future[Any]]]]] = {}
@@ -266,6 +272,7 @@ class Controller:
                 self._resign()
                 self._elect()
                 self._watch_active_controller()
+                self._follow_config_changes()
             case Reelect():
                 current = self.zk.controller_id(watch=self._watcher(Reelect()))
                 log_state_change(
@@ -303,6 +310,8 @@ class Controller:
                 if self.core.active:
                     watch = self._watcher(TopicDeletionChange())
                     self._drive(TopicDeletionsChanged(frozenset(self.zk.topic_deletions(watch))))
+            case ConfigChangeNotification():
+                self._follow_config_changes()
             case IsrChangeNotification():
                 if self.core.active:
                     watch = self._watcher(IsrChangeNotification())
@@ -311,6 +320,17 @@ class Controller:
                     self._drive(IsrChanged(states))
             case _:
                 self._drive(event)
+
+    def _follow_config_changes(self) -> None:
+        """Re-read what new config change notifications name (and watch for the next): the core
+        elects with the live ``unclean.leader.election.enable``."""
+        changes = self.configs.take_changes(self._watcher(ConfigChangeNotification()))
+        self._drive(
+            ConfigsChanged(
+                {t: self.configs.topic_overrides(t) for t in sorted(changes.topics)},
+                self.configs.default_log_config(),
+            )
+        )
 
     def _drive(self, event: CoreEvent) -> None:
         """Hand one event to the core and carry out its effects, feeding every write's outcome back

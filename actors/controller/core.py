@@ -37,6 +37,7 @@ from rafka.actors.controller.election import (
 from rafka.actors.controller.events import (
     BrokerDied,
     BrokersChanged,
+    ConfigsChanged,
     ControlledShutdown,
     ControllerElected,
     ControllerMoved,
@@ -118,6 +119,8 @@ class ControllerCore(PartitionGrowth, TopicDeletionSteps):
             case IsrChanged():
                 if self.active:
                     self._isr_change(event)
+            case ConfigsChanged():
+                self._configs_changed(event)
             case CreateTopics():
                 self._run(self._create_topics(event))
             case CreatePartitions():
@@ -243,6 +246,25 @@ class ControllerCore(PartitionGrowth, TopicDeletionSteps):
             decision.leader, current.leader_epoch + 1, decision.isr, ctx.epoch, current.zk_version
         )
         return UpdatePartitionState(tp, new, ctx.epoch_zk_version)
+
+    def _configs_changed(self, event: ConfigsChanged) -> None:
+        """Keep the configs elections read current; an offline partition whose topic may now
+        allow an unclean election gets one at once, as Kafka's controller does."""
+        defaults_changed = event.log_config != self.log_config
+        self.log_config = event.log_config
+        if not self.active:
+            return
+        ctx = self.ctx
+        for topic, config in event.topic_configs.items():
+            if topic in ctx.assignments:
+                ctx.topic_configs[topic] = dict(config)
+        offline = [
+            tp
+            for tp in ctx.partitions_in(PartitionState.OFFLINE_PARTITION)
+            if defaults_changed or tp.topic in event.topic_configs
+        ]
+        if offline:
+            self._run(self._online_partitions(offline))
 
     def _load_topic(self, topic: TopicSnapshot) -> list[TopicPartition]:
         ctx = self.ctx

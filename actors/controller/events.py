@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from rafka.actors.controller.effects import ZkWrite
 from rafka.actors.zk.data import BrokerRegistration, LeaderIsrAndEpoch
+from rafka.log.config import LogConfig
 from rafka.protocol.errors import Errors
 from rafka.protocol.messages.control import PartitionError
 from rafka.protocol.types import NewPartitions, NewTopic, ReplicaPlacement, TopicPartition
@@ -72,6 +73,11 @@ class TopicDeletionChange:
     """``/admin/delete_topics`` changed: topics were queued for deletion."""
 
 
+@dataclass(frozen=True)
+class ConfigChangeNotification:
+    """A config change notification was written under ``/config/changes``: re-read what changed."""
+
+
 Trigger = (
     Startup
     | Reelect
@@ -82,6 +88,7 @@ Trigger = (
     | TopicChange
     | IsrChangeNotification
     | TopicDeletionChange
+    | ConfigChangeNotification
 )
 
 # ---------------------------------------------------------------------- core events
@@ -149,6 +156,15 @@ class IsrChanged:
     gone)."""
 
     states: Mapping[TopicPartition, LeaderIsrAndEpoch | None]
+
+
+@dataclass(frozen=True)
+class ConfigsChanged:
+    """Dynamic configs as read after a change: the new overrides of the topics named, and the
+    controller's topic defaults (its broker's static config with the dynamic broker overrides)."""
+
+    topic_configs: Mapping[str, Mapping[str, str]]
+    log_config: LogConfig
 
 
 @dataclass(frozen=True)
@@ -243,6 +259,7 @@ CoreEvent = (
     | BrokerDied
     | TopicsChanged
     | IsrChanged
+    | ConfigsChanged
     | CreateTopics
     | CreatePartitions
     | ControlledShutdown

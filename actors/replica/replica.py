@@ -187,6 +187,14 @@ class PartitionReplica:
         return Errors.NONE
 
     @ray.method(concurrency_group="control")
+    def update_config(self, config: LogConfig) -> None:
+        """A dynamic config change: the log applies it from its next append, roll or retention
+        pass, and acks=all produces from then on check its ``min.insync.replicas``."""
+        with self._lock:
+            self.log.update_config(config)
+            self._partition_changed()
+
+    @ray.method(concurrency_group="control")
     def stop(self, delete: bool = False) -> RenamedLog | None:
         """StopReplica: stop serving, then close the log, or with ``delete`` rename its directory
         for deletion (the broker removes it after ``file.delete.delay.ms``)."""

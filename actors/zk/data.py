@@ -14,6 +14,9 @@ clusters can share one ensemble::
     /controller_epoch                                    "<int>"
     /config/topics/<t>                                   {"version": 1,
                                                           "config": {"retention.ms": "..."}}
+    /config/brokers/<id> and /config/brokers/<default>   the same, with broker config names
+    /config/changes/config_change_<seq>                  {"version": 2,
+                                                          "entity_path": "topics/<t>"}
     /isr_change_notification/isr_change_<seq>            {"version": 1,
                                                           "partitions": [{"topic", "partition"}]}
     /admin/delete_topics/<t>
@@ -32,7 +35,12 @@ BROKER_IDS = "/brokers/ids"
 TOPICS = "/brokers/topics"
 CONTROLLER = "/controller"
 CONTROLLER_EPOCH = "/controller_epoch"
+CONFIG = "/config"
 CONFIG_TOPICS = "/config/topics"
+CONFIG_BROKERS = "/config/brokers"
+CONFIG_CHANGES = "/config/changes"
+CONFIG_CHANGE_PREFIX = "config_change_"
+DEFAULT_BROKER_ENTITY = "<default>"
 ISR_CHANGE_NOTIFICATION = "/isr_change_notification"
 ISR_CHANGE_PREFIX = "isr_change_"
 DELETE_TOPICS = "/admin/delete_topics"
@@ -41,6 +49,8 @@ PERSISTENT_PATHS = (
     BROKER_IDS,
     TOPICS,
     CONFIG_TOPICS,
+    CONFIG_BROKERS,
+    CONFIG_CHANGES,
     ISR_CHANGE_NOTIFICATION,
     DELETE_TOPICS,
     "/cluster",
@@ -78,6 +88,12 @@ def partition_state_path(topic: str, partition: int) -> str:
 def topic_config_path(topic: str) -> str:
     """Topic-level config overrides."""
     return f"{CONFIG_TOPICS}/{topic}"
+
+
+def entity_config_path(entity_path: str) -> str:
+    """Config overrides of an entity named ``topics/<t>``, ``brokers/<id>`` or
+    ``brokers/<default>``."""
+    return f"{CONFIG}/{entity_path}"
 
 
 def delete_topic_path(topic: str) -> str:
@@ -184,13 +200,24 @@ def decode_controller(data: bytes) -> int:
 
 
 def encode_topic_config(config: dict[str, str]) -> bytes:
-    """``/config/topics/<t>``: the topic's overrides with Kafka's dotted names."""
+    """``/config/topics/<t>`` (and ``/config/brokers/<b>``): overrides with Kafka's dotted
+    names."""
     return _dump({"version": 1, "config": {k: str(v) for k, v in config.items()}})
 
 
 def decode_topic_config(data: bytes) -> dict[str, str]:
-    """Parse a topic config znode."""
+    """Parse a topic config znode (broker config znodes have the same form)."""
     return dict(_load(data)["config"])
+
+
+def encode_config_change(entity_path: str) -> bytes:
+    """A config change notification naming the entity whose overrides changed."""
+    return _dump({"version": 2, "entity_path": entity_path})
+
+
+def decode_config_change(data: bytes) -> str:
+    """The entity path (``topics/<t>``, ``brokers/<id>``) of a config change notification."""
+    return str(_load(data)["entity_path"])
 
 
 def encode_isr_change(partitions: list[tuple[str, int]]) -> bytes:

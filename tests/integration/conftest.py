@@ -79,7 +79,13 @@ def cluster(
         cluster_name="it",
         namespace=NAMESPACE,
         node_ids=ray_nodes,
-        broker_config={"zookeeper_session_timeout_ms": 4000, "replica_fetch_backoff_ms": 100},
+        # Topic auto-creation off: tests create their topics, and test_bad_input and the Spark
+        # tests assert the errors a missing topic gives.
+        broker_config={
+            "zookeeper_session_timeout_ms": 4000,
+            "replica_fetch_backoff_ms": 100,
+            "auto_create_topics_enable": False,
+        },
     )
     with local:
         yield local
@@ -117,6 +123,7 @@ _MODULE_ORDER = (
     "test_consumer_groups",
     "test_consumer_deadlines",
     "test_topic_partitions",
+    "test_topic_configs",
     "test_readme",
     "test_examples",
 )

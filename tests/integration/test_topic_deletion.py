@@ -34,7 +34,9 @@ CLUSTER = "deletion"
 def dcluster(
     session_dir: Path, zookeeper: ZooKeeperServer, ray_nodes: list[str]
 ) -> Iterator[LocalCluster]:
-    """Three brokers that remove deleted directories half a second after renaming them."""
+    """Three brokers that remove deleted directories half a second after renaming them, and do
+    not create topics on a client's metadata request (a producer still sending to a deleted topic
+    would create it again, as in Kafka)."""
     local = LocalCluster(
         brokers=3,
         data_dir=session_dir / CLUSTER,
@@ -46,6 +48,7 @@ def dcluster(
             "zookeeper_session_timeout_ms": 4000,
             "replica_fetch_backoff_ms": 100,
             "log_segment_delete_delay_ms": 500,
+            "auto_create_topics_enable": False,
         },
     )
     with local:

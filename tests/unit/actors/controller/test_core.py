@@ -28,6 +28,7 @@ from rafka.actors.controller.effects import (
 from rafka.actors.controller.events import (
     BrokerDied,
     BrokersChanged,
+    ConfigsChanged,
     ControlledShutdown,
     ControllerElected,
     ControllerMoved,
@@ -321,6 +322,40 @@ def test_unclean_election_is_counted_when_the_topic_allows_it(zk: FakeZk) -> Non
     assert (zk.states[T1].leader, zk.states[T1].isr) == (2, (2,))
     assert core.unclean_elections == 1
     assert "unclean election of events-1" in run.log
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ConfigsChanged({"events": {"unclean.leader.election.enable": "true"}}, LogConfig()),
+        ConfigsChanged({}, LogConfig(unclean_leader_election_enable=True)),
+    ],
+    ids=["topic override", "broker default"],
+)
+def test_allowing_unclean_election_live_elects_an_offline_partition_at_once(
+    core: ControllerCore, zk: FakeZk, change: ConfigsChanged
+) -> None:
+    zk.states[T1] = LeaderIsrAndEpoch(1, 2, (1,), 2, zk_version=2)
+    core.ctx.leadership[T1] = zk.states[T1]
+    drive(core, zk, BrokersChanged({0: registration(0), 2: registration(2)}))
+    assert core.ctx.partition_states[T1] is PartitionState.OFFLINE_PARTITION
+    run = drive(core, zk, change)
+    assert (zk.states[T1].leader, zk.states[T1].isr) == (2, (2,))
+    assert core.ctx.partition_states[T1] is PartitionState.ONLINE_PARTITION
+    assert core.unclean_elections == 1
+    assert partition_states(run.leader_and_isr[2])[T1] == (2, (2,))
+
+
+def test_a_config_change_that_forbids_unclean_election_leaves_offline_partitions_offline(
+    core: ControllerCore, zk: FakeZk
+) -> None:
+    zk.states[T1] = LeaderIsrAndEpoch(1, 2, (1,), 2, zk_version=2)
+    core.ctx.leadership[T1] = zk.states[T1]
+    drive(core, zk, BrokersChanged({0: registration(0), 2: registration(2)}))
+    drive(core, zk, ConfigsChanged({"events": {"retention.ms": "1000"}}, LogConfig()))
+    assert core.ctx.partition_states[T1] is PartitionState.OFFLINE_PARTITION
+    assert core.ctx.topic_configs["events"] == {"retention.ms": "1000"}
+    assert core.unclean_elections == 0
 
 
 def test_a_bounced_leader_is_replaced_then_briefed_as_a_started_broker(

@@ -194,3 +194,15 @@ def test_a_registration_read_from_zookeeper_carries_the_transaction_that_created
     decoded = BrokerRegistration.decode(4, registration.encode(), zxid=0x5000000A1)
     assert decoded.zxid == 0x5000000A1
     assert decoded.timestamp == registration.timestamp
+
+
+# ------------------------------------------------------------------ dynamic configs
+
+
+def test_config_overrides_and_change_notifications_follow_kafkas_layout() -> None:
+    assert zk_data.entity_config_path("topics/events") == "/config/topics/events"
+    assert zk_data.entity_config_path("brokers/<default>") == "/config/brokers/<default>"
+    assert {zk_data.CONFIG_BROKERS, zk_data.CONFIG_CHANGES} <= set(zk_data.PERSISTENT_PATHS)
+    change = zk_data.encode_config_change("brokers/2")
+    assert as_json(change) == {"version": 2, "entity_path": "brokers/2"}
+    assert zk_data.decode_config_change(change) == "brokers/2"

@@ -1,0 +1,165 @@
+"""A broker's dynamic configs over ZooKeeper: the overrides it applies, the change notifications
+it follows, and the DescribeConfigs and AlterConfigs requests it answers (the config part of
+Kafka's DynamicConfigManager and AdminManager).
+
+Validation happens here, on the server, before anything is written: a bad name or value is
+INVALID_CONFIG and leaves ZooKeeper untouched. The decisions (definitions, validation, precedence)
+are ``dynamic_config``'s; this class only reads and writes znodes. Calls block on ZooKeeper, so an
+asyncio actor runs them in a worker thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from rafka.actors.broker.config import BrokerConfig
+from rafka.actors.broker.dynamic_config import (
+    DynamicOverrides,
+    apply_ops,
+    describe_broker_configs,
+    describe_topic_configs,
+    effective_broker_config,
+    effective_log_config,
+    validate_broker_config,
+    validate_topic_config,
+)
+from rafka.actors.zk import data as zd
+from rafka.actors.zk.client import ZkClient
+from rafka.actors.zk.config_store import ConfigStore, entity_path
+from rafka.log.config import LogConfig
+from rafka.protocol.configs import AlterConfigOp, ConfigEntry, ConfigResource, ConfigResourceType
+from rafka.protocol.errors import (
+    Errors,
+    InvalidConfigError,
+    InvalidRequestError,
+    RafkaError,
+    UnknownTopicOrPartitionError,
+)
+from rafka.protocol.messages.configs import AlterConfigsResult, DescribeConfigsResult
+
+
+@dataclass(frozen=True)
+class ConfigChanges:
+    """What the notifications since the last look changed, as far as one broker cares."""
+
+    topics: frozenset[str] = frozenset()
+    broker_defaults: bool = False
+    """This broker's own or the cluster-wide overrides changed: every topic's defaults may have."""
+
+
+class ConfigManager:
+    """Dynamic configs as one broker sees them."""
+
+    def __init__(self, client: ZkClient, static: BrokerConfig) -> None:
+        self.client = client
+        self.store = ConfigStore(client)
+        self.static = static
+        self.last_change = self.store.latest_change()
+        self.overrides = self._overrides(str(static.broker_id))
+
+    def _overrides(self, broker: str) -> DynamicOverrides:
+        return DynamicOverrides(
+            self.store.read(f"brokers/{broker}"),
+            self.store.read(f"brokers/{zd.DEFAULT_BROKER_ENTITY}"),
+        )
+
+    def topic_overrides(self, topic: str) -> dict[str, str]:
+        """A topic's own overrides."""
+        return self.store.read(f"topics/{topic}")
+
+    def log_config(self, topic: str) -> LogConfig:
+        """A topic's effective config on this broker, read fresh from ZooKeeper."""
+        return effective_log_config(self.static, self.overrides, self.topic_overrides(topic))
+
+    def default_log_config(self) -> LogConfig:
+        """The topic defaults of this broker: its static config with the dynamic overrides."""
+        return effective_broker_config(self.static, self.overrides).log_config()
+
+    def take_changes(self, watch: Callable[[object], None] | None = None) -> ConfigChanges:
+        """Follow the notifications written since the last call (re-reading this broker's
+        overrides if they changed), leaving ``watch`` on the next one."""
+        changes = self.store.changes_after(self.last_change, watch)
+        topics: set[str] = set()
+        own = {f"brokers/{self.static.broker_id}", f"brokers/{zd.DEFAULT_BROKER_ENTITY}"}
+        defaults = False
+        for sequence, entity in changes:
+            self.last_change = max(self.last_change, sequence)
+            kind, _, name = entity.partition("/")
+            if kind == "topics":
+                topics.add(name)
+            defaults = defaults or entity in own
+        if defaults:
+            self.overrides = self._overrides(str(self.static.broker_id))
+        return ConfigChanges(frozenset(topics), defaults)
+
+    # ------------------------------------------------------------------ admin requests
+
+    def describe(self, resource: ConfigResource) -> DescribeConfigsResult:
+        """Every config of a topic or broker with its value and source."""
+        try:
+            entries = self._entries(resource)
+        except RafkaError as exc:
+            return DescribeConfigsResult(resource, exc.error, exc.message)
+        return DescribeConfigsResult(resource, Errors.NONE, None, entries)
+
+    def _entries(self, resource: ConfigResource) -> tuple[ConfigEntry, ...]:
+        # Read fresh, not the applied overrides: a change just written shows at once.
+        if resource.resource_type is ConfigResourceType.TOPIC:
+            if not self.client.assignment(resource.name):
+                raise UnknownTopicOrPartitionError(f"topic {resource.name!r} does not exist")
+            return describe_topic_configs(
+                self.static,
+                self._overrides(str(self.static.broker_id)),
+                self.topic_overrides(resource.name),
+            )
+        if resource.is_default_broker:
+            return describe_broker_configs(
+                self.static,
+                DynamicOverrides(
+                    cluster_default=self.store.read(f"brokers/{zd.DEFAULT_BROKER_ENTITY}")
+                ),
+            )
+        broker = _broker_id(resource.name)
+        return describe_broker_configs(
+            self.static.with_broker_id(broker), self._overrides(str(broker))
+        )
+
+    def alter(self, resource: ConfigResource, incremental: bool) -> AlterConfigsResult:
+        """Validate the new override set of a resource and write it with its notification; on an
+        error nothing is written."""
+        try:
+            entity = entity_path(resource)
+            if resource.resource_type is ConfigResourceType.BROKER and not (
+                resource.is_default_broker
+            ):
+                _broker_id(resource.name)
+            wanted: Mapping[str, object] = resource.configs or {}
+            if incremental:
+                ops = {k: _op(k, v) for k, v in wanted.items()}
+                effective = {e.name: e.value or "" for e in self._entries(resource)}
+                wanted = apply_ops(self.store.read(entity), ops, effective)
+            validate = (
+                validate_topic_config
+                if resource.resource_type is ConfigResourceType.TOPIC
+                else validate_broker_config
+            )
+            self.store.write(entity, validate(wanted))
+        except RafkaError as exc:
+            return AlterConfigsResult(resource, exc.error, exc.message)
+        return AlterConfigsResult(resource, Errors.NONE)
+
+
+def _broker_id(name: str) -> int:
+    """A broker resource's id; INVALID_REQUEST if the name is not one."""
+    if not name.isdigit():
+        raise InvalidRequestError(f"broker resource name {name!r} is not a broker id")
+    return int(name)
+
+
+def _op(name: str, value: object) -> AlterConfigOp:
+    if not isinstance(value, AlterConfigOp):
+        raise InvalidConfigError(
+            f"incremental change of {name} must be an AlterConfigOp, not {value!r}"
+        )
+    return value

@@ -1,0 +1,168 @@
+"""Tests for rafka.actors.broker.dynamic_config: config definitions, validation, incremental
+operations and the precedence of topic, broker, cluster-default, static and built-in values."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from rafka.actors.broker.config import BrokerConfig
+from rafka.actors.broker.dynamic_config import (
+    BROKER_CONFIGS,
+    TOPIC_CONFIGS,
+    TOPIC_TO_BROKER,
+    DynamicOverrides,
+    apply_ops,
+    describe_broker_configs,
+    describe_topic_configs,
+    effective_log_config,
+    validate_broker_config,
+    validate_topic_config,
+)
+from rafka.log.config import LogConfig
+from rafka.protocol.configs import AlterConfigOp, AlterConfigOpType, ConfigSource
+from rafka.protocol.errors import InvalidConfigError
+
+SET, DELETE = AlterConfigOpType.SET, AlterConfigOpType.DELETE
+APPEND, SUBTRACT = AlterConfigOpType.APPEND, AlterConfigOpType.SUBTRACT
+
+
+def test_every_topic_config_has_a_broker_synonym_that_is_a_dynamic_broker_config() -> None:
+    assert set(TOPIC_CONFIGS) == {f.name.replace("_", ".") for f in dataclasses.fields(LogConfig)}
+    for name, definition in TOPIC_CONFIGS.items():
+        assert definition.broker_name == TOPIC_TO_BROKER[name]
+        assert BROKER_CONFIGS[TOPIC_TO_BROKER[name]].dynamic
+    assert not BROKER_CONFIGS["auto.create.topics.enable"].dynamic
+
+
+def test_static_broker_synonyms_are_the_topic_defaults() -> None:
+    defaults = BrokerConfig().log_config()
+    assert defaults == LogConfig()
+
+
+def test_valid_topic_configs_are_normalised_to_kafka_names_and_text() -> None:
+    assert validate_topic_config(
+        {
+            "retention_ms": 60000,
+            "unclean.leader.election.enable": "TRUE",
+            "cleanup.policy": "delete, compact",
+            "min.cleanable.dirty.ratio": "0.2",
+        }
+    ) == {
+        "retention.ms": "60000",
+        "unclean.leader.election.enable": "true",
+        "cleanup.policy": "compact,delete",
+        "min.cleanable.dirty.ratio": "0.2",
+    }
+
+
+@pytest.mark.parametrize(
+    ("config", "value"),
+    [
+        ("retention.ms", "abc"),
+        ("min.insync.replicas", "0"),
+        ("cleanup.policy", "bogus"),
+        ("segment.bytes", "10"),
+        ("unclean.leader.election.enable", "maybe"),
+        ("no.such.config", "1"),
+    ],
+)
+def test_a_bad_topic_config_is_invalid_config_naming_the_config_and_value(
+    config: str, value: str
+) -> None:
+    with pytest.raises(InvalidConfigError, match=rf"{config}.*{value}"):
+        validate_topic_config({config: value})
+
+
+def test_broker_overrides_take_dynamic_configs_and_refuse_read_only_ones() -> None:
+    assert validate_broker_config({"log.retention.ms": "1000", "min.insync.replicas": 2}) == {
+        "log.retention.ms": "1000",
+        "min.insync.replicas": "2",
+    }
+    with pytest.raises(InvalidConfigError, match=r"log.cleanup.policy='bogus'"):
+        validate_broker_config({"log.cleanup.policy": "bogus"})
+    with pytest.raises(InvalidConfigError, match=r"auto.create.topics.enable.*dynamically"):
+        validate_broker_config({"auto.create.topics.enable": "false"})
+    with pytest.raises(InvalidConfigError, match=r"unknown broker config retention.ms"):
+        validate_broker_config({"retention.ms": "1"})
+
+
+def test_incremental_operations_set_delete_append_and_subtract() -> None:
+    current = {"retention.ms": "1000", "segment.bytes": "2048"}
+    result = apply_ops(
+        current,
+        {
+            "retention.ms": AlterConfigOp(DELETE),
+            "segment_bytes": AlterConfigOp(SET, "4096"),
+            "cleanup.policy": AlterConfigOp(APPEND, "compact"),
+        },
+        {"cleanup.policy": "delete"},
+    )
+    assert result == {"segment.bytes": "4096", "cleanup.policy": "delete,compact"}
+    assert current == {"retention.ms": "1000", "segment.bytes": "2048"}
+    assert apply_ops(result, {"cleanup.policy": AlterConfigOp(SUBTRACT, "delete")}, {}) == {
+        "segment.bytes": "4096",
+        "cleanup.policy": "compact",
+    }
+
+
+def test_append_to_a_config_that_is_not_a_list_is_refused() -> None:
+    with pytest.raises(InvalidConfigError, match=r"APPEND retention\.ms"):
+        apply_ops({}, {"retention.ms": AlterConfigOp(APPEND, "5")}, {})
+
+
+def test_a_topic_override_beats_the_broker_the_cluster_default_and_the_static_config() -> None:
+    static = BrokerConfig(log_retention_ms=5000, log_segment_bytes=1 << 20)
+    overrides = DynamicOverrides(
+        broker={"log.retention.ms": "4000", "log.flush.interval.ms": "100"},
+        cluster_default={"log.retention.ms": "3000", "log.retention.bytes": "999"},
+    )
+    config = effective_log_config(static, overrides, {"retention.ms": "2000"})
+    assert (config.retention_ms, config.flush_ms, config.retention_bytes) == (2000, 100, 999)
+    assert config.segment_bytes == 1 << 20
+    assert effective_log_config(static, overrides, {}).retention_ms == 4000
+    assert effective_log_config(static, DynamicOverrides(), {}).retention_ms == 5000
+
+
+def test_an_invalid_stored_value_is_skipped_not_fatal() -> None:
+    config = effective_log_config(
+        BrokerConfig(), DynamicOverrides(), {"retention.ms": "abc", "segment.ms": "10"}
+    )
+    assert (config.retention_ms, config.segment_ms) == (LogConfig().retention_ms, 10)
+
+
+def test_describe_names_the_level_each_topic_value_comes_from() -> None:
+    static = BrokerConfig(log_segment_bytes=1 << 20)
+    overrides = DynamicOverrides(
+        broker={"log.flush.interval.ms": "100"}, cluster_default={"log.retention.bytes": "999"}
+    )
+    entries = {e.name: e for e in describe_topic_configs(static, overrides, {"retention.ms": "7"})}
+    sources = {name: (e.value, e.source) for name, e in entries.items()}
+    assert sources["retention.ms"] == ("7", ConfigSource.TOPIC_CONFIG)
+    assert sources["flush.ms"] == ("100", ConfigSource.DYNAMIC_BROKER_CONFIG)
+    assert sources["retention.bytes"] == ("999", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)
+    assert sources["segment.bytes"] == (str(1 << 20), ConfigSource.STATIC_BROKER_CONFIG)
+    assert sources["cleanup.policy"] == ("delete", ConfigSource.DEFAULT_CONFIG)
+    assert [(s.name, s.source) for s in entries["retention.ms"].synonyms] == [
+        ("retention.ms", ConfigSource.TOPIC_CONFIG),
+        ("log.retention.ms", ConfigSource.DEFAULT_CONFIG),
+    ]
+    assert entries["cleanup.policy"].is_default
+
+
+def test_describe_of_a_broker_marks_static_only_configs_read_only() -> None:
+    entries = {
+        e.name: e
+        for e in describe_broker_configs(
+            BrokerConfig(num_partitions=3), DynamicOverrides(broker={"min.insync.replicas": "2"})
+        )
+    }
+    assert (entries["min.insync.replicas"].value, entries["min.insync.replicas"].source) == (
+        "2",
+        ConfigSource.DYNAMIC_BROKER_CONFIG,
+    )
+    assert entries["num.partitions"].source is ConfigSource.STATIC_BROKER_CONFIG
+    assert entries["num.partitions"].read_only
+    assert not entries["min.insync.replicas"].read_only
+    assert entries["auto.create.topics.enable"].value == "true"
