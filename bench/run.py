@@ -17,6 +17,8 @@ import failover
 import recovery
 import spark
 import storage
+import topic_deletion
+import topic_partitions
 
 import cluster
 
@@ -41,7 +43,7 @@ def main() -> None:
     )
     parser.add_argument(
         "--only",
-        choices=("storage", "cluster", "failover", "recovery", "groups", "spark"),
+        choices=("storage", "cluster", "failover", "recovery", "groups", "spark", "topics"),
         default=None,
         help="run one area",
     )
@@ -75,6 +77,19 @@ def main() -> None:
             f"Spark bridge ({args.records:,} records of 100 bytes, local[2])",
             ("what", "rows/s", "note"),
             spark.run(args.records),
+        )
+    if args.only in (None, "topics"):
+        print_table(
+            f"Topic deletion ({topic_deletion.PARTITIONS} partitions, "
+            f"RF {topic_deletion.REPLICATION})",
+            topic_deletion.HEADER,
+            topic_deletion.run(),
+        )
+        print_table(
+            f"Adding partitions ({topic_partitions.ADDED}, "
+            f"RF {topic_partitions.REPLICATION_FACTOR})",
+            topic_partitions.HEADER,
+            topic_partitions.run(),
         )
 
 

@@ -9,6 +9,7 @@ the note adds when the controller had removed the topic's znodes too. Run it alo
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -63,11 +64,18 @@ def run(partitions: int = PARTITIONS) -> list[tuple[str, ...]]:
     ]
 
 
-if __name__ == "__main__":
+def main() -> None:
+    """Print the row as a Markdown table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--partitions", type=int, default=PARTITIONS, help="partitions to delete")
-    rows = run(parser.parse_args().partitions)
-    print("| " + " | ".join(HEADER) + " |")
-    print("|" + "|".join("---" for _ in HEADER) + "|")
-    for row in rows:
-        print("| " + " | ".join(row) + " |")
+    partitions = parser.parse_args().partitions
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from run import print_table
+
+    print_table(
+        f"Topic deletion ({partitions} partitions, RF {REPLICATION})", HEADER, run(partitions)
+    )
+
+
+if __name__ == "__main__":
+    main()

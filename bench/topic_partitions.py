@@ -12,8 +12,10 @@ Run standalone: ``.venv/bin/python bench/topic_partitions.py [--partitions N]`` 
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
+from pathlib import Path
 
 import ray
 
@@ -67,16 +69,18 @@ def run(added: int = ADDED) -> list[tuple[str, ...]]:
     ]
 
 
+HEADER = ("what", "until every new leader acts", "create_partitions returned after")
+
+
 def main() -> None:
     """Print the row as a Markdown table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--partitions", type=int, default=ADDED, help="partitions to add")
     added = parser.parse_args().partitions
-    header = ("what", "until every new leader acts", "create_partitions returned after")
-    print("| " + " | ".join(header) + " |")
-    print("|" + "|".join("---" for _ in header) + "|")
-    for row in run(added):
-        print("| " + " | ".join(row) + " |")
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from run import print_table
+
+    print_table(f"Adding partitions ({added}, RF {REPLICATION_FACTOR})", HEADER, run(added))
 
 
 if __name__ == "__main__":
