@@ -512,14 +512,6 @@ class Log:
         self.directory = renamed
         return renamed
 
-    def delete(self) -> None:
-        """Remove the log and its directory at once."""
-        for segment in self.segments:
-            segment.delete()
-        for leftover in self.directory.iterdir():
-            leftover.unlink()
-        self.directory.rmdir()
-
 
 def _rebased(header: BatchHeader, base_offset: int, leader_epoch: int) -> BatchHeader:
     """The header as stamped by the leader."""

@@ -468,7 +468,9 @@ class Controller:
             if watch is not None:
                 watch.cancel()
             task = asyncio.get_running_loop().create_task(
-                self._await_death(broker, registration.timestamp)
+                self._await_death(
+                    names.broker_actor_name(broker), BrokerDied(broker, registration.timestamp)
+                )
             )
             task.registered_at = registration.timestamp  # type: ignore[attr-defined]
             self._death_watches[broker] = task
@@ -487,26 +489,20 @@ class Controller:
             self._active_watch = None
         if watching:
             task = asyncio.get_running_loop().create_task(
-                self._await_controller_death(holder, session)
+                self._await_death(
+                    names.controller_actor_name(holder), ActiveControllerDied(holder, session)
+                )
             )
             self._active_watch = (session, task)
 
-    async def _await_controller_death(self, broker: int, session: int) -> None:
+    async def _await_death(self, actor_name: str, died: ControllerEvent) -> None:
+        """Keep one call outstanding on the named actor and put ``died`` in the mailbox when Ray
+        fails it. ValueError: no actor has that name, so the process is already gone (a new
+        controller learns of it before the dead process's session expires)."""
         try:
-            handle = ray.get_actor(names.controller_actor_name(broker), namespace=self.namespace)
+            handle = ray.get_actor(actor_name, namespace=self.namespace)
             await handle.wait_until_stopped.remote()
         except (ray.exceptions.RayActorError, ValueError):
-            self.mailbox.put(ActiveControllerDied(broker, session))
-        except asyncio.CancelledError:
-            return
-
-    async def _await_death(self, broker: int, registered_at: int) -> None:
-        try:
-            handle = ray.get_actor(names.broker_actor_name(broker), namespace=self.namespace)
-            await handle.wait_until_stopped.remote()
-        except (ray.exceptions.RayActorError, ValueError):
-            # ValueError: no actor has the broker's name, so the process behind this registration
-            # is already gone (a new controller learns of it before the session expires).
-            self.mailbox.put(BrokerDied(broker, registered_at))
+            self.mailbox.put(died)
         except asyncio.CancelledError:
             return

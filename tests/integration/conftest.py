@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import ray
+from kazoo.client import KazooClient
 from ray.cluster_utils import Cluster
 
 from rafka.clients import ray_address
@@ -95,6 +96,17 @@ def cluster(
 def admin(cluster: LocalCluster) -> Admin:
     """An admin client of the session's cluster."""
     return cluster.admin()
+
+
+@pytest.fixture
+def zk(zookeeper: ZooKeeperServer, request: pytest.FixtureRequest) -> Iterator[KazooClient]:
+    """A ZooKeeper session in the chroot of the test module's own cluster (named by its
+    ``CLUSTER``), to look at what the cluster wrote."""
+    client = KazooClient(hosts=f"{zookeeper.connect_string}/rafka/{request.module.CLUSTER}")
+    client.start(timeout=30)
+    yield client
+    client.stop()
+    client.close()
 
 
 _topic_counter = [0]

@@ -72,16 +72,6 @@ def cadmin(ccluster: LocalCluster) -> Admin:
     return ccluster.admin()
 
 
-@pytest.fixture
-def zk(zookeeper: ZooKeeperServer) -> Iterator[KazooClient]:
-    """A ZooKeeper session in the cluster's chroot, to look at what was written."""
-    client = KazooClient(hosts=f"{zookeeper.connect_string}/rafka/{CLUSTER}")
-    client.start(timeout=30)
-    yield client
-    client.stop()
-    client.close()
-
-
 def topic_resource(name: str, **ops: AlterConfigOp) -> ConfigResource:
     return ConfigResource(
         ConfigResourceType.TOPIC, name, {k.replace("_", "."): v for k, v in ops.items()}

@@ -63,14 +63,6 @@ def gadmin(gcluster: LocalCluster) -> Admin:
     return gcluster.admin()
 
 
-@pytest.fixture
-def zk(zookeeper: ZooKeeperServer) -> Iterator[KazooClient]:
-    client = KazooClient(hosts=f"{zookeeper.connect_string}/rafka/{CLUSTER}")
-    client.start(timeout=15)
-    yield client
-    client.stop()
-
-
 def replicas_of(admin: Admin, topic: str) -> dict[int, tuple[int, ...]]:
     return {p.partition: p.replicas for p in admin.describe_topic(topic).partitions}
 
