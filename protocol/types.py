@@ -11,7 +11,16 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import IntEnum
 from typing import NamedTuple
+
+
+class ElectionType(IntEnum):
+    """Which leader an election asks for (Kafka's ElectionType, KIP-460): the preferred replica,
+    or any live replica even outside the ISR."""
+
+    PREFERRED = 0
+    UNCLEAN = 1
 
 
 class TopicPartition(NamedTuple):
