@@ -1,6 +1,6 @@
-"""Tests for rafka.actors.controller.partition_reassignment: seed 000's ten reassignment steps as the
-controller core runs them, event by event, over a fake ZooKeeper that keeps the topic's assignment,
-the partition state and ``/admin/reassign_partitions`` with their versions."""
+"""Tests for rafka.actors.controller.partition_reassignment: seed 000's ten reassignment steps as
+the controller core runs them, event by event, over a fake ZooKeeper that keeps the topic's
+assignment, the partition state and ``/admin/reassign_partitions`` with their versions."""
 
 from __future__ import annotations
 
