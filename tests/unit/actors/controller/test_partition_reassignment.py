@@ -13,6 +13,7 @@ from rafka.actors.controller.effects import (
     AlterPartitionReassignmentsReply,
     Effects,
     ListPartitionReassignmentsReply,
+    QueueTopicDeletion,
     SetTopicAssignment,
     UpdatePartitionState,
     WriteReassignments,
@@ -88,6 +89,7 @@ class FakeZk:
     def apply(self, write: ZkWrite) -> CoreEvent:
         """Perform one write as ZooKeeper would; the outcome event the shell feeds back."""
         self.writes.append(write)
+        assert not isinstance(write, QueueTopicDeletion)
         assert write.epoch_zk_version == EPOCH_VERSION
         outcome: CoreEvent
         if isinstance(write, SetTopicAssignment):
