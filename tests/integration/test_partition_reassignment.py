@@ -373,3 +373,18 @@ def test_list_shows_a_reassignment_while_it_runs(radmin: Admin, zk: KazooClient)
     assert listed in ({}, {tp: PartitionReassignment((1, 2, 3), (3,), (1,))})
     wait_until(lambda: completed(zk, topic, (2, 3)), 120, "the reassignment to complete")
     assert radmin.list_partition_reassignments([tp]) == {}
+
+
+def test_a_zookeeper_era_tool_writing_the_admin_node_moves_the_partition(
+    radmin: Admin, zk: KazooClient
+) -> None:
+    """The controller watches ``/admin/reassign_partitions``: Kafka's JSON written there by an old
+    ``kafka-reassign-partitions --zookeeper`` starts the move, and the node goes once it is done."""
+    topic = "tool-written"
+    radmin.create_topic(topic, replica_assignments={0: [5, 6]})
+    plan = {"version": 1, "partitions": [{"topic": topic, "partition": 0, "replicas": [1, 2]}]}
+    zk.create(REASSIGN_PARTITIONS, json.dumps(plan).encode())
+    wait_until(lambda: completed(zk, topic, (1, 2)), 120, "the tool's reassignment to complete")
+    wait_until(lambda: zk.exists(REASSIGN_PARTITIONS) is None, 30, "the admin node to go")
+    leader, isr = state_in_zk(zk, topic)
+    assert leader in (1, 2) and set(isr) == {1, 2}
