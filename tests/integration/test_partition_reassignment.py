@@ -82,6 +82,9 @@ def rcluster(
             "log_segment_delete_delay_ms": 200,
             "auto_create_topics_enable": False,
             "offsets_topic_num_partitions": 1,
+            # Followers copy a backlog in many small fetches, so a reassignment's wait (step 4)
+            # lasts long enough to kill a controller in it.
+            "replica_fetch_max_bytes": 64 * 1024,
         },
     )
     local.data_dir.mkdir(parents=True, exist_ok=True)
@@ -294,6 +297,11 @@ def test_a_new_controller_finishes_a_reassignment_its_predecessor_died_in(
     original, target = tuple(others[:2]), tuple(others[2:5])
     topic = "controller-dies"
     radmin.create_topic(topic, replica_assignments={0: list(original)})
+    producer = rcluster.producer(acks=1)
+    for _ in range(300):
+        producer.send(topic, bytes(10_000), partition=0)
+    producer.flush()
+    producer.close()
     processes = rcluster.broker_processes(controller)
 
     radmin.alter_partition_reassignments({TopicPartition(topic, 0): list(target)})
