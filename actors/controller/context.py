@@ -13,6 +13,15 @@ from rafka.actors.zk.data import BrokerRegistration, LeaderIsrAndEpoch
 from rafka.protocol.types import TopicPartition
 
 
+@dataclass(frozen=True)
+class ReassignedPartition:
+    """A partition reassignment in progress: the replicas it started from (OAR) and its target
+    (RAR)."""
+
+    original: tuple[int, ...]
+    target: tuple[int, ...]
+
+
 @dataclass
 class ControllerContext:
     """The controller's view of the cluster."""
@@ -30,6 +39,11 @@ class ControllerContext:
     topics_to_be_deleted: set[str] = field(default_factory=set)
     topics_with_deletion_started: set[str] = field(default_factory=set)
     topics_ineligible_for_deletion: set[str] = field(default_factory=set)
+    partitions_being_reassigned: dict[TopicPartition, ReassignedPartition] = field(
+        default_factory=dict
+    )
+    reassignments_zk_version: int = -1
+    """The version of ``/admin/reassign_partitions`` last read or written (-1: none)."""
 
     def is_queued_for_deletion(self, topic: str) -> bool:
         """Whether ``topic`` is being deleted: no elections, no leadership, no metadata for it."""
@@ -86,3 +100,5 @@ class ControllerContext:
             del self.partition_states[tp]
         for key in [key for key in self.replica_states if key[0] == topic]:
             del self.replica_states[key]
+        for tp in [tp for tp in self.partitions_being_reassigned if tp[0] == topic]:
+            del self.partitions_being_reassigned[tp]

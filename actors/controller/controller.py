@@ -32,6 +32,7 @@ from rafka.actors.controller.channel_manager import ControlAnswer, ControllerCha
 from rafka.actors.controller.core import ControllerCore
 from rafka.actors.controller.effects import (
     AddPartitions,
+    AlterPartitionReassignmentsReply,
     ControlledShutdownReply,
     ControlRequest,
     CreatePartitionsReply,
@@ -41,13 +42,17 @@ from rafka.actors.controller.effects import (
     DeleteTopicsReply,
     DeleteTopicZnodes,
     Effects,
+    ListPartitionReassignmentsReply,
     QueueTopicDeletion,
     Reply,
+    SetTopicAssignment,
     UpdatePartitionState,
+    WriteReassignments,
     ZkWrite,
 )
 from rafka.actors.controller.events import (
     ActiveControllerDied,
+    AlterPartitionReassignments,
     BrokerChange,
     BrokerDied,
     BrokersChanged,
@@ -64,6 +69,9 @@ from rafka.actors.controller.events import (
     DeleteTopics,
     IsrChanged,
     IsrChangeNotification,
+    ListPartitionReassignments,
+    PartitionReassignmentChange,
+    PartitionReassignmentsChanged,
     Reelect,
     Resign,
     Resigned,
@@ -94,6 +102,8 @@ from rafka.protocol.messages.admin import (
     CreatePartitionsResult,
     CreateTopicResult,
     DeleteTopicResult,
+    PartitionReassignment,
+    ReassignmentResult,
 )
 from rafka.protocol.messages.control import LeaderAndIsrRequest, StopReplicaRequest
 from rafka.protocol.types import NewPartitions, NewTopic, ReplicaPlacement, TopicPartition
@@ -157,6 +167,30 @@ class Controller:
         reply, _ = await self._ask(lambda request_id: DeleteTopics(request_id, tuple(topics)))
         assert isinstance(reply, DeleteTopicsReply)
         return list(reply.results)
+
+    async def alter_partition_reassignments(
+        self, reassignments: dict[TopicPartition, tuple[int, ...]]
+    ) -> list[ReassignmentResult]:
+        """Start reassigning partitions to new replicas, all or nothing: one result per partition
+        (NONE when valid; the reassignments started only if every one is NONE), NOT_CONTROLLER if
+        inactive."""
+        requests = tuple((TopicPartition(*tp), tuple(r)) for tp, r in reassignments.items())
+        reply, _ = await self._ask(
+            lambda request_id: AlterPartitionReassignments(request_id, requests)
+        )
+        assert isinstance(reply, AlterPartitionReassignmentsReply)
+        return list(reply.results)
+
+    async def list_partition_reassignments(
+        self, partitions: list[TopicPartition] | None = None
+    ) -> tuple[Errors, dict[TopicPartition, PartitionReassignment]]:
+        """The reassignments in progress (of ``partitions``, or all), or NOT_CONTROLLER."""
+        wanted = None if partitions is None else tuple(TopicPartition(*tp) for tp in partitions)
+        reply, _ = await self._ask(
+            lambda request_id: ListPartitionReassignments(request_id, wanted)
+        )
+        assert isinstance(reply, ListPartitionReassignmentsReply)
+        return reply.error, dict(reply.reassignments)
 
     async def controlled_shutdown(
         self, broker_id: int, timeout_s: float = 30.0
@@ -312,6 +346,9 @@ class Controller:
                     self._drive(TopicDeletionsChanged(frozenset(self.zk.topic_deletions(watch))))
             case ConfigChangeNotification():
                 self._follow_config_changes()
+            case PartitionReassignmentChange():
+                if self.core.active:
+                    self._drive(self._read_reassignments())
             case IsrChangeNotification():
                 if self.core.active:
                     watch = self._watcher(IsrChangeNotification())
@@ -392,6 +429,16 @@ class Controller:
                         write.name, dict(write.assignment), write.epoch_zk_version
                     )
                     return ZkWriteSucceeded(write, 0)
+                case SetTopicAssignment():
+                    self.zk.set_topic_assignment(
+                        write.name, dict(write.assignment), write.epoch_zk_version
+                    )
+                    return ZkWriteSucceeded(write, 0)
+                case WriteReassignments():
+                    version = self.zk.write_reassignments(
+                        dict(write.partitions), write.zk_version, write.epoch_zk_version
+                    )
+                    return ZkWriteSucceeded(write, version)
                 case QueueTopicDeletion(name=name):
                     self.zk.queue_topic_deletion(name)
                     return ZkWriteSucceeded(write, 0)
@@ -427,6 +474,12 @@ class Controller:
         self.zk.take_isr_changes(watch=self._watcher(IsrChangeNotification()))
         logger.info("broker %d is controller at epoch %d", self.broker_id, epoch)
         self._drive(ControllerElected(epoch, version, brokers, snapshots, deletions))
+        # Resume the reassignments a previous controller left (seed 000's failover steps).
+        self._drive(self._read_reassignments())
+
+    def _read_reassignments(self) -> PartitionReassignmentsChanged:
+        partitions, version = self.zk.reassignments(self._watcher(PartitionReassignmentChange()))
+        return PartitionReassignmentsChanged(partitions, version)
 
     def _resign(self) -> None:
         self._drive(Resigned())

@@ -35,6 +35,7 @@ from rafka.actors.controller.election import (
     offline_leader,
 )
 from rafka.actors.controller.events import (
+    AlterPartitionReassignments,
     BrokerDied,
     BrokersChanged,
     ConfigsChanged,
@@ -47,6 +48,8 @@ from rafka.actors.controller.events import (
     CreateTopics,
     DeleteTopics,
     IsrChanged,
+    ListPartitionReassignments,
+    PartitionReassignmentsChanged,
     Resigned,
     StopReplicaAnswered,
     TopicDeletionsChanged,
@@ -57,6 +60,7 @@ from rafka.actors.controller.events import (
 )
 from rafka.actors.controller.operation import PartitionWrite, Step
 from rafka.actors.controller.partition_growth import PartitionGrowth
+from rafka.actors.controller.partition_reassignment import ReassignmentSteps
 from rafka.actors.controller.replica_assignment import (
     topic_names_collide,
     validate_topic_name,
@@ -78,7 +82,7 @@ from rafka.protocol.types import NewTopic, ReplicaPlacement, TopicPartition
 RECENT_RESPONSE_ERRORS = 20
 
 
-class ControllerCore(PartitionGrowth, TopicDeletionSteps):
+class ControllerCore(PartitionGrowth, TopicDeletionSteps, ReassignmentSteps):
     """The controller's state machine: the context, and what each event makes it do."""
 
     def __init__(
@@ -119,6 +123,7 @@ class ControllerCore(PartitionGrowth, TopicDeletionSteps):
             case IsrChanged():
                 if self.active:
                     self._isr_change(event)
+                    self._run(self._continue_reassignments(list(event.states)))
             case ConfigsChanged():
                 self._configs_changed(event)
             case CreateTopics():
@@ -137,6 +142,13 @@ class ControllerCore(PartitionGrowth, TopicDeletionSteps):
                     self._run(self._stop_replica_answered(event))
             case ControlResponseError():
                 self._response_error(event)
+            case AlterPartitionReassignments():
+                self._run(self._alter_reassignments(event))
+            case ListPartitionReassignments():
+                self._list_reassignments(event)
+            case PartitionReassignmentsChanged():
+                if self.active:
+                    self._run(self._reassignments_changed(event))
             case _:
                 assert_never(event)
         return self._effects()

@@ -17,6 +17,8 @@ from rafka.protocol.messages.admin import (
     CreatePartitionsResult,
     CreateTopicResult,
     DeleteTopicResult,
+    PartitionReassignment,
+    ReassignmentResult,
 )
 from rafka.protocol.messages.control import (
     LeaderAndIsrRequest,
@@ -82,6 +84,26 @@ class DeleteTopicZnodes:
     epoch_zk_version: int
 
 
+@dataclass(frozen=True)
+class SetTopicAssignment:
+    """Rewrite an existing topic's assignment znode with reassigned partitions' replicas (fails
+    if the topic is gone)."""
+
+    name: str
+    assignment: tuple[tuple[int, tuple[int, ...]], ...]
+    epoch_zk_version: int
+
+
+@dataclass(frozen=True)
+class WriteReassignments:
+    """Compare-and-set ``/admin/reassign_partitions`` at ``zk_version`` (-1: create it) to the
+    reassignments in progress; with none left, delete it."""
+
+    partitions: tuple[tuple[TopicPartition, tuple[int, ...]], ...]
+    zk_version: int
+    epoch_zk_version: int
+
+
 ZkWrite = (
     CreatePartitionState
     | UpdatePartitionState
@@ -89,6 +111,8 @@ ZkWrite = (
     | AddPartitions
     | QueueTopicDeletion
     | DeleteTopicZnodes
+    | SetTopicAssignment
+    | WriteReassignments
 )
 
 # ---------------------------------------------------------------------- requests and replies
@@ -139,7 +163,32 @@ class DeleteTopicsReply:
     results: tuple[DeleteTopicResult, ...]
 
 
-Reply = CreateTopicsReply | CreatePartitionsReply | ControlledShutdownReply | DeleteTopicsReply
+@dataclass(frozen=True)
+class AlterPartitionReassignmentsReply:
+    """Answer to ``AlterPartitionReassignments``: one result per partition, in request order."""
+
+    request_id: int
+    results: tuple[ReassignmentResult, ...]
+
+
+@dataclass(frozen=True)
+class ListPartitionReassignmentsReply:
+    """Answer to ``ListPartitionReassignments``: the reassignments in progress, or
+    NOT_CONTROLLER."""
+
+    request_id: int
+    error: Errors
+    reassignments: tuple[tuple[TopicPartition, PartitionReassignment], ...] = ()
+
+
+Reply = (
+    CreateTopicsReply
+    | CreatePartitionsReply
+    | ControlledShutdownReply
+    | DeleteTopicsReply
+    | AlterPartitionReassignmentsReply
+    | ListPartitionReassignmentsReply
+)
 
 
 @dataclass(frozen=True)

@@ -78,6 +78,11 @@ class ConfigChangeNotification:
     """A config change notification was written under ``/config/changes``: re-read what changed."""
 
 
+@dataclass(frozen=True)
+class PartitionReassignmentChange:
+    """``/admin/reassign_partitions`` was created, changed or deleted: re-read it."""
+
+
 Trigger = (
     Startup
     | Reelect
@@ -89,6 +94,7 @@ Trigger = (
     | IsrChangeNotification
     | TopicDeletionChange
     | ConfigChangeNotification
+    | PartitionReassignmentChange
 )
 
 # ---------------------------------------------------------------------- core events
@@ -220,6 +226,33 @@ class StopReplicaAnswered:
 
 
 @dataclass(frozen=True)
+class PartitionReassignmentsChanged:
+    """``/admin/reassign_partitions`` as read (after a change, or on becoming controller): each
+    partition's target replicas, and the znode's version (-1: there is none)."""
+
+    partitions: Mapping[TopicPartition, tuple[int, ...]]
+    zk_version: int
+
+
+@dataclass(frozen=True)
+class AlterPartitionReassignments:
+    """Admin request: move partitions to new replicas; answered by an
+    ``AlterPartitionReassignmentsReply``."""
+
+    request_id: int
+    reassignments: tuple[tuple[TopicPartition, tuple[int, ...]], ...]
+
+
+@dataclass(frozen=True)
+class ListPartitionReassignments:
+    """Admin request: the reassignments in progress (of ``partitions``, or all if None); answered
+    by a ``ListPartitionReassignmentsReply``."""
+
+    request_id: int
+    partitions: tuple[TopicPartition, ...] | None = None
+
+
+@dataclass(frozen=True)
 class ZkWriteSucceeded:
     """A write the core asked for was applied; ``zk_version`` is the written znode's new version."""
 
@@ -266,6 +299,9 @@ CoreEvent = (
     | DeleteTopics
     | TopicDeletionsChanged
     | StopReplicaAnswered
+    | PartitionReassignmentsChanged
+    | AlterPartitionReassignments
+    | ListPartitionReassignments
     | ZkWriteSucceeded
     | ZkWriteConflict
     | ControllerMoved

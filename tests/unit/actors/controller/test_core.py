@@ -96,6 +96,8 @@ class FakeZk:
         if isinstance(write, AddPartitions):
             self.grown[write.name] = write
             return ZkWriteSucceeded(write, 1)
+        if not isinstance(write, CreatePartitionState | UpdatePartitionState):
+            raise AssertionError(f"no reassignment is expected here: {write}")
         current = self.states.get(write.tp)
         if isinstance(write, CreatePartitionState):
             if current is not None:

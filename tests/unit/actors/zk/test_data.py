@@ -10,6 +10,7 @@ import pytest
 
 from rafka.actors.zk import data as zk_data
 from rafka.actors.zk.data import BrokerRegistration, LeaderIsrAndEpoch
+from rafka.protocol.types import TopicPartition
 
 
 def as_json(data: bytes) -> dict:
@@ -206,3 +207,34 @@ def test_config_overrides_and_change_notifications_follow_kafkas_layout() -> Non
     change = zk_data.encode_config_change("brokers/2")
     assert as_json(change) == {"version": 2, "entity_path": "brokers/2"}
     assert zk_data.decode_config_change(change) == "brokers/2"
+
+
+# ------------------------------------------------------------------ partition reassignment
+
+
+def test_reassignments_are_kafkas_json_at_kafkas_path() -> None:
+    assert zk_data.REASSIGN_PARTITIONS == "/admin/reassign_partitions"
+    encoded = zk_data.encode_reassignments(
+        {TopicPartition("b", 1): (4, 5), TopicPartition("a", 0): (6,)}
+    )
+    assert as_json(encoded) == {
+        "version": 1,
+        "partitions": [
+            {"topic": "a", "partition": 0, "replicas": [6]},
+            {"topic": "b", "partition": 1, "replicas": [4, 5]},
+        ],
+    }
+
+
+def test_reassignments_written_by_a_zookeeper_era_tool_are_read() -> None:
+    written = b"""{"version": 1,
+      "partitions": [{"topic": "topic3", "partition": 1, "replicas": [1, 2, 3]}]}"""
+    assert zk_data.decode_reassignments(written) == {TopicPartition("topic3", 1): (1, 2, 3)}
+
+
+@pytest.mark.parametrize(
+    "data", [b"not json", b"[]", b'{"version": 1}', b'{"partitions": [{"topic": "t"}]}']
+)
+def test_malformed_reassignments_raise_value_error(data: bytes) -> None:
+    with pytest.raises(ValueError):
+        zk_data.decode_reassignments(data)
