@@ -44,6 +44,9 @@ class ControllerContext:
     )
     reassignments_zk_version: int = -1
     """The version of ``/admin/reassign_partitions`` last read or written (-1: none)."""
+    deletions_awaiting_reassignment: set[str] = field(default_factory=set)
+    """Topics named under ``/admin/delete_topics`` while some of their partitions move: queued
+    once the last of those reassignments completes, as Kafka holds such deletions back."""
 
     def is_queued_for_deletion(self, topic: str) -> bool:
         """Whether ``topic`` is being deleted: no elections, no leadership, no metadata for it."""
@@ -92,6 +95,7 @@ class ControllerContext:
         self.assignments.pop(topic, None)
         self.topic_configs.pop(topic, None)
         self.topics_to_be_deleted.discard(topic)
+        self.deletions_awaiting_reassignment.discard(topic)
         self.topics_with_deletion_started.discard(topic)
         self.topics_ineligible_for_deletion.discard(topic)
         for tp in [tp for tp in self.leadership if tp[0] == topic]:

@@ -66,6 +66,10 @@ class ReassignmentSteps(OperationRunner):
         """OfflineReplica's ISR shrink, as the core does it for failed brokers."""
         raise NotImplementedError
 
+    def _topic_deletions(self, names: frozenset[str]) -> Step:
+        """Queue topics named for deletion and resume deletions (``TopicDeletionSteps``)."""
+        raise NotImplementedError
+
     # ------------------------------------------------------------------ requests and the admin node
 
     def _alter_reassignments(self, event: AlterPartitionReassignments) -> Step:
@@ -181,7 +185,7 @@ class ReassignmentSteps(OperationRunner):
                 Errors.UNKNOWN_TOPIC_OR_PARTITION,
                 f"topic {tp.topic!r} has no partition {tp.partition}",
             )
-        if ctx.is_queued_for_deletion(tp.topic):
+        if ctx.is_queued_for_deletion(tp.topic) or tp.topic in ctx.deletions_awaiting_reassignment:
             return _refuse(
                 tp, Errors.UNKNOWN_TOPIC_OR_PARTITION, f"topic {tp.topic!r} is being deleted"
             )
@@ -317,6 +321,11 @@ class ReassignmentSteps(OperationRunner):
             yield from self._write_admin_node()
         self._batch.add_update_metadata([tp])
         self._log(f"{name}: reassignment to {list(target)} completed")
+        if tp.topic in ctx.deletions_awaiting_reassignment and not any(
+            moving.topic == tp.topic for moving in ctx.partitions_being_reassigned
+        ):
+            ctx.deletions_awaiting_reassignment.discard(tp.topic)
+            yield from self._topic_deletions(frozenset({tp.topic}))
 
     def _elect_reassigned_leader(
         self, tp: TopicPartition, target: tuple[int, ...]

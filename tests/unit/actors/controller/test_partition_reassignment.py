@@ -378,12 +378,23 @@ def test_a_node_entry_for_a_partition_in_progress_does_not_restart_it(
     assert zk.node == {TP: RAR}
 
 
-def test_a_topic_deleted_mid_reassignment_drops_it(core: ControllerCore, zk: FakeZk) -> None:
+def test_a_deletion_waits_for_the_reassignment_then_starts(
+    core: ControllerCore, zk: FakeZk
+) -> None:
+    """As Kafka holds a topic's deletion back while its partitions move."""
     alter(core, zk, (TP, RAR))
-    drive(core, zk, TopicDeletionsChanged(frozenset({"moving"})))
-    zk.writes.clear()
-    drive(core, zk, zk.expand_isr(TP, OAR + RAR))
-    assert not [w for w in zk.writes if isinstance(w, SetTopicAssignment)]
+    held = drive(core, zk, TopicDeletionsChanged(frozenset({"moving"})))
+    assert "deletion of topic moving waits for the reassignment of partitions [0]" in held.log
+    assert not core.ctx.is_queued_for_deletion("moving")
+    assert held.stopped(delete=True) == set()
+    (refused,) = alter(core, zk, (OTHER, RAR)).replies
+    assert isinstance(refused, AlterPartitionReassignmentsReply)
+    assert refused.results[0].error is Errors.UNKNOWN_TOPIC_OR_PARTITION
+    done = drive(core, zk, zk.expand_isr(TP, OAR + RAR))
+    assert zk.view() == ((4, 5, 6), 4, (4, 5, 6))
+    assert "deletion of topic moving started" in done.log
+    assert core.ctx.is_queued_for_deletion("moving")
+    assert done.stopped(delete=True) == set(BROKERS)
 
 
 # ---------------------------------------------------------------------- controller failover
