@@ -445,8 +445,10 @@ def read_statuses(
 
 
 def measure_progress(admin: ReassignmentAdmin, reading: VerifyReading) -> CopyProgress:
-    """How much the replicas being added have copied, from the log sizes of their brokers."""
-    brokers = sorted({b for r in reading.reassignments.values() for b in r.replicas})
+    """How much the replicas being added have copied, from the log sizes on their live brokers
+    (a dead broker's replica counts as holding nothing)."""
+    wanted = {b for r in reading.reassignments.values() for b in r.replicas}
+    brokers = sorted(wanted & set(_live_brokers(admin)))
     log_dirs = admin.describe_log_dirs(brokers) if brokers else {}
     return copy_progress(reading.reassignments, reading.leaders, log_dirs)
 

@@ -149,6 +149,9 @@ class FakeAdmin:
         self, brokers: Collection[int] | None = None
     ) -> dict[int, tuple[LogDirDescription, ...]]:
         wanted = self.brokers if brokers is None else brokers
+        dead = sorted(set(wanted) - set(self.brokers))
+        if dead:
+            raise Errors.BROKER_NOT_AVAILABLE.exception(f"brokers {dead} are not alive")
         return {
             b: (
                 LogDirDescription(
@@ -653,6 +656,19 @@ def test_verify_of_a_running_move_reports_it_in_progress_with_the_bytes_copied(
         "[###############---------------]  50% 6.0 KiB of 12.0 KiB copied to 3 new replicas",
     ]
     assert admin.changes == []
+
+
+def test_a_dead_brokers_replica_counts_as_holding_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    admin = seed_cluster()
+    admin.alter_partition_reassignments(SEED_TARGET)
+    admin.sizes = {(FOO0, 1): 1024, (FOO0, 4): 1024, (FOO0, 5): 1024, (FOO0, 6): 1024}
+    del admin.brokers[6]
+    assert verify(tmp_path, admin, SEED_TARGET) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "[####################----------]  66% 2.0 KiB of 3.0 KiB copied to 3 new replicas"
+    )
 
 
 def test_verify_reports_a_partition_that_ended_elsewhere_as_failed_and_exits_1(
