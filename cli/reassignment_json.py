@@ -92,7 +92,7 @@ def _topic(entry: object, where: str) -> str:
         raise ReassignmentInputError(f"{where} must be an object, not {_kind(entry)}")
     topic = entry.get("topic")
     if not isinstance(topic, str) or not topic:
-        found = "missing" if topic is None else f"{json.dumps(topic)}"
+        found = "missing" if topic is None else json.dumps(topic)
         raise ReassignmentInputError(f'{where} needs a non-empty "topic" string (got {found})')
     return topic
 
