@@ -10,6 +10,9 @@ rafka groups --describe --group G
 rafka groups --reset-offsets --group G --all-topics --to-earliest --execute
 rafka produce --topic T            rafka consume --topic T --from-beginning
 rafka perf produce --topic T --num-records 1000000 --record-size 100 --throughput -1
+rafka reassign-partitions --generate --topics-to-move-json-file F --broker-list 4,5,6
+rafka reassign-partitions --execute --reassignment-json-file F [--throttle 10000000]
+rafka reassign-partitions --verify --reassignment-json-file F [--wait]
 rafka replica-verification --topic-white-list 'orders.*' [--report-interval-ms 30000]
 rafka state-change-log-merger --logs-regex 'rafka-data/.*/state-change.log.*' --topic T
 """
@@ -21,6 +24,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import cast
 
 from rafka.actors.names import DEFAULT_NAMESPACE
 from rafka.cli import (
@@ -29,6 +33,7 @@ from rafka.cli import (
     groups,
     perf,
     quiet,
+    reassign_partitions,
     replica_verification,
     state_change_merger,
     topics,
@@ -95,6 +100,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     console.add_consume_arguments(sub.add_parser("consume", help="console consumer"))
     perf.add_arguments(sub.add_parser("perf", help="producer and consumer performance tests"))
+    reassign_partitions.add_arguments(
+        sub.add_parser(
+            "reassign-partitions",
+            help="move partition replicas to other brokers: generate, execute and verify a plan",
+        )
+    )
     replica_verification.add_arguments(
         sub.add_parser(
             "replica-verification",
@@ -172,6 +183,12 @@ def run(args: argparse.Namespace) -> int:
         return console.produce(args, args.namespace)
     if args.command == "consume":
         return console.consume(args, args.namespace)
+    if args.command == "reassign-partitions":
+        from rafka.clients.admin import Admin
+
+        reassign_partitions.check(args)  # the files too, before connecting
+        admin = Admin(namespace=args.namespace, connect_timeout_ms=CONNECT_TIMEOUT_MS)
+        return reassign_partitions.run(args, cast(reassign_partitions.ReassignmentAdmin, admin))
     if args.command == "replica-verification":
         from rafka.cli.replica_reader import RayReplicaSource
         from rafka.clients.admin import Admin
