@@ -1,6 +1,7 @@
 """``rafka reassign-partitions`` on a real cluster whose brokers sit on racks, run in a subprocess
 with a user's environment: ``--generate`` proposes a rack-aware plan in Kafka's shapes and changes
-nothing, and bad input is one error line, exit 1, and nothing written to ZooKeeper."""
+nothing, bad input is one error line, exit 1, and nothing written to ZooKeeper, and ``--execute``
+then ``--verify`` move a topic and move it back."""
 
 from __future__ import annotations
 
@@ -17,9 +18,12 @@ from kazoo.client import KazooClient
 
 from rafka.actors.zk.data import CONFIG_BROKERS, decode_assignment, topic_config_path, topic_path
 from rafka.cli.reassignment_json import parse_reassignment
+from rafka.clients.consumer import Consumer
+from rafka.clients.producer import Producer
 from rafka.cluster.local_cluster import LocalCluster
 from rafka.cluster.zookeeper_server import ZooKeeperServer
 from rafka.protocol.types import TopicPartition
+from rafka.testing import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -225,3 +229,61 @@ def test_executing_a_move_of_what_the_cluster_lacks_is_refused_and_changes_nothi
     result = rafka("--execute", "--reassignment-json-file", str(path), "--throttle", "1000000")
     assert_refused(result, message)
     unchanged(zk)
+
+
+def test_execute_then_verify_moves_a_topic_and_the_rollback_json_moves_it_back(
+    cluster: LocalCluster, zk: KazooClient, tmp_path: Path
+) -> None:
+    """Kafka's round trip: execute prints the rollback JSON, verify --wait reports each partition
+    complete, the records are all on the new replicas, and executing the rollback restores the
+    first assignment."""
+    topic, before = "roundtrip", {0: [0, 1], 1: [1, 0]}
+    admin = cluster.admin()
+    admin.create_topic(topic, replica_assignments=before)
+    with Producer(namespace=NAMESPACE, acks="all") as producer:
+        for i in range(200):
+            producer.send(topic, str(i).encode(), partition=i % 2)
+        producer.flush()
+    moved = {0: [2, 3], 1: [3, 2]}
+    plan = write(
+        tmp_path / "plan.json",
+        {
+            "version": 1,
+            "partitions": [
+                {"topic": topic, "partition": p, "replicas": r} for p, r in moved.items()
+            ],
+        },
+    )
+
+    executed = rafka("--execute", "--reassignment-json-file", str(plan))
+    assert executed.returncode == 0, executed.stderr
+    lines = executed.stdout.splitlines()
+    assert lines[0] == "Current partition replica assignment"
+    rollback = write(tmp_path / "rollback.json", lines[2])
+    assert {(tp.partition, r) for tp, r in parse_reassignment(lines[2], "rollback").items()} == {
+        (p, tuple(r)) for p, r in before.items()
+    }
+    assert "Successfully started partition reassignment" in executed.stdout
+
+    verified = rafka("--verify", "--reassignment-json-file", str(plan), "--wait")
+    assert verified.returncode == 0, verified.stderr
+    for p in moved:
+        assert f"Reassignment of partition {topic}-{p} is complete." in verified.stdout
+    assert {p.partition: list(p.replicas) for p in admin.describe_topic(topic).partitions} == moved
+    consumer = Consumer(namespace=NAMESPACE, auto_offset_reset="earliest")
+    consumer.assign([TopicPartition(topic, 0), TopicPartition(topic, 1)])
+    values: list[int] = []
+
+    def read_all() -> bool:
+        values.extend(int(r.value or b"") for recs in consumer.poll(500).values() for r in recs)
+        return len(values) >= 200
+
+    wait_until(read_all, 60, "every record from the new replicas")
+    consumer.close()
+    assert sorted(values) == list(range(200))
+
+    assert rafka("--execute", "--reassignment-json-file", str(rollback)).returncode == 0
+    back = rafka("--verify", "--reassignment-json-file", str(rollback), "--wait")
+    assert back.returncode == 0, back.stderr
+    assert {p.partition: list(p.replicas) for p in admin.describe_topic(topic).partitions} == before
+    assert zk.exists(REASSIGN_NODE) is None
