@@ -44,6 +44,7 @@ from rafka.cli.reassignment_progress import (
 )
 from rafka.cli.reassignment_throttle import (
     PartitionMove,
+    Throttle,
     partition_moves,
     plan_throttle,
     removal_lines,
@@ -365,8 +366,9 @@ def execute(
     target: Mapping[TopicPartition, tuple[int, ...]],
     admin: ReassignmentAdmin,
 ) -> None:
-    """``--execute``: check ``target`` against the cluster, print the rollback file, start the
-    reassignment, then set the throttle if one is given."""
+    """``--execute``: check ``target`` against the cluster, print the rollback file, set the
+    throttle if one is given (before any replica starts copying, as Kafka's tool does), then start
+    the reassignment; a refused start takes the throttle away again."""
     source = str(args.reassignment_json_file)
     _check_brokers({b for r in target.values() for b in r}, _live_brokers(admin), source)
     current = _current_replicas(admin, target, source)
@@ -381,33 +383,35 @@ def execute(
         raise RuntimeError(RUNNING_ELSEWHERE)
     print(f"Current partition replica assignment\n\n{format_reassignment(current)}\n")
     print(ROLLBACK_NOTE)
+    throttle = None
     if args.throttle is not None:
         print(THROTTLE_WARNING)
-    admin.alter_partition_reassignments(target)
+        throttle = _set_throttle(admin, partition_moves(current, target), args.throttle)
+    try:
+        admin.alter_partition_reassignments(target)
+    except RafkaError:
+        if throttle is not None:
+            admin.incremental_alter_configs(throttle.removals())
+        raise
     plural = "s" if len(target) > 1 else ""
     print(
         f"Successfully started partition reassignment{plural} for "
         f"{','.join(map(partition_name, target))}",
         flush=True,
     )
-    if args.throttle is not None:
-        _set_throttle(admin, partition_moves(current, target), args.throttle)
 
 
 def _set_throttle(
     admin: ReassignmentAdmin, moves: Mapping[TopicPartition, PartitionMove], rate: int
-) -> None:
+) -> Throttle | None:
+    """Set the throttle of ``moves``; the one set, or None when no partition gains a replica."""
     throttle = plan_throttle(moves, rate)
     if not throttle.brokers:
         print("No partition gains a replica: no throttle was set.")
-        return
-    try:
-        admin.incremental_alter_configs(throttle.resources())
-    except RafkaError as exc:
-        raise type(exc)(
-            f"the reassignment started, but setting its throttle failed: {exc.message}"
-        ) from exc
+        return None
+    admin.incremental_alter_configs(throttle.resources())
     print(f"The inter-broker throttle limit was set to {rate} B/s")
+    return throttle
 
 
 @dataclass(frozen=True)

@@ -100,6 +100,17 @@ class Throttle:
         )
         return resources
 
+    def removals(self) -> list[ConfigResource]:
+        """The incremental config changes that delete every config this throttle sets."""
+        return [
+            ConfigResource(
+                r.resource_type,
+                r.name,
+                {key: AlterConfigOp(AlterConfigOpType.DELETE) for key in r.configs or {}},
+            )
+            for r in self.resources()
+        ]
+
 
 def _setting(kind: ConfigResourceType, name: str, values: Mapping[str, str]) -> ConfigResource:
     ops = {key: AlterConfigOp(AlterConfigOpType.SET, value) for key, value in values.items()}
