@@ -6,6 +6,7 @@ rafka topics --create --topic T --partitions 6 --replication-factor 3
 rafka topics --alter --topic T --partitions 12
 rafka topics --delete --topic 'T|logs-.*'
 rafka configs --entity-type topics --entity-name T --alter --add-config retention.ms=60000
+rafka log-dirs --describe [--broker-list 0,1] [--topic-list T]
 rafka groups --describe --group G
 rafka groups --reset-offsets --group G --all-topics --to-earliest --execute
 rafka produce --topic T            rafka consume --topic T --from-beginning
@@ -27,6 +28,7 @@ from rafka.cli import (
     configs,
     console,
     groups,
+    log_dirs,
     perf,
     quiet,
     replica_verification,
@@ -89,6 +91,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     groups.add_arguments(
         sub.add_parser("groups", help="list, describe, reset offsets of, delete consumer groups")
+    )
+    log_dirs.add_arguments(
+        sub.add_parser(
+            "log-dirs", help="each broker's log directories: replica sizes and offset lags"
+        )
     )
     console.add_produce_arguments(
         sub.add_parser("produce", help="console producer: one record per stdin line")
@@ -166,6 +173,12 @@ def run(args: argparse.Namespace) -> int:
 
         groups.check(args)
         return groups.run(
+            args, Admin(namespace=args.namespace, connect_timeout_ms=CONNECT_TIMEOUT_MS)
+        )
+    if args.command == "log-dirs":
+        from rafka.clients.admin import Admin
+
+        return log_dirs.run(
             args, Admin(namespace=args.namespace, connect_timeout_ms=CONNECT_TIMEOUT_MS)
         )
     if args.command == "produce":

@@ -136,6 +136,7 @@ _MODULE_ORDER = (
     "test_consumer_deadlines",
     "test_topic_partitions",
     "test_topic_configs",
+    "test_replication_throttle",
     "test_readme",
     "test_examples",
 )
