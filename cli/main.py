@@ -6,6 +6,7 @@ rafka topics --create --topic T --partitions 6 --replication-factor 3
 rafka topics --alter --topic T --partitions 12
 rafka topics --delete --topic 'T|logs-.*'
 rafka configs --entity-type topics --entity-name T --alter --add-config retention.ms=60000
+rafka log-dirs --describe [--broker-list 0,1] [--topic-list T]
 rafka groups --describe --group G
 rafka groups --reset-offsets --group G --all-topics --to-earliest --execute
 rafka produce --topic T            rafka consume --topic T --from-beginning
@@ -24,13 +25,13 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import cast
 
 from rafka.actors.names import DEFAULT_NAMESPACE
 from rafka.cli import (
     configs,
     console,
     groups,
+    log_dirs,
     perf,
     quiet,
     reassign_partitions,
@@ -94,6 +95,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     groups.add_arguments(
         sub.add_parser("groups", help="list, describe, reset offsets of, delete consumer groups")
+    )
+    log_dirs.add_arguments(
+        sub.add_parser(
+            "log-dirs", help="each broker's log directories: replica sizes and offset lags"
+        )
     )
     console.add_produce_arguments(
         sub.add_parser("produce", help="console producer: one record per stdin line")
@@ -179,6 +185,12 @@ def run(args: argparse.Namespace) -> int:
         return groups.run(
             args, Admin(namespace=args.namespace, connect_timeout_ms=CONNECT_TIMEOUT_MS)
         )
+    if args.command == "log-dirs":
+        from rafka.clients.admin import Admin
+
+        return log_dirs.run(
+            args, Admin(namespace=args.namespace, connect_timeout_ms=CONNECT_TIMEOUT_MS)
+        )
     if args.command == "produce":
         return console.produce(args, args.namespace)
     if args.command == "consume":
@@ -188,7 +200,7 @@ def run(args: argparse.Namespace) -> int:
 
         reassign_partitions.check(args)  # the files too, before connecting
         admin = Admin(namespace=args.namespace, connect_timeout_ms=CONNECT_TIMEOUT_MS)
-        return reassign_partitions.run(args, cast(reassign_partitions.ReassignmentAdmin, admin))
+        return reassign_partitions.run(args, admin)
     if args.command == "replica-verification":
         from rafka.cli.replica_reader import RayReplicaSource
         from rafka.clients.admin import Admin

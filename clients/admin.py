@@ -1,6 +1,7 @@
 """The admin client: create, grow, delete, list and describe topics; look up offsets; describe the
 cluster; manage consumer groups (the group operations live in ``group_admin``), dynamic configs
-(``config_admin``) and partition reassignments (``reassignment_admin``).
+(``config_admin``) and partition reassignments (``reassignment_admin``); describe log directories
+(``log_dir_admin``).
 
 Requests go to the active controller actor (found through any broker's metadata), which validates
 them and writes ZooKeeper; ``create_topic`` and ``create_partitions`` then wait until every
@@ -18,6 +19,7 @@ from rafka.clients.config import CONNECT_TIMEOUT_MS
 from rafka.clients.config_admin import ConfigAdminMixin
 from rafka.clients.fetcher import list_offsets
 from rafka.clients.group_admin import GroupAdminMixin
+from rafka.clients.log_dir_admin import LogDirAdminMixin
 from rafka.clients.reassignment_admin import ReassignmentAdminMixin
 from rafka.clients.records import OffsetAndTimestamp
 from rafka.clients.transport import Transport, TransportError
@@ -54,7 +56,7 @@ class ClusterDescription:
     brokers: tuple[BrokerMetadata, ...]
 
 
-class Admin(GroupAdminMixin, ConfigAdminMixin, ReassignmentAdminMixin):
+class Admin(GroupAdminMixin, ConfigAdminMixin, ReassignmentAdminMixin, LogDirAdminMixin):
     """Topic, cluster and consumer-group administration (kafka-python's KafkaAdminClient,
     trimmed)."""
 

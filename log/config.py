@@ -8,6 +8,7 @@ keys or out-of-range values with INVALID_CONFIG naming the key and what is allow
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -23,6 +24,49 @@ INT64_MAX = (1 << 63) - 1
 INT32_MAX = (1 << 31) - 1
 INT16_MAX = (1 << 15) - 1
 CLEANUP_POLICIES = ("delete", "compact", "compact,delete")
+ALL_REPLICAS = "*"
+"""A ``*.replication.throttled.replicas`` value naming every replica of the topic."""
+
+
+@dataclass(frozen=True)
+class ThrottledReplicas:
+    """A ``leader``/``follower.replication.throttled.replicas`` value (KIP-73): every replica
+    (``*``) or the listed ``partition:broker`` pairs; empty throttles none."""
+
+    every: bool = False
+    replicas: frozenset[tuple[int, int]] = frozenset()
+
+    @staticmethod
+    @functools.lru_cache(maxsize=256)
+    def parse(text: str) -> ThrottledReplicas:
+        """Read ``*``, ``0:1,1:2`` or ``""``; ValueError says what is wrong."""
+        items = [item.strip() for item in text.split(",") if item.strip()]
+        if items == [ALL_REPLICAS]:
+            return ThrottledReplicas(every=True)
+        pairs = set()
+        for item in items:
+            partition, colon, broker = item.partition(":")
+            if not (colon and partition.isdigit() and broker.isdigit()):
+                raise ValueError(
+                    f"{item!r} is not partition:broker; the value must be the literal '*' or a "
+                    "list [partitionId]:[brokerId],[partitionId]:[brokerId],..."
+                )
+            pairs.add((int(partition), int(broker)))
+        return ThrottledReplicas(replicas=frozenset(pairs))
+
+    def includes(self, partition: int, broker: int) -> bool:
+        """Whether the replica of ``partition`` on ``broker`` is throttled."""
+        return self.every or (partition, broker) in self.replicas
+
+    def __str__(self) -> str:
+        if self.every:
+            return ALL_REPLICAS
+        return ",".join(f"{p}:{b}" for p, b in sorted(self.replicas))
+
+
+def _throttled_replicas(text: str) -> str:
+    """A throttled-replicas value checked and written canonically (sorted, no duplicates)."""
+    return str(ThrottledReplicas.parse(text))
 
 
 def bounded(default: Any, low: float, high: float, doc: str) -> Any:
@@ -80,6 +124,22 @@ class LogConfig:
     file_delete_delay_ms: int = bounded(
         60_000, 0, INT64_MAX, "how long a deleted log's directory waits before it is removed"
     )
+    leader_replication_throttled_replicas: str = field(
+        default="",
+        metadata={
+            "parse": _throttled_replicas,
+            "doc": "replicas (partition:broker or *) whose leader's replication traffic counts "
+            "against leader.replication.throttled.rate",
+        },
+    )
+    follower_replication_throttled_replicas: str = field(
+        default="",
+        metadata={
+            "parse": _throttled_replicas,
+            "doc": "replicas (partition:broker or *) whose fetches count against "
+            "follower.replication.throttled.rate",
+        },
+    )
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any], base: LogConfig | None = None) -> LogConfig:
@@ -89,6 +149,16 @@ class LogConfig:
     def to_dict(self) -> dict[str, Any]:
         """The settings under Kafka's dotted names, as ``kafka-configs`` would show them."""
         return {f.name.replace("_", "."): getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    @property
+    def leader_throttled(self) -> ThrottledReplicas:
+        """The parsed ``leader.replication.throttled.replicas``."""
+        return ThrottledReplicas.parse(self.leader_replication_throttled_replicas)
+
+    @property
+    def follower_throttled(self) -> ThrottledReplicas:
+        """The parsed ``follower.replication.throttled.replicas``."""
+        return ThrottledReplicas.parse(self.follower_replication_throttled_replicas)
 
     @property
     def compact(self) -> bool:
@@ -135,6 +205,12 @@ def coerce_value(key: str, spec: dataclasses.Field[Any], value: Any) -> Any:
             converted = int(value)
     except (TypeError, ValueError):
         raise InvalidConfigError(f"{key}={value!r} is not a valid {kind}") from None
+    parse = spec.metadata.get("parse")
+    if parse is not None:
+        try:
+            converted = parse(converted)
+        except ValueError as exc:
+            raise InvalidConfigError(f"{key}={value!r} is invalid: {exc}") from None
     choices = spec.metadata.get("choices")
     if choices is not None and converted not in choices:
         raise InvalidConfigError(f"{key}={value!r} must be one of {', '.join(choices)}")

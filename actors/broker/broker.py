@@ -2,7 +2,8 @@
 
 It owns the broker's ZooKeeper session and ephemeral registration, starts its controller actor
 (which competes for ``/controller``), hosts and supervises the partition replica actors the
-controller assigns to it, and answers Metadata requests from its cache. Control requests
+controller assigns to it, answers Metadata and DescribeLogDirs requests, and keeps the replication
+quotas its throttled replicas consult (``replication_quota``). Control requests
 (LeaderAndIsr, UpdateMetadata, StopReplica) are applied one at a time under one lock: the broker's
 mailbox.
 """
@@ -24,6 +25,7 @@ from rafka.actors import names, spawn
 from rafka.actors.broker.config import BrokerConfig
 from rafka.actors.broker.config_manager import ConfigManager
 from rafka.actors.broker.metadata_cache import MetadataCache
+from rafka.actors.broker.replication_quota import QuotaType, ReplicationQuotas, Throttle
 from rafka.actors.process import configure_actor_logging
 from rafka.actors.state_change import (
     ChangeFields,
@@ -44,7 +46,12 @@ from rafka.log.deleted_dirs import (
 )
 from rafka.log.files import partition_dir_name
 from rafka.protocol.errors import Errors, RafkaError
-from rafka.protocol.messages.admin import AlterIsrResponse, CreateTopicResult
+from rafka.protocol.messages.admin import (
+    AlterIsrResponse,
+    CreateTopicResult,
+    LogDirDescription,
+    ReplicaLogDirInfo,
+)
 from rafka.protocol.messages.configs import (
     AlterConfigsRequest,
     AlterConfigsResult,
@@ -62,7 +69,7 @@ from rafka.protocol.messages.control import (
 )
 from rafka.protocol.messages.groups import FindCoordinatorResponse
 from rafka.protocol.messages.metadata import MetadataRequest, MetadataResponse
-from rafka.protocol.types import NewTopic, ReplicaPlacement
+from rafka.protocol.types import NewTopic, ReplicaPlacement, TopicPartition
 
 logger = logging.getLogger(__name__)
 
@@ -89,6 +96,7 @@ class Broker:
         )
         self.cluster_id = self.zk.cluster_id()
         self.configs = ConfigManager(self.zk, config)
+        self.replication_quotas = ReplicationQuotas(self.configs.broker_config())
         self._config_changes = asyncio.Lock()
         self.metadata_cache = MetadataCache()
         self.controller_epoch = 0
@@ -152,14 +160,16 @@ class Broker:
             )
 
     async def _apply_config_changes(self) -> None:
-        """Follow new config change notifications: hand every hosted replica whose config they
-        changed its new ``LogConfig``, so it applies from its next append, roll or retention
-        pass."""
+        """Follow new config change notifications: take new replication rates, and hand every
+        hosted replica whose config they changed its new ``LogConfig``, so it applies from its next
+        append, roll, fetch or retention pass."""
         loop = asyncio.get_running_loop()
         async with self._config_changes:
             changes = await loop.run_in_executor(
                 None, self.configs.take_changes, self._on_config_change
             )
+            if changes.broker_defaults:
+                self.replication_quotas.update(self.configs.broker_config())
             for topic in changes.topics:
                 if topic in self.metadata_cache.topics:
                     overrides = await loop.run_in_executor(
@@ -579,6 +589,36 @@ class Broker:
             None,
             lambda: [self.configs.alter(r, request.incremental) for r in request.resources],
         )
+
+    async def replication_throttle(self, kind: QuotaType, max_bytes: int) -> Throttle:
+        """A throttled replica about to fetch up to ``max_bytes``: how long it must wait first, or
+        how much it may move now, by this broker's ``kind`` replication quota."""
+        return self.replication_quotas[kind].throttle(max_bytes)
+
+    async def record_replication(self, kind: QuotaType, nbytes: int) -> None:
+        """Bytes a throttled replica moved, counted against this broker's ``kind`` quota."""
+        self.replication_quotas[kind].record(nbytes)
+
+    async def describe_log_dirs(self) -> tuple[LogDirDescription, ...]:
+        """DescribeLogDirs: this broker's log directory and each hosted replica's size on disk and
+        offset lag (a replica that does not answer is left out: supervision restarts it)."""
+        hosted = list(self.replicas.items())
+        answers = await asyncio.gather(
+            *(
+                asyncio.wait_for(
+                    asyncio.wrap_future(r.log_dir_info.remote().future()), REPLICA_PING_TIMEOUT_S
+                )
+                for _, r in hosted
+            ),
+            return_exceptions=True,
+        )
+        replicas = {
+            TopicPartition(*key): info
+            for (key, _), info in zip(hosted, answers, strict=True)
+            if isinstance(info, ReplicaLogDirInfo)
+        }
+        path = str(Path(self.config.log_dirs).resolve())
+        return (LogDirDescription(path, Errors.NONE, dict(sorted(replicas.items()))),)
 
     async def describe(self) -> dict[str, Any]:
         """This broker's identity and what it hosts."""

@@ -61,6 +61,20 @@ class BrokerConfig:
     replica_socket_timeout_ms: int = bounded(
         30_000, 1, INT32_MAX, "longest a follower waits for a fetch answer"
     )
+    leader_replication_throttled_rate: int = bounded(
+        INT64_MAX,
+        0,
+        INT64_MAX,
+        "bytes/s this broker's leaders send to followers of the replicas in "
+        "leader.replication.throttled.replicas (KIP-73)",
+    )
+    follower_replication_throttled_rate: int = bounded(
+        INT64_MAX,
+        0,
+        INT64_MAX,
+        "bytes/s this broker's followers fetch for the replicas in "
+        "follower.replication.throttled.replicas (KIP-73)",
+    )
     replica_high_watermark_checkpoint_interval_ms: int = bounded(
         5000, 1, INT64_MAX, "how often the HW is checkpointed"
     )

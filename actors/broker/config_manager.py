@@ -72,9 +72,13 @@ class ConfigManager:
         """A topic's effective config on this broker, read fresh from ZooKeeper."""
         return effective_log_config(self.static, self.overrides, self.topic_overrides(topic))
 
+    def broker_config(self) -> BrokerConfig:
+        """This broker's effective config: its static config with the dynamic overrides."""
+        return effective_broker_config(self.static, self.overrides)
+
     def default_log_config(self) -> LogConfig:
         """The topic defaults of this broker: its static config with the dynamic overrides."""
-        return effective_broker_config(self.static, self.overrides).log_config()
+        return self.broker_config().log_config()
 
     def take_changes(self, watch: Callable[[object], None] | None = None) -> ConfigChanges:
         """Follow the notifications written since the last call (re-reading this broker's

@@ -46,9 +46,21 @@ TOPIC_TO_BROKER: Mapping[str, str] = {
     "unclean.leader.election.enable": "unclean.leader.election.enable",
     "file.delete.delay.ms": "log.segment.delete.delay.ms",
 }
-"""Each topic config's broker-level synonym (Kafka's LogConfig.TopicConfigSynonyms)."""
+"""Each topic config's broker-level synonym (Kafka's LogConfig.TopicConfigSynonyms); the
+replication throttle lists have none, as in Kafka."""
 
-LIST_CONFIGS = frozenset({"cleanup.policy"})
+BROKER_ONLY_DYNAMIC = frozenset(
+    {"leader.replication.throttled.rate", "follower.replication.throttled.rate"}
+)
+"""Dynamic broker configs that are no topic config's default (KIP-73's replication quotas)."""
+
+LIST_CONFIGS = frozenset(
+    {
+        "cleanup.policy",
+        "leader.replication.throttled.replicas",
+        "follower.replication.throttled.replicas",
+    }
+)
 """Configs whose value is a comma-separated list (the only ones APPEND and SUBTRACT apply to)."""
 
 
@@ -74,12 +86,12 @@ def kafka_name(key: str) -> str:
 
 
 def _definitions(cls: type[Any], kind: str) -> dict[str, ConfigDefinition]:
-    dynamic = set(TOPIC_TO_BROKER.values())
+    dynamic = set(TOPIC_TO_BROKER.values()) | BROKER_ONLY_DYNAMIC
     table = {}
     for spec in dataclasses.fields(cls):
         name = kafka_name(spec.name)
         if kind == "topic":
-            table[name] = ConfigDefinition(name, spec, TOPIC_TO_BROKER[name], dynamic=True)
+            table[name] = ConfigDefinition(name, spec, TOPIC_TO_BROKER.get(name), dynamic=True)
         else:
             table[name] = ConfigDefinition(name, spec, dynamic=name in dynamic)
     return table
@@ -254,7 +266,11 @@ def describe_topic_configs(
     effective = effective_log_config(static, overrides, topic_overrides)
     entries = []
     for name, definition in sorted(TOPIC_CONFIGS.items()):
-        levels = _levels(TOPIC_TO_BROKER[name], static, overrides)
+        if definition.broker_name is None:
+            default = format_value(definition.spec.default)
+            levels = [ConfigSynonym(name, default, ConfigSource.DEFAULT_CONFIG)]
+        else:
+            levels = _levels(definition.broker_name, static, overrides)
         if name in topic_overrides:
             levels.insert(0, ConfigSynonym(name, topic_overrides[name], ConfigSource.TOPIC_CONFIG))
         value = format_value(getattr(effective, definition.attribute))

@@ -12,7 +12,10 @@ truncation):
   is fenced (older) or refused as unknown (newer);
 - an acks=all produce is answered once the HW passes its last record;
 - a follower that starts following truncates its log where it diverges from the leader's, found by
-  leader epoch, and one whose fetch offset is outside the leader's log starts again inside it.
+  leader epoch, and one whose fetch offset is outside the leader's log starts again inside it;
+- replication throttles (KIP-73) hold back only replicas listed in the topic's
+  ``*.replication.throttled.replicas`` that are catching up: at the leader, fetches of followers
+  outside the ISR; at a follower, fetches while it is behind the leader's end offset.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from rafka.protocol.errors import (
     OffsetOutOfRangeError,
     RafkaError,
 )
+from rafka.protocol.messages.admin import ReplicaLogDirInfo
 from rafka.protocol.messages.control import LeaderAndIsrPartitionState
 from rafka.protocol.messages.fetch import (
     CONSUMER_REPLICA_ID,
@@ -96,6 +100,8 @@ class Partition:
         self.followers: dict[int, FollowerState] = {}
         # The ISR change written to ZooKeeper and not answered yet: Kafka's pending ISR state.
         self.pending_isr: LeaderIsrAndEpoch | None = None
+        # A follower's view of its leader's LEO from the last fetch answered (-1: none yet).
+        self.leader_end_offset = -1
         self._hw_checkpoint = OffsetCheckpoint(log.directory / HIGH_WATERMARK_FILE)
         self.high_watermark: int = min(self._hw_checkpoint.read(0), log.log_end_offset)
 
@@ -150,6 +156,7 @@ class Partition:
         self.role = Role.FOLLOWER
         self.leader_id = state.leader
         self.followers = {}
+        self.leader_end_offset = -1
 
     def stop(self) -> None:
         """StopReplica: serve nothing more; parked requests see the role change."""
@@ -233,11 +240,12 @@ class Partition:
             return Errors.NOT_LEADER_OR_FOLLOWER
         return error
 
-    def read(self, request: FetchRequest) -> FetchResponse:
+    def read(self, request: FetchRequest, max_bytes: int | None = None) -> FetchResponse:
         """Answer a fetch now (``fetch_ready`` says when to answer a waiting one).
 
         Followers read up to the LEO, consumers up to the HW. A follower's fetch offset also updates
-        what the leader knows of it.
+        what the leader knows of it. ``max_bytes`` lowers the request's own limit (a replication
+        throttle); 0 returns no records.
         """
         error = self.leader_error(request.current_leader_epoch)
         if (
@@ -251,8 +259,9 @@ class Partition:
                 error, f"{self.name} at broker {self.broker_id}: {error.message}"
             )
         bound = None if request.replica_id != CONSUMER_REPLICA_ID else self.high_watermark
+        limit = request.max_bytes if max_bytes is None else min(request.max_bytes, max_bytes)
         try:
-            data = self.log.read(request.fetch_offset, request.max_bytes, bound)
+            data = self.log.read(request.fetch_offset, limit, bound, min_one_batch=max_bytes != 0)
         except OffsetOutOfRangeError as exc:
             # As Kafka does, a failed read leaves the follower's fetch state alone: an offset
             # outside the log (a diverged follower ahead of us) says nothing of what it holds.
@@ -309,6 +318,21 @@ class Partition:
         except RafkaError:
             return True
         return True if available >= request.min_bytes else None
+
+    def stopped_leading(self) -> bool | None:
+        """A parked fetch's test for waking early: True once this replica no longer leads."""
+        return True if self.role is not Role.LEADER else None
+
+    def leader_throttles(self, replica_id: int) -> bool:
+        """Whether a fetch by follower ``replica_id`` counts against this broker's leader
+        replication quota: this leader is listed in ``leader.replication.throttled.replicas`` and
+        the follower is out of the ISR (Kafka never throttles in-sync replicas)."""
+        return (
+            self.role is Role.LEADER
+            and replica_id != CONSUMER_REPLICA_ID
+            and replica_id not in self.isr
+            and self.log.config.leader_throttled.includes(self.partition, self.broker_id)
+        )
 
     def update_follower(self, replica_id: int, fetch_offset: int) -> bool:
         """Record a follower's fetch (Kafka's updateFetchState); return whether the HW moved."""
@@ -403,6 +427,16 @@ class Partition:
             current_leader_epoch=self.leader_epoch,
         )
 
+    def follower_throttled(self) -> bool:
+        """Whether this follower's fetches count against its broker's follower replication quota:
+        it is listed in ``follower.replication.throttled.replicas`` and is behind the leader's end
+        offset (or has not heard from the leader yet)."""
+        return (
+            self.role is Role.FOLLOWER
+            and (self.leader_end_offset < 0 or self.log.log_end_offset < self.leader_end_offset)
+            and self.log.config.follower_throttled.includes(self.partition, self.broker_id)
+        )
+
     def apply_fetch_response(self, response: FetchResponse) -> FollowerAction:
         """Apply the leader's answer to a follower fetch and say what the fetch loop does next."""
         if response.error is Errors.NONE:
@@ -411,6 +445,7 @@ class Partition:
             except RafkaError as exc:
                 logger.error("%s: follower append failed: %s", self.name, exc)
                 return FollowerAction.TRUNCATE
+            self.leader_end_offset = response.log_end_offset
             return FollowerAction.FETCH
         if response.error is Errors.OFFSET_OUT_OF_RANGE:
             self.reset_out_of_range(response)
@@ -497,6 +532,18 @@ class Partition:
         """Persist the HW and the log's recovery point and start offset."""
         self._hw_checkpoint.write(self.high_watermark)
         self.log.checkpoint()
+
+    def log_dir_info(self) -> ReplicaLogDirInfo:
+        """DescribeLogDirs' entry for this replica: its segments' bytes on disk and how far its
+        end offset is behind the leader's, as its last fetch saw it (0 for a leader, and for a
+        follower that has not fetched yet).
+
+        The leader's end offset, not its high watermark: a follower still in the ISR holds the high
+        watermark back to its own end offset, and would show no lag at all while catching up."""
+        lag = 0
+        if self.role is Role.FOLLOWER:
+            lag = max(0, self.leader_end_offset - self.log.log_end_offset)
+        return ReplicaLogDirInfo(self.log.size_in_bytes, lag)
 
     def describe(self) -> dict[str, object]:
         """A snapshot for tools and tests."""

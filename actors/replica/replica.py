@@ -7,11 +7,13 @@ actor, and a leader takes three calls per replicated batch. As leader it appends
 and answers fetches from consumers and followers; as follower a thread of its own runs the fetch
 loop, first truncating the log to the leader's end offset for its latest epoch (KIP-101). Every
 rule is the partition's (``partition``, ``isr``): this shell receives the messages, takes the lock,
-asks the partition, and makes the remote calls, outside the lock.
+asks the partition, and makes the remote calls, outside the lock. A throttled replica's fetch asks
+its broker's replication quota first (``replication_quota``) and records what it moved after.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import threading
@@ -24,6 +26,7 @@ import ray
 
 from rafka.actors import names
 from rafka.actors.broker.config import BrokerConfig
+from rafka.actors.broker.replication_quota import QuotaType, Throttle
 from rafka.actors.replica.partition import FollowerAction, Partition
 from rafka.actors.replica.purgatory import Purgatory
 from rafka.actors.state_change import (
@@ -39,6 +42,7 @@ from rafka.log.deleted_dirs import RenamedLog
 from rafka.log.files import partition_dir_name
 from rafka.log.log import Log
 from rafka.protocol.errors import Errors, RafkaError
+from rafka.protocol.messages.admin import ReplicaLogDirInfo
 from rafka.protocol.messages.control import LeaderAndIsrPartitionState
 from rafka.protocol.messages.fetch import (
     CONSUMER_REPLICA_ID,
@@ -59,6 +63,8 @@ logger = logging.getLogger(__name__)
 HOUSEKEEPING_TICK_S = 1.0
 SLOW_PRODUCE_S = 2.0
 """An acks=all produce parked longer than this is written to the state-change log."""
+QUOTA_TIMEOUT_S = 5.0
+"""Longest a throttled fetch waits for its broker's quota answer before going ahead unthrottled."""
 # Handler threads: each request parked in a purgatory holds one (consumers' long polls, acks=all
 # produces); a request finding none free waits for one to return. Followers' fetches and the
 # controller's requests have thread pools of their own, so parked produces can never hold every
@@ -105,6 +111,7 @@ class PartitionReplica:
         self.produce_waiters: Purgatory[Errors] = Purgatory("produce", self._lock)
         self.fetch_waiters: Purgatory[bool] = Purgatory("fetch", self._lock)
         self._fetcher: _Fetcher | None = None
+        self._broker: Any = None
         # Wall-clock ms this replica last became leader (-1: never), for recovery timelines.
         self._leader_since_ms = -1
         self._stopped = threading.Event()
@@ -244,21 +251,67 @@ class PartitionReplica:
             return partition.produce_response(info, error)
 
     def fetch(self, request: FetchRequest) -> FetchResponse:
-        """Read for a consumer or follower; with nothing to return, wait up to ``max_wait_ms``."""
+        """Read for a consumer or follower; with nothing to return, wait up to ``max_wait_ms``.
+
+        A throttled follower reads at most what this broker's leader replication quota allows;
+        over the quota it gets no records, answered when the quota may allow more (at most
+        ``max_wait_ms`` later), as Kafka's DelayedFetch leaves throttled partitions out.
+        """
+        throttle = None
+        if request.replica_id != CONSUMER_REPLICA_ID:
+            with self._lock:
+                throttled = self.partition.leader_throttles(request.replica_id)
+            if throttled:
+                throttle = self._ask_quota(QuotaType.LEADER, request.max_bytes)
+        limit = None if throttle is None else throttle.max_bytes
         with self._lock:
             partition = self.partition
-            response = partition.read(request)
+            response = partition.read(request, limit)
             if request.replica_id != CONSUMER_REPLICA_ID:
                 self._partition_changed()
                 new_isr = partition.isr_to_expand()
                 if new_isr is not None:
                     self._start_isr_change(new_isr)
-            if partition.answered_at_once(request, response):
-                return response
-            self.fetch_waiters.wait(
-                lambda: partition.fetch_ready(request), request.max_wait_ms / 1000, lambda: False
+            if throttle is not None and not throttle.allowed:
+                wait_s = min(throttle.wait_s, request.max_wait_ms / 1000)
+                self.fetch_waiters.wait(partition.stopped_leading, wait_s, lambda: False)
+                return partition.read(request, 0)
+            if not partition.answered_at_once(request, response):
+                self.fetch_waiters.wait(
+                    lambda: partition.fetch_ready(request),
+                    request.max_wait_ms / 1000,
+                    lambda: False,
+                )
+                response = partition.read(request, limit)
+        if throttle is not None:
+            self._record_quota(QuotaType.LEADER, len(response.records))
+        return response
+
+    def _ask_quota(self, kind: QuotaType, max_bytes: int) -> Throttle | None:
+        """This broker's replication quota's answer for a throttled fetch of up to ``max_bytes``;
+        None (go ahead unthrottled) if the broker does not answer."""
+        try:
+            if self._broker is None:
+                self._broker = ray.get_actor(
+                    names.broker_actor_name(self.partition.broker_id), namespace=self.namespace
+                )
+            return cast(
+                Throttle,
+                ray.get(
+                    self._broker.replication_throttle.remote(kind, max_bytes),
+                    timeout=QUOTA_TIMEOUT_S,
+                ),
             )
-            return partition.read(request)
+        except _LEADER_UNREACHABLE as exc:
+            logger.warning("%s: no %s quota answer: %s", self.partition.name, kind.value, exc)
+            self._broker = None
+            return None
+
+    def _record_quota(self, kind: QuotaType, nbytes: int) -> None:
+        """Count bytes a throttled fetch moved against this broker's quota (not waited for)."""
+        broker = self._broker
+        if nbytes and broker is not None:
+            broker.record_replication.remote(kind, nbytes)
 
     def _partition_changed(self) -> None:
         """Wake what waits here: followers on new data, acks=all and consumers on the HW."""
@@ -288,6 +341,12 @@ class PartitionReplica:
                 "log_dir": str(self.log.directory),
                 "leader_since_ms": self._leader_since_ms,
             }
+
+    @ray.method(concurrency_group="control")
+    def log_dir_info(self) -> ReplicaLogDirInfo:
+        """This replica's size on disk and offset lag, for DescribeLogDirs."""
+        with self._lock:
+            return self.partition.log_dir_info()
 
     @ray.method(concurrency_group="control")
     def ping(self) -> str:
@@ -323,11 +382,19 @@ class PartitionReplica:
             with self._lock:
                 if not self._following(fetcher):
                     return
+                throttled = truncated and partition.follower_throttled()
                 request = partition.follower_fetch_request(
                     config.replica_fetch_max_bytes,
                     config.replica_fetch_wait_max_ms,
                     config.replica_fetch_min_bytes,
                 )
+            throttle = self._ask_quota(QuotaType.FOLLOWER, request.max_bytes) if throttled else None
+            if throttle is not None:
+                if not throttle.allowed:
+                    # Over the follower quota: this partition sits the fetch out.
+                    fetcher.stopped.wait(throttle.wait_s)
+                    continue
+                request = dataclasses.replace(request, max_bytes=throttle.max_bytes)
             try:
                 if leader is None:
                     leader = ray.get_actor(leader_name, namespace=self.namespace)
@@ -350,6 +417,8 @@ class PartitionReplica:
                 leader = None
                 fetcher.stopped.wait(backoff)
                 continue
+            if throttle is not None:
+                self._record_quota(QuotaType.FOLLOWER, len(response.records))
             with self._lock:
                 if not self._following(fetcher):
                     return

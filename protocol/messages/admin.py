@@ -79,7 +79,7 @@ class ElectLeadersResult:
 @dataclass(frozen=True)
 class ReplicaLogDirInfo:
     """One replica's log in a log directory: its size on disk in bytes and how far its end offset
-    is behind the leader's high watermark (0 for a leader)."""
+    is behind the leader's (as the replica last heard from its leader; 0 for a leader)."""
 
     size: int
     offset_lag: int

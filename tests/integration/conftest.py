@@ -138,6 +138,7 @@ _MODULE_ORDER = (
     "test_topic_configs",
     "test_partition_reassignment",
     "test_reassign_partitions_cli",
+    "test_replication_throttle",
     "test_readme",
     "test_examples",
 )

@@ -30,7 +30,15 @@ APPEND, SUBTRACT = AlterConfigOpType.APPEND, AlterConfigOpType.SUBTRACT
 
 def test_every_topic_config_has_a_broker_synonym_that_is_a_dynamic_broker_config() -> None:
     assert set(TOPIC_CONFIGS) == {f.name.replace("_", ".") for f in dataclasses.fields(LogConfig)}
+    # KIP-73's throttled-replica lists are topic-only in Kafka: they have no broker synonym.
+    throttle_lists = {
+        "leader.replication.throttled.replicas",
+        "follower.replication.throttled.replicas",
+    }
+    assert {n for n, d in TOPIC_CONFIGS.items() if d.broker_name is None} == throttle_lists
     for name, definition in TOPIC_CONFIGS.items():
+        if name in throttle_lists:
+            continue
         assert definition.broker_name == TOPIC_TO_BROKER[name]
         assert BROKER_CONFIGS[TOPIC_TO_BROKER[name]].dynamic
     assert not BROKER_CONFIGS["auto.create.topics.enable"].dynamic
@@ -166,3 +174,73 @@ def test_describe_of_a_broker_marks_static_only_configs_read_only() -> None:
     assert entries["num.partitions"].read_only
     assert not entries["min.insync.replicas"].read_only
     assert entries["auto.create.topics.enable"].value == "true"
+
+
+def test_replication_throttle_configs_are_validated_and_written_canonically() -> None:
+    assert validate_topic_config(
+        {
+            "leader.replication.throttled.replicas": "1:2, 0:1",
+            "follower.replication.throttled.replicas": "*",
+        }
+    ) == {
+        "leader.replication.throttled.replicas": "0:1,1:2",
+        "follower.replication.throttled.replicas": "*",
+    }
+    assert validate_broker_config(
+        {"leader.replication.throttled.rate": "200000", "follower.replication.throttled.rate": 1}
+    ) == {"leader.replication.throttled.rate": "200000", "follower.replication.throttled.rate": "1"}
+
+
+@pytest.mark.parametrize(
+    ("config", "value"),
+    [
+        ("leader.replication.throttled.replicas", "0-1"),
+        ("follower.replication.throttled.replicas", "x:1"),
+    ],
+)
+def test_a_bad_throttled_replicas_list_is_invalid_config_naming_it(config: str, value: str) -> None:
+    with pytest.raises(InvalidConfigError, match=rf"{config}='{value}'"):
+        validate_topic_config({config: value})
+
+
+@pytest.mark.parametrize("value", ["-1", "fast"])
+def test_a_bad_throttled_rate_is_invalid_config_naming_it(value: str) -> None:
+    with pytest.raises(InvalidConfigError, match=rf"follower.replication.throttled.rate='{value}'"):
+        validate_broker_config({"follower.replication.throttled.rate": value})
+
+
+def test_replica_lists_take_appends_and_subtracts() -> None:
+    name = "follower.replication.throttled.replicas"
+    added = apply_ops({name: "0:1"}, {name: AlterConfigOp(APPEND, "1:2,0:1")}, {})
+    assert validate_topic_config(added) == {name: "0:1,1:2"}
+    assert apply_ops(added, {name: AlterConfigOp(SUBTRACT, "0:1")}, {}) == {name: "1:2"}
+
+
+def test_throttled_replicas_describe_as_topic_configs_without_a_broker_level() -> None:
+    name = "leader.replication.throttled.replicas"
+    entries = {e.name: e for e in describe_topic_configs(BrokerConfig(), DynamicOverrides(), {})}
+    assert (entries[name].value, entries[name].source) == ("", ConfigSource.DEFAULT_CONFIG)
+    assert [(s.name, s.source) for s in entries[name].synonyms] == [
+        (name, ConfigSource.DEFAULT_CONFIG)
+    ]
+    entries = {
+        e.name: e for e in describe_topic_configs(BrokerConfig(), DynamicOverrides(), {name: "*"})
+    }
+    assert (entries[name].value, entries[name].source) == ("*", ConfigSource.TOPIC_CONFIG)
+
+
+def test_a_brokers_throttled_rates_are_dynamic_and_unlimited_by_default() -> None:
+    for name in ("leader.replication.throttled.rate", "follower.replication.throttled.rate"):
+        assert BROKER_CONFIGS[name].dynamic
+    entries = {
+        e.name: e
+        for e in describe_broker_configs(
+            BrokerConfig(),
+            DynamicOverrides(broker={"follower.replication.throttled.rate": "200000"}),
+        )
+    }
+    assert entries["leader.replication.throttled.rate"].value == str((1 << 63) - 1)
+    assert (
+        entries["follower.replication.throttled.rate"].value,
+        entries["follower.replication.throttled.rate"].source,
+    ) == ("200000", ConfigSource.DYNAMIC_BROKER_CONFIG)
