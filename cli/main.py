@@ -10,6 +10,7 @@ rafka groups --describe --group G
 rafka groups --reset-offsets --group G --all-topics --to-earliest --execute
 rafka produce --topic T            rafka consume --topic T --from-beginning
 rafka perf produce --topic T --num-records 1000000 --record-size 100 --throughput -1
+rafka preferred-replica-election [--path-to-json-file partitions.json]
 rafka replica-verification --topic-white-list 'orders.*' [--report-interval-ms 30000]
 rafka state-change-log-merger --logs-regex 'rafka-data/.*/state-change.log.*' --topic T
 """
@@ -28,6 +29,7 @@ from rafka.cli import (
     console,
     groups,
     perf,
+    preferred_replica_election,
     quiet,
     replica_verification,
     state_change_merger,
@@ -95,6 +97,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     console.add_consume_arguments(sub.add_parser("consume", help="console consumer"))
     perf.add_arguments(sub.add_parser("perf", help="producer and consumer performance tests"))
+    preferred_replica_election.add_arguments(
+        sub.add_parser(
+            "preferred-replica-election",
+            help="move leadership back to each partition's preferred replica",
+        )
+    )
     replica_verification.add_arguments(
         sub.add_parser(
             "replica-verification",
@@ -166,6 +174,13 @@ def run(args: argparse.Namespace) -> int:
 
         groups.check(args)
         return groups.run(
+            args, Admin(namespace=args.namespace, connect_timeout_ms=CONNECT_TIMEOUT_MS)
+        )
+    if args.command == "preferred-replica-election":
+        from rafka.clients.admin import Admin
+
+        preferred_replica_election.check(args)
+        return preferred_replica_election.run(
             args, Admin(namespace=args.namespace, connect_timeout_ms=CONNECT_TIMEOUT_MS)
         )
     if args.command == "produce":

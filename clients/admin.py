@@ -1,6 +1,6 @@
 """The admin client: create, grow, delete, list and describe topics; look up offsets; describe the
-cluster; manage consumer groups (the group operations live in ``group_admin``) and dynamic configs
-(``config_admin``).
+cluster; manage consumer groups (the group operations live in ``group_admin``), dynamic configs
+(``config_admin``) and leader elections (``leader_admin``).
 
 Requests go to the active controller actor (found through any broker's metadata), which validates
 them and writes ZooKeeper; ``create_topic`` and ``create_partitions`` then wait until every
@@ -18,6 +18,7 @@ from rafka.clients.config import CONNECT_TIMEOUT_MS
 from rafka.clients.config_admin import ConfigAdminMixin
 from rafka.clients.fetcher import list_offsets
 from rafka.clients.group_admin import GroupAdminMixin
+from rafka.clients.leader_admin import LeaderAdminMixin
 from rafka.clients.records import OffsetAndTimestamp
 from rafka.clients.transport import Transport, TransportError
 from rafka.protocol.errors import Errors
@@ -53,7 +54,7 @@ class ClusterDescription:
     brokers: tuple[BrokerMetadata, ...]
 
 
-class Admin(GroupAdminMixin, ConfigAdminMixin):
+class Admin(GroupAdminMixin, ConfigAdminMixin, LeaderAdminMixin):
     """Topic, cluster and consumer-group administration (kafka-python's KafkaAdminClient,
     trimmed)."""
 

@@ -17,6 +17,7 @@ from rafka.protocol.messages.admin import (
     CreatePartitionsResult,
     CreateTopicResult,
     DeleteTopicResult,
+    ElectLeadersResult,
 )
 from rafka.protocol.messages.control import (
     LeaderAndIsrRequest,
@@ -82,6 +83,14 @@ class DeleteTopicZnodes:
     epoch_zk_version: int
 
 
+@dataclass(frozen=True)
+class ClearPreferredReplicaElection:
+    """Delete ``/admin/preferred_replica_election`` once its elections ran, fenced by the
+    controller epoch (a missing node is no conflict to act on)."""
+
+    epoch_zk_version: int
+
+
 ZkWrite = (
     CreatePartitionState
     | UpdatePartitionState
@@ -89,6 +98,7 @@ ZkWrite = (
     | AddPartitions
     | QueueTopicDeletion
     | DeleteTopicZnodes
+    | ClearPreferredReplicaElection
 )
 
 # ---------------------------------------------------------------------- requests and replies
@@ -139,7 +149,21 @@ class DeleteTopicsReply:
     results: tuple[DeleteTopicResult, ...]
 
 
-Reply = CreateTopicsReply | CreatePartitionsReply | ControlledShutdownReply | DeleteTopicsReply
+@dataclass(frozen=True)
+class ElectLeadersReply:
+    """Answer to ``ElectLeaders``: one result per partition, in request order."""
+
+    request_id: int
+    results: tuple[tuple[TopicPartition, ElectLeadersResult], ...]
+
+
+Reply = (
+    CreateTopicsReply
+    | CreatePartitionsReply
+    | ControlledShutdownReply
+    | DeleteTopicsReply
+    | ElectLeadersReply
+)
 
 
 @dataclass(frozen=True)
