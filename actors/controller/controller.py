@@ -193,7 +193,7 @@ class Controller:
         self, election_type: ElectionType, partitions: list[TopicPartition] | None
     ) -> list[tuple[TopicPartition, ElectLeadersResult]]:
         """Elect the preferred (or an unclean) leader of each partition, every partition if None;
-        one result per partition, NOT_CONTROLLER if inactive. Answered once the brokers have
+        one result per partition; raises NOT_CONTROLLER if inactive. Answered once the brokers have
         answered the LeaderAndIsr requests that moved leadership, so clients find the new leaders
         at once."""
         wanted = None if partitions is None else tuple(TopicPartition(*tp) for tp in partitions)
@@ -201,6 +201,8 @@ class Controller:
             lambda request_id: ElectLeaders(request_id, election_type, wanted)
         )
         assert isinstance(reply, ElectLeadersReply)
+        if reply.error is not Errors.NONE:
+            raise reply.error.exception(f"broker {self.broker_id} is not the controller")
         if answers:
             await asyncio.wait(answers, timeout=self.config.zookeeper_session_timeout_ms / 1000)
         return list(reply.results)

@@ -151,10 +151,12 @@ class DeleteTopicsReply:
 
 @dataclass(frozen=True)
 class ElectLeadersReply:
-    """Answer to ``ElectLeaders``: one result per partition, in request order."""
+    """Answer to ``ElectLeaders``: one result per partition, in request order, and the error of the
+    whole request (NOT_CONTROLLER from a controller that is not active)."""
 
     request_id: int
     results: tuple[tuple[TopicPartition, ElectLeadersResult], ...]
+    error: Errors = Errors.NONE
 
 
 Reply = (

@@ -20,12 +20,13 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from rafka.actors.controller.context import ControllerContext
 from rafka.actors.controller.effects import (
     ClearPreferredReplicaElection,
     ElectLeadersReply,
     UpdatePartitionState,
 )
-from rafka.actors.controller.election import offline_leader, preferred_leader
+from rafka.actors.controller.election import LeaderAndIsr, offline_leader, preferred_leader
 from rafka.actors.controller.events import (
     ElectLeaders,
     LeaderImbalanceCheck,
@@ -110,7 +111,8 @@ class PreferredElection(OperationRunner):
             moved = ElectLeadersResult(
                 Errors.NOT_CONTROLLER, f"broker {self.broker_id} is not the controller"
             )
-            self._reply(ElectLeadersReply(event.request_id, _each(event.partitions or (), moved)))
+            refused = tuple((tp, moved) for tp in event.partitions or ())
+            self._reply(ElectLeadersReply(event.request_id, refused, Errors.NOT_CONTROLLER))
             return
         partitions = tuple(self.ctx.partitions()) if event.partitions is None else event.partitions
         results: Results = {}
@@ -197,14 +199,7 @@ class PreferredElection(OperationRunner):
                 )
                 return None
             before[tp] = current
-            new = LeaderIsrAndEpoch(
-                decision.leader,
-                current.leader_epoch + 1,
-                decision.isr,
-                ctx.epoch,
-                current.zk_version,
-            )
-            return UpdatePartitionState(tp, new, ctx.epoch_zk_version)
+            return _elected(tp, current, decision, ctx)
 
         def written(tp: TopicPartition, write: PartitionWrite) -> None:
             old, new = before[tp], write.state
@@ -244,14 +239,7 @@ class PreferredElection(OperationRunner):
                 )
                 return None
             previous[tp] = ctx.partition_states.get(tp, PartitionState.OFFLINE_PARTITION)
-            new = LeaderIsrAndEpoch(
-                decision.leader,
-                current.leader_epoch + 1,
-                decision.isr,
-                ctx.epoch,
-                current.zk_version,
-            )
-            return UpdatePartitionState(tp, new, ctx.epoch_zk_version)
+            return _elected(tp, current, decision, ctx)
 
         def written(tp: TopicPartition, write: PartitionWrite) -> None:
             results[tp] = ElectLeadersResult(Errors.NONE)
@@ -303,7 +291,11 @@ class PreferredElection(OperationRunner):
         return current
 
 
-def _each(
-    partitions: Sequence[TopicPartition], result: ElectLeadersResult
-) -> tuple[tuple[TopicPartition, ElectLeadersResult], ...]:
-    return tuple((tp, result) for tp in partitions)
+def _elected(
+    tp: TopicPartition, current: LeaderIsrAndEpoch, decision: LeaderAndIsr, ctx: ControllerContext
+) -> UpdatePartitionState:
+    """The conditional write making ``decision`` ``tp``'s leadership, with a bumped leader epoch."""
+    new = LeaderIsrAndEpoch(
+        decision.leader, current.leader_epoch + 1, decision.isr, ctx.epoch, current.zk_version
+    )
+    return UpdatePartitionState(tp, new, ctx.epoch_zk_version)

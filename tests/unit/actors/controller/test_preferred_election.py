@@ -257,10 +257,12 @@ def test_a_state_changed_meanwhile_is_decided_again_from_the_fresh_znode(
 
 
 def test_an_inactive_controller_answers_not_controller(zk: FakeZk) -> None:
-    run = drive(
-        ControllerCore(0, LogConfig()), zk, ElectLeaders(1, ElectionType.PREFERRED, (tp(0),))
-    )
+    inactive = ControllerCore(0, LogConfig())
+    run = drive(inactive, zk, ElectLeaders(1, ElectionType.PREFERRED, (tp(0),)))
     assert run.results()[tp(0)].error is Errors.NOT_CONTROLLER
+    (everything,) = drive(inactive, zk, ElectLeaders(2, ElectionType.PREFERRED, None)).replies
+    assert isinstance(everything, ElectLeadersReply)
+    assert everything.error is Errors.NOT_CONTROLLER and everything.results == ()
 
 
 def test_a_controller_that_moves_mid_election_answers_not_controller(
