@@ -134,7 +134,7 @@ def wait_in_sync(admin: Admin, brokers: set[int]) -> None:
             for p in admin.describe_topic(TOPIC).partitions
         )
 
-    wait_until(in_sync, 90, f"brokers {sorted(brokers)} to rejoin the ISRs")
+    wait_until(in_sync, 180, f"brokers {sorted(brokers)} to rejoin the ISRs")
 
 
 def run_tool(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
