@@ -1,12 +1,14 @@
-"""Topic growth benchmark: how long adding 100 partitions of replication factor 3 takes.
+"""Topic growth benchmark: how long adding 100 partitions to a topic on 3 brokers takes.
 
-A topic of one partition on 3 brokers grows to 101 partitions. The figure runs from the
-``create_partitions`` call until the leader replica of every new partition has taken the leader
-role; the time ``create_partitions`` itself took (it returns once every broker's metadata names a
-leader for each new partition) is shown beside it. Every replica is a process, so this is mostly the
-time to start 300 replica actors on the machine.
+A topic of one partition on 3 brokers grows to 101 partitions, of replication factor 1 unless
+``--replication-factor`` says otherwise (300 idle replica processes alone need more than 2
+cores). The figure runs from the ``create_partitions`` call until the leader replica of every new
+partition has taken the leader role; the time ``create_partitions`` itself took (it returns once
+every broker's metadata names a leader for each new partition) is shown beside it. Every replica is
+a process, so this is mostly the time to start that many replica actors on the machine.
 
-Run standalone: ``.venv/bin/python bench/topic_partitions.py [--partitions N]`` (default 100).
+Run standalone: ``.venv/bin/python bench/topic_partitions.py [--partitions N]
+[--replication-factor R]`` (defaults 100 and 1).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from rafka.protocol.types import NewPartitions
 
 NAMESPACE = "rafka-bench-partitions"
 ADDED = 100
-REPLICATION_FACTOR = 3
+REPLICATION_FACTOR = 1
 TOPIC = "grown"
 
 
@@ -48,12 +50,12 @@ def _leaders_acting(leaders: dict[int, int], timeout_s: float = 1800.0) -> None:
         time.sleep(0.05)
 
 
-def run(added: int = ADDED) -> list[tuple[str, ...]]:
+def run(added: int = ADDED, replication: int = REPLICATION_FACTOR) -> list[tuple[str, ...]]:
     """One row: what, time until every new leader acts, time create_partitions took."""
     with tempfile.TemporaryDirectory(prefix="rafka-bench-partitions-") as data_dir:
         with LocalCluster(brokers=3, data_dir=data_dir, namespace=NAMESPACE) as cluster:
             admin = cluster.admin(request_timeout_ms=1_800_000)
-            admin.create_topic(TOPIC, 1, REPLICATION_FACTOR)
+            admin.create_topic(TOPIC, 1, replication)
             started = time.monotonic()
             admin.create_partitions({TOPIC: NewPartitions(1 + added)})
             returned = time.monotonic() - started
@@ -62,7 +64,7 @@ def run(added: int = ADDED) -> list[tuple[str, ...]]:
             acting = time.monotonic() - started
     return [
         (
-            f"add {added} partitions (RF {REPLICATION_FACTOR}) to a topic on 3 brokers",
+            f"add {added} partitions (RF {replication}) to a topic on 3 brokers",
             f"{acting:.1f} s",
             f"{returned:.1f} s",
         )
@@ -76,11 +78,18 @@ def main() -> None:
     """Print the row as a Markdown table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--partitions", type=int, default=ADDED, help="partitions to add")
-    added = parser.parse_args().partitions
+    parser.add_argument(
+        "--replication-factor", type=int, default=REPLICATION_FACTOR, help="of the topic"
+    )
+    args = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from run import print_table
 
-    print_table(f"Adding partitions ({added}, RF {REPLICATION_FACTOR})", HEADER, run(added))
+    print_table(
+        f"Adding partitions ({args.partitions}, RF {args.replication_factor})",
+        HEADER,
+        run(args.partitions, args.replication_factor),
+    )
 
 
 if __name__ == "__main__":

@@ -80,8 +80,9 @@ def format_entry(entry: ConfigEntry) -> str:
     return f"  {entry.name}={entry.value} sensitive=false synonyms={{{synonyms}}}"
 
 
-def _overridden(entry: ConfigEntry, resource: ConfigResource) -> bool:
-    """Whether ``entry`` is set at the resource's own level (listed without --all)."""
+def is_overridden(entry: ConfigEntry, resource: ConfigResource) -> bool:
+    """Whether ``entry`` is set at the resource's own level (listed without --all): a topic
+    override, or a dynamic override of that broker (or of the default, for the default)."""
     if resource.resource_type is ConfigResourceType.TOPIC:
         return entry.source is ConfigSource.TOPIC_CONFIG
     own = (
@@ -96,7 +97,7 @@ def describe(args: argparse.Namespace, admin: Admin) -> str:
     """kafka-configs --describe output for one entity."""
     resource = _resource(args)
     (result,) = admin.describe_configs([resource])
-    entries = [e for e in result.entries if args.all or _overridden(e, resource)]
+    entries = [e for e in result.entries if args.all or is_overridden(e, resource)]
     if resource.is_default_broker:
         heading = "Default configs for brokers in the cluster are:"
     else:

@@ -11,6 +11,9 @@ rafka groups --reset-offsets --group G --all-topics --to-earliest --execute
 rafka produce --topic T            rafka consume --topic T --from-beginning
 rafka perf produce --topic T --num-records 1000000 --record-size 100 --throughput -1
 rafka preferred-replica-election [--path-to-json-file partitions.json]
+rafka reassign-partitions --generate --topics-to-move-json-file F --broker-list 4,5,6
+rafka reassign-partitions --execute --reassignment-json-file F [--throttle 10000000]
+rafka reassign-partitions --verify --reassignment-json-file F [--wait]
 rafka replica-verification --topic-white-list 'orders.*' [--report-interval-ms 30000]
 rafka state-change-log-merger --logs-regex 'rafka-data/.*/state-change.log.*' --topic T
 """
@@ -22,6 +25,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import cast
 
 from rafka.actors.names import DEFAULT_NAMESPACE
 from rafka.cli import (
@@ -31,6 +35,7 @@ from rafka.cli import (
     perf,
     preferred_replica_election,
     quiet,
+    reassign_partitions,
     replica_verification,
     state_change_merger,
     topics,
@@ -101,6 +106,12 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_parser(
             "preferred-replica-election",
             help="move leadership back to each partition's preferred replica",
+        )
+    )
+    reassign_partitions.add_arguments(
+        sub.add_parser(
+            "reassign-partitions",
+            help="move partition replicas to other brokers: generate, execute and verify a plan",
         )
     )
     replica_verification.add_arguments(
@@ -187,6 +198,12 @@ def run(args: argparse.Namespace) -> int:
         return console.produce(args, args.namespace)
     if args.command == "consume":
         return console.consume(args, args.namespace)
+    if args.command == "reassign-partitions":
+        from rafka.clients.admin import Admin
+
+        reassign_partitions.check(args)  # the files too, before connecting
+        admin = Admin(namespace=args.namespace, connect_timeout_ms=CONNECT_TIMEOUT_MS)
+        return reassign_partitions.run(args, cast(reassign_partitions.ReassignmentAdmin, admin))
     if args.command == "replica-verification":
         from rafka.cli.replica_reader import RayReplicaSource
         from rafka.clients.admin import Admin

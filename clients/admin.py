@@ -1,6 +1,7 @@
 """The admin client: create, grow, delete, list and describe topics; look up offsets; describe the
 cluster; manage consumer groups (the group operations live in ``group_admin``), dynamic configs
-(``config_admin``) and leader elections (``leader_admin``).
+(``config_admin``), partition reassignments (``reassignment_admin``) and leader elections
+(``leader_admin``).
 
 Requests go to the active controller actor (found through any broker's metadata), which validates
 them and writes ZooKeeper; ``create_topic`` and ``create_partitions`` then wait until every
@@ -19,6 +20,7 @@ from rafka.clients.config_admin import ConfigAdminMixin
 from rafka.clients.fetcher import list_offsets
 from rafka.clients.group_admin import GroupAdminMixin
 from rafka.clients.leader_admin import LeaderAdminMixin
+from rafka.clients.reassignment_admin import ReassignmentAdminMixin
 from rafka.clients.records import OffsetAndTimestamp
 from rafka.clients.transport import Transport, TransportError
 from rafka.protocol.errors import Errors
@@ -54,7 +56,7 @@ class ClusterDescription:
     brokers: tuple[BrokerMetadata, ...]
 
 
-class Admin(GroupAdminMixin, ConfigAdminMixin, LeaderAdminMixin):
+class Admin(GroupAdminMixin, ConfigAdminMixin, ReassignmentAdminMixin, LeaderAdminMixin):
     """Topic, cluster and consumer-group administration (kafka-python's KafkaAdminClient,
     trimmed)."""
 
@@ -145,8 +147,8 @@ class Admin(GroupAdminMixin, ConfigAdminMixin, LeaderAdminMixin):
             )
 
     def _ask_controller(self, method: str, timeout_s: float, *request: object) -> None:
-        """Send a topic request to the active controller, again if it moved; raise the first
-        topic's error."""
+        """Send a topic (or reassignment) request to the active controller, again if it moved;
+        raise the first topic's (or partition's) error."""
 
         def attempt() -> (
             list[CreateTopicResult | CreatePartitionsResult | DeleteTopicResult] | None

@@ -25,6 +25,7 @@ from rafka.clients.transport import (
 from rafka.protocol.errors import (
     Errors,
     KafkaTimeoutError,
+    RafkaError,
     UnknownTopicOrPartitionError,
 )
 from rafka.protocol.messages.groups import FindCoordinatorResponse
@@ -37,6 +38,7 @@ from rafka.protocol.messages.metadata import (
 
 # A broker briefed on a new topic may answer a loaded machine's metadata request well after the
 # others; a shorter grace made a topic created a moment ago read as unknown.
+METADATA_RETRY_BACKOFF_S = 0.05
 METADATA_GRACE_S = 2.0
 COORDINATOR_MOVING = frozenset(
     {Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE, Errors.COORDINATOR_LOAD_IN_PROGRESS}
@@ -258,6 +260,23 @@ class ClusterConnection:
                 raise found.error.exception(f"topic {topic!r}: {found.error.message}")
             return found
         return cached
+
+    def topic_once_created(self, topic: str, timeout_s: float) -> TopicMetadata:
+        """Fresh metadata of a topic, waiting up to ``timeout_s`` while the answer is retriable (a
+        topic being auto-created answers LEADER_NOT_AVAILABLE until it has leaders). An unknown
+        topic fails at once, which is clearer than Kafka's timeout."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                return self.topic(topic, refresh=True)
+            except RafkaError as exc:
+                if (
+                    isinstance(exc, UnknownTopicOrPartitionError)
+                    or not exc.retriable
+                    or time.monotonic() > deadline
+                ):
+                    raise
+                time.sleep(METADATA_RETRY_BACKOFF_S)
 
     def partition(self, topic: str, partition: int, refresh: bool = False) -> PartitionMetadata:
         """Metadata of one partition."""

@@ -128,11 +128,15 @@ class Consumer:
     # ------------------------------------------------------------------ assignment
 
     def assign(self, partitions: Iterable[TopicPartition]) -> None:
-        """Consume exactly these partitions (UNKNOWN_TOPIC_OR_PARTITION if one does not exist)."""
+        """Consume exactly these partitions (UNKNOWN_TOPIC_OR_PARTITION if one does not exist; a
+        topic being auto-created is waited for up to ``request_timeout_ms``)."""
         wanted = [TopicPartition(*tp) for tp in partitions]
         if wanted:
             # One fresh look-up for all the topics, then each partition is checked against it.
-            self._cluster.refresh_metadata(sorted({tp.topic for tp in wanted}))
+            response = self._cluster.refresh_metadata(sorted({tp.topic for tp in wanted}))
+            for topic in response.topics:
+                if topic.error is not Errors.NONE:
+                    self._cluster.topic_once_created(topic.name, self._cluster.request_timeout_s)
         for tp in wanted:
             self._cluster.partition(tp.topic, tp.partition)
         removed = set(self._assignment) - set(wanted)

@@ -49,7 +49,6 @@ from rafka.protocol.records.compression import Compression
 from rafka.protocol.types import TopicPartition, now_ms
 
 logger = logging.getLogger(__name__)
-METADATA_RETRY_BACKOFF_S = 0.05
 # A produce request unanswered this long makes the sender ask whether its partition's leader moved:
 # a leader that froze (a paused process, a lost node not yet noticed by Ray) answers nothing, and
 # waiting for it would keep the partition unavailable after a new leader has taken over.
@@ -255,21 +254,7 @@ class Producer:
         partition has no leader: records without a key go only to partitions with a leader, and a
         partition leaderless at one look must not stay without records once it has one again.
         """
-        # A topic being auto-created answers LEADER_NOT_AVAILABLE until it has leaders: wait for it
-        # up to max_block_ms. An unknown topic fails at once, which is clearer than Kafka's timeout.
-        deadline = time.monotonic() + self.max_block_s
-        while True:
-            try:
-                metadata = self._cluster.topic(topic, refresh=True)
-                break
-            except RafkaError as exc:
-                if (
-                    isinstance(exc, UnknownTopicOrPartitionError)
-                    or not exc.retriable
-                    or time.monotonic() > deadline
-                ):
-                    raise
-                time.sleep(METADATA_RETRY_BACKOFF_S)
+        metadata = self._cluster.topic_once_created(topic, self.max_block_s)
         count = len(metadata.partitions)
         available = [p.partition for p in metadata.partitions if p.leader >= 0]
         max_age_s = self.metadata_max_age_s if len(available) == count else self.retry_backoff_s

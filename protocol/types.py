@@ -67,11 +67,14 @@ class NewPartitions:
 class ReplicaPlacement:
     """How the controller places replicas it assigns itself (Kafka's ``AdminUtils`` options).
 
-    ``rack_aware=False`` ignores brokers' racks (kafka-topics' ``--disable-rack-aware``); a fixed
-    ``start_index`` and ``replica_shift`` replace the random ones, making the layout reproducible.
+    ``rack_aware=False`` ignores brokers' racks (kafka-topics' ``--disable-rack-aware``);
+    ``racks_if_all`` uses them only when every live broker has one (Kafka's ``RackAwareMode.Safe``,
+    which auto-created topics use); a fixed ``start_index`` and ``replica_shift`` replace the random
+    ones, making the layout reproducible.
     """
 
     rack_aware: bool = True
+    racks_if_all: bool = False
     start_index: int | None = None
     replica_shift: int | None = None
 

@@ -62,7 +62,7 @@ from rafka.protocol.messages.control import (
 )
 from rafka.protocol.messages.groups import FindCoordinatorResponse
 from rafka.protocol.messages.metadata import MetadataRequest, MetadataResponse
-from rafka.protocol.types import NewTopic
+from rafka.protocol.types import NewTopic, ReplicaPlacement
 
 logger = logging.getLogger(__name__)
 
@@ -481,7 +481,8 @@ class Broker:
                             t, self.config.num_partitions, self.config.default_replication_factor
                         )
                         for t in missing
-                    ]
+                    ],
+                    ReplicaPlacement(racks_if_all=True),
                 )
                 return MetadataResponse(
                     brokers=tuple(cache.brokers[b] for b in sorted(cache.brokers)),
@@ -501,7 +502,9 @@ class Broker:
             cluster_id=self.cluster_id,
         )
 
-    async def _create_topics(self, topics: list[NewTopic]) -> list[CreateTopicResult]:
+    async def _create_topics(
+        self, topics: list[NewTopic], placement: ReplicaPlacement | None = None
+    ) -> list[CreateTopicResult]:
         """Ask the controller to create topics; creation is idempotent for our purposes, so an
         unreachable controller or an existing topic is left for the caller's retry to find."""
         try:
@@ -509,7 +512,7 @@ class Broker:
                 names.controller_actor_name(self.metadata_cache.controller_id),
                 namespace=self.namespace,
             )
-            return await controller.create_topics.remote(topics)
+            return await controller.create_topics.remote(topics, placement)
         except (ValueError, ray.exceptions.RayActorError) as exc:
             logger.warning(
                 "broker %d: cannot reach the controller to create %s: %s",

@@ -77,7 +77,7 @@ def new_topic_assignment(
     explicit ``replica_assignments`` checked, else Kafka's placement."""
     if not topic.replica_assignments:
         return assign_replicas(
-            broker_racks(racks, placement.rack_aware),
+            broker_racks(racks, placement.rack_aware, placement.racks_if_all),
             topic.num_partitions,
             topic.replication_factor,
             start_index=placement.start_index,

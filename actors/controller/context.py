@@ -13,6 +13,15 @@ from rafka.actors.zk.data import BrokerRegistration, LeaderIsrAndEpoch
 from rafka.protocol.types import TopicPartition
 
 
+@dataclass(frozen=True)
+class ReassignedPartition:
+    """A partition reassignment in progress: the replicas it started from (OAR) and its target
+    (RAR)."""
+
+    original: tuple[int, ...]
+    target: tuple[int, ...]
+
+
 @dataclass
 class ControllerContext:
     """The controller's view of the cluster."""
@@ -30,6 +39,14 @@ class ControllerContext:
     topics_to_be_deleted: set[str] = field(default_factory=set)
     topics_with_deletion_started: set[str] = field(default_factory=set)
     topics_ineligible_for_deletion: set[str] = field(default_factory=set)
+    partitions_being_reassigned: dict[TopicPartition, ReassignedPartition] = field(
+        default_factory=dict
+    )
+    reassignments_zk_version: int = -1
+    """The version of ``/admin/reassign_partitions`` last read or written (-1: none)."""
+    deletions_awaiting_reassignment: set[str] = field(default_factory=set)
+    """Topics named under ``/admin/delete_topics`` while some of their partitions move: queued
+    once the last of those reassignments completes, as Kafka holds such deletions back."""
 
     def is_queued_for_deletion(self, topic: str) -> bool:
         """Whether ``topic`` is being deleted: no elections, no leadership, no metadata for it."""
@@ -78,6 +95,7 @@ class ControllerContext:
         self.assignments.pop(topic, None)
         self.topic_configs.pop(topic, None)
         self.topics_to_be_deleted.discard(topic)
+        self.deletions_awaiting_reassignment.discard(topic)
         self.topics_with_deletion_started.discard(topic)
         self.topics_ineligible_for_deletion.discard(topic)
         for tp in [tp for tp in self.leadership if tp[0] == topic]:
@@ -86,3 +104,5 @@ class ControllerContext:
             del self.partition_states[tp]
         for key in [key for key in self.replica_states if key[0] == topic]:
             del self.replica_states[key]
+        for tp in [tp for tp in self.partitions_being_reassigned if tp[0] == topic]:
+            del self.partitions_being_reassigned[tp]

@@ -32,6 +32,7 @@ from rafka.actors.controller.channel_manager import ControlAnswer, ControllerCha
 from rafka.actors.controller.core import ControllerCore
 from rafka.actors.controller.effects import (
     AddPartitions,
+    AlterPartitionReassignmentsReply,
     ClearPreferredReplicaElection,
     ControlledShutdownReply,
     ControlRequest,
@@ -43,13 +44,17 @@ from rafka.actors.controller.effects import (
     DeleteTopicZnodes,
     Effects,
     ElectLeadersReply,
+    ListPartitionReassignmentsReply,
     QueueTopicDeletion,
     Reply,
+    SetTopicAssignment,
     UpdatePartitionState,
+    WriteReassignments,
     ZkWrite,
 )
 from rafka.actors.controller.events import (
     ActiveControllerDied,
+    AlterPartitionReassignments,
     BrokerChange,
     BrokerDied,
     BrokersChanged,
@@ -68,6 +73,9 @@ from rafka.actors.controller.events import (
     IsrChanged,
     IsrChangeNotification,
     LeaderImbalanceCheck,
+    ListPartitionReassignments,
+    PartitionReassignmentChange,
+    PartitionReassignmentsChanged,
     PreferredElectionRequested,
     PreferredReplicaElectionChange,
     Reelect,
@@ -101,6 +109,8 @@ from rafka.protocol.messages.admin import (
     CreateTopicResult,
     DeleteTopicResult,
     ElectLeadersResult,
+    PartitionReassignment,
+    ReassignmentResult,
 )
 from rafka.protocol.messages.control import LeaderAndIsrRequest, StopReplicaRequest
 from rafka.protocol.types import (
@@ -174,6 +184,30 @@ class Controller:
         reply, _ = await self._ask(lambda request_id: DeleteTopics(request_id, tuple(topics)))
         assert isinstance(reply, DeleteTopicsReply)
         return list(reply.results)
+
+    async def alter_partition_reassignments(
+        self, reassignments: dict[TopicPartition, tuple[int, ...]]
+    ) -> list[ReassignmentResult]:
+        """Start reassigning partitions to new replicas, all or nothing: one result per partition
+        (NONE when valid; the reassignments started only if every one is NONE), NOT_CONTROLLER if
+        inactive."""
+        requests = tuple((TopicPartition(*tp), tuple(r)) for tp, r in reassignments.items())
+        reply, _ = await self._ask(
+            lambda request_id: AlterPartitionReassignments(request_id, requests)
+        )
+        assert isinstance(reply, AlterPartitionReassignmentsReply)
+        return list(reply.results)
+
+    async def list_partition_reassignments(
+        self, partitions: list[TopicPartition] | None = None
+    ) -> tuple[Errors, dict[TopicPartition, PartitionReassignment]]:
+        """The reassignments in progress (of ``partitions``, or all), or NOT_CONTROLLER."""
+        wanted = None if partitions is None else tuple(TopicPartition(*tp) for tp in partitions)
+        reply, _ = await self._ask(
+            lambda request_id: ListPartitionReassignments(request_id, wanted)
+        )
+        assert isinstance(reply, ListPartitionReassignmentsReply)
+        return reply.error, dict(reply.reassignments)
 
     async def controlled_shutdown(
         self, broker_id: int, timeout_s: float = 30.0
@@ -360,6 +394,9 @@ class Controller:
             case PreferredReplicaElectionChange():
                 if self.core.active:
                     self._read_preferred_replica_election()
+            case PartitionReassignmentChange():
+                if self.core.active:
+                    self._drive(self._read_reassignments())
             case IsrChangeNotification():
                 if self.core.active:
                     watch = self._watcher(IsrChangeNotification())
@@ -449,6 +486,16 @@ class Controller:
                         write.name, dict(write.assignment), write.epoch_zk_version
                     )
                     return ZkWriteSucceeded(write, 0)
+                case SetTopicAssignment():
+                    self.zk.set_topic_assignment(
+                        write.name, dict(write.assignment), write.epoch_zk_version
+                    )
+                    return ZkWriteSucceeded(write, 0)
+                case WriteReassignments():
+                    version = self.zk.write_reassignments(
+                        dict(write.partitions), write.zk_version, write.epoch_zk_version
+                    )
+                    return ZkWriteSucceeded(write, version)
                 case QueueTopicDeletion(name=name):
                     self.zk.queue_topic_deletion(name)
                     return ZkWriteSucceeded(write, 0)
@@ -487,8 +534,14 @@ class Controller:
         self.zk.take_isr_changes(watch=self._watcher(IsrChangeNotification()))
         logger.info("broker %d is controller at epoch %d", self.broker_id, epoch)
         self._drive(ControllerElected(epoch, version, brokers, snapshots, deletions))
-        # A request left behind by the previous controller is resumed.
+        # Resume the reassignments a previous controller left (seed 000's failover steps).
+        self._drive(self._read_reassignments())
+        # A preferred replica election left behind by the previous controller is resumed too.
         self._read_preferred_replica_election()
+
+    def _read_reassignments(self) -> PartitionReassignmentsChanged:
+        partitions, version = self.zk.reassignments(self._watcher(PartitionReassignmentChange()))
+        return PartitionReassignmentsChanged(partitions, version)
 
     def _resign(self) -> None:
         self._drive(Resigned())

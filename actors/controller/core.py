@@ -35,6 +35,7 @@ from rafka.actors.controller.election import (
     offline_leader,
 )
 from rafka.actors.controller.events import (
+    AlterPartitionReassignments,
     BrokerDied,
     BrokersChanged,
     ConfigsChanged,
@@ -49,6 +50,8 @@ from rafka.actors.controller.events import (
     ElectLeaders,
     IsrChanged,
     LeaderImbalanceCheck,
+    ListPartitionReassignments,
+    PartitionReassignmentsChanged,
     PreferredElectionRequested,
     Resigned,
     StopReplicaAnswered,
@@ -60,6 +63,7 @@ from rafka.actors.controller.events import (
 )
 from rafka.actors.controller.operation import PartitionWrite, Step
 from rafka.actors.controller.partition_growth import PartitionGrowth
+from rafka.actors.controller.partition_reassignment import ReassignmentSteps
 from rafka.actors.controller.preferred_election import PreferredElection
 from rafka.actors.controller.replica_assignment import (
     topic_names_collide,
@@ -82,7 +86,7 @@ from rafka.protocol.types import NewTopic, ReplicaPlacement, TopicPartition
 RECENT_RESPONSE_ERRORS = 20
 
 
-class ControllerCore(PartitionGrowth, TopicDeletionSteps, PreferredElection):
+class ControllerCore(PartitionGrowth, TopicDeletionSteps, ReassignmentSteps, PreferredElection):
     """The controller's state machine: the context, and what each event makes it do."""
 
     def __init__(
@@ -123,6 +127,7 @@ class ControllerCore(PartitionGrowth, TopicDeletionSteps, PreferredElection):
             case IsrChanged():
                 if self.active:
                     self._isr_change(event)
+                    self._run(self._continue_reassignments(list(event.states)))
             case ConfigsChanged():
                 self._configs_changed(event)
             case CreateTopics():
@@ -149,6 +154,13 @@ class ControllerCore(PartitionGrowth, TopicDeletionSteps, PreferredElection):
             case LeaderImbalanceCheck():
                 if self.active:
                     self._run(self._check_leader_imbalance(event))
+            case AlterPartitionReassignments():
+                self._run(self._alter_reassignments(event))
+            case ListPartitionReassignments():
+                self._list_reassignments(event)
+            case PartitionReassignmentsChanged():
+                if self.active:
+                    self._run(self._reassignments_changed(event))
             case _:
                 assert_never(event)
         return self._effects()

@@ -18,6 +18,8 @@ from rafka.protocol.messages.admin import (
     CreateTopicResult,
     DeleteTopicResult,
     ElectLeadersResult,
+    PartitionReassignment,
+    ReassignmentResult,
 )
 from rafka.protocol.messages.control import (
     LeaderAndIsrRequest,
@@ -84,6 +86,26 @@ class DeleteTopicZnodes:
 
 
 @dataclass(frozen=True)
+class SetTopicAssignment:
+    """Rewrite an existing topic's assignment znode with reassigned partitions' replicas (fails
+    if the topic is gone)."""
+
+    name: str
+    assignment: tuple[tuple[int, tuple[int, ...]], ...]
+    epoch_zk_version: int
+
+
+@dataclass(frozen=True)
+class WriteReassignments:
+    """Compare-and-set ``/admin/reassign_partitions`` at ``zk_version`` (-1: create it) to the
+    reassignments in progress; with none left, delete it."""
+
+    partitions: tuple[tuple[TopicPartition, tuple[int, ...]], ...]
+    zk_version: int
+    epoch_zk_version: int
+
+
+@dataclass(frozen=True)
 class ClearPreferredReplicaElection:
     """Delete ``/admin/preferred_replica_election`` once its elections ran, fenced by the
     controller epoch (a missing node is no conflict to act on)."""
@@ -98,6 +120,8 @@ ZkWrite = (
     | AddPartitions
     | QueueTopicDeletion
     | DeleteTopicZnodes
+    | SetTopicAssignment
+    | WriteReassignments
     | ClearPreferredReplicaElection
 )
 
@@ -150,6 +174,24 @@ class DeleteTopicsReply:
 
 
 @dataclass(frozen=True)
+class AlterPartitionReassignmentsReply:
+    """Answer to ``AlterPartitionReassignments``: one result per partition, in request order."""
+
+    request_id: int
+    results: tuple[ReassignmentResult, ...]
+
+
+@dataclass(frozen=True)
+class ListPartitionReassignmentsReply:
+    """Answer to ``ListPartitionReassignments``: the reassignments in progress, or
+    NOT_CONTROLLER."""
+
+    request_id: int
+    error: Errors
+    reassignments: tuple[tuple[TopicPartition, PartitionReassignment], ...] = ()
+
+
+@dataclass(frozen=True)
 class ElectLeadersReply:
     """Answer to ``ElectLeaders``: one result per partition, in request order, and the error of the
     whole request (NOT_CONTROLLER from a controller that is not active)."""
@@ -164,6 +206,8 @@ Reply = (
     | CreatePartitionsReply
     | ControlledShutdownReply
     | DeleteTopicsReply
+    | AlterPartitionReassignmentsReply
+    | ListPartitionReassignmentsReply
     | ElectLeadersReply
 )
 

@@ -85,6 +85,11 @@ class ConfigChangeNotification:
 
 
 @dataclass(frozen=True)
+class PartitionReassignmentChange:
+    """``/admin/reassign_partitions`` was created, changed or deleted: re-read it."""
+
+
+@dataclass(frozen=True)
 class PreferredReplicaElectionChange:
     """``/admin/preferred_replica_election`` was created or changed: read the partitions it
     names."""
@@ -101,6 +106,7 @@ Trigger = (
     | IsrChangeNotification
     | TopicDeletionChange
     | ConfigChangeNotification
+    | PartitionReassignmentChange
     | PreferredReplicaElectionChange
 )
 
@@ -233,6 +239,33 @@ class StopReplicaAnswered:
 
 
 @dataclass(frozen=True)
+class PartitionReassignmentsChanged:
+    """``/admin/reassign_partitions`` as read (after a change, or on becoming controller): each
+    partition's target replicas, and the znode's version (-1: there is none)."""
+
+    partitions: Mapping[TopicPartition, tuple[int, ...]]
+    zk_version: int
+
+
+@dataclass(frozen=True)
+class AlterPartitionReassignments:
+    """Admin request: move partitions to new replicas; answered by an
+    ``AlterPartitionReassignmentsReply``."""
+
+    request_id: int
+    reassignments: tuple[tuple[TopicPartition, tuple[int, ...]], ...]
+
+
+@dataclass(frozen=True)
+class ListPartitionReassignments:
+    """Admin request: the reassignments in progress (of ``partitions``, or all if None); answered
+    by a ``ListPartitionReassignmentsReply``."""
+
+    request_id: int
+    partitions: tuple[TopicPartition, ...] | None = None
+
+
+@dataclass(frozen=True)
 class ElectLeaders:
     """Admin request (Kafka's ElectLeaders, KIP-460): elect the preferred or an unclean leader
     of each partition (None: every partition); answered by an ``ElectLeadersReply``."""
@@ -304,6 +337,9 @@ CoreEvent = (
     | DeleteTopics
     | TopicDeletionsChanged
     | StopReplicaAnswered
+    | PartitionReassignmentsChanged
+    | AlterPartitionReassignments
+    | ListPartitionReassignments
     | ZkWriteSucceeded
     | ZkWriteConflict
     | ControllerMoved

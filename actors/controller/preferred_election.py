@@ -147,8 +147,11 @@ class PreferredElection(OperationRunner):
 
     def _check_leader_imbalance(self, event: LeaderImbalanceCheck) -> Step:
         """Kafka's checkAndTriggerAutoLeaderRebalance: per broker past the imbalance threshold,
-        elect the preferred replica of its partitions that can move back to it."""
+        elect the preferred replica of its partitions that can move back to it. Nothing moves
+        while a reassignment runs, as in Kafka: it is about to change the replicas."""
         ctx = self.ctx
+        if ctx.partitions_being_reassigned:
+            return
         leaders = {tp: ctx.leadership[tp].leader for tp in ctx.partitions() if tp in ctx.leadership}
         imbalances = leader_imbalance({tp: ctx.replicas(tp) for tp in leaders}, leaders)
         live = ctx.electable()

@@ -48,16 +48,19 @@ MIXED_RACKS_MESSAGE = (
 )
 
 
-def broker_racks(racks: Mapping[int, str | None], rack_aware: bool = True) -> dict[int, str | None]:
+def broker_racks(
+    racks: Mapping[int, str | None], rack_aware: bool = True, racks_if_all: bool = False
+) -> dict[int, str | None]:
     """The racks placement should use for these brokers, as Kafka's ``getBrokerMetadatas``.
 
     Rack-unaware (``rack_aware=False``, Kafka's ``--disable-rack-aware``) forgets every rack. Else
     the racks are kept, and a broker without one while others have one is
-    INVALID_REPLICA_ASSIGNMENT.
+    INVALID_REPLICA_ASSIGNMENT, unless ``racks_if_all`` (Kafka's ``RackAwareMode.Safe``) asks to
+    forget the racks then.
     """
-    if not rack_aware:
-        return dict.fromkeys(racks)
     missing = sorted(b for b, rack in racks.items() if rack is None)
+    if not rack_aware or (racks_if_all and missing):
+        return dict.fromkeys(racks)
     if missing and len(missing) < len(racks):
         raise Errors.INVALID_REPLICA_ASSIGNMENT.exception(
             MIXED_RACKS_MESSAGE.format(missing=missing)

@@ -51,12 +51,20 @@ class TopicDeletionManager:
         ]
 
     def enqueue(self, topics: Iterable[str]) -> list[str]:
-        """Queue topics for deletion; return the named topics that do not exist (their admin nodes
-        are stale)."""
+        """Queue topics for deletion (a topic with partitions being reassigned waits for them);
+        return the named topics that do not exist (their admin nodes are stale)."""
         unknown = []
         for topic in sorted(set(topics)):
+            moving = [tp for tp in self.ctx.partitions_being_reassigned if tp.topic == topic]
             if topic not in self.ctx.assignments:
                 unknown.append(topic)
+            elif moving:
+                if topic not in self.ctx.deletions_awaiting_reassignment:
+                    self.ctx.deletions_awaiting_reassignment.add(topic)
+                    self.log(
+                        f"deletion of topic {topic} waits for the reassignment of partitions "
+                        f"{sorted(tp.partition for tp in moving)}"
+                    )
             elif topic not in self.ctx.topics_to_be_deleted:
                 self.ctx.topics_to_be_deleted.add(topic)
                 self.log(f"topic {topic} queued for deletion")

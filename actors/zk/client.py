@@ -154,10 +154,60 @@ class ZkClient:
     ) -> None:
         """Rewrite an existing topic's assignment with partitions added, fenced by the controller
         epoch. Raises NoNodeError if the topic does not exist."""
+        self.set_topic_assignment(topic, assignment, epoch_version)
+
+    def set_topic_assignment(
+        self, topic: str, assignment: dict[int, tuple[int, ...]], epoch_version: int
+    ) -> None:
+        """Rewrite an existing topic's assignment (a partition reassignment's AR), fenced by the
+        controller epoch. Raises NoNodeError if the topic does not exist."""
         transaction = self.zk.transaction()
         transaction.check(zd.CONTROLLER_EPOCH, epoch_version)
         transaction.set_data(zd.topic_path(topic), zd.encode_assignment(assignment))
         self._commit(transaction, zd.topic_path(topic))
+
+    def reassignments(
+        self, watch: Callable | None = None
+    ) -> tuple[dict[TopicPartition, tuple[int, ...]], int]:
+        """The partitions named under ``/admin/reassign_partitions`` and the znode's version (-1:
+        no such znode); ``watch`` fires when it is created, changed or deleted. Content that is not
+        Kafka's JSON reads as no partition (the controller then rewrites the znode)."""
+        try:
+            data, stat = self.zk.get(zd.REASSIGN_PARTITIONS, watch=watch)
+        except NoNodeError:
+            if self.zk.exists(zd.REASSIGN_PARTITIONS, watch=watch) is None:
+                return {}, -1
+            return self.reassignments(watch)
+        try:
+            return zd.decode_reassignments(data), stat.version
+        except ValueError as exc:
+            logger.warning("ignoring malformed %s: %s", zd.REASSIGN_PARTITIONS, exc)
+            return {}, stat.version
+
+    def write_reassignments(
+        self,
+        reassignments: dict[TopicPartition, tuple[int, ...]],
+        zk_version: int,
+        epoch_version: int,
+    ) -> int:
+        """Compare-and-set ``/admin/reassign_partitions`` at ``zk_version`` (-1: create it), or
+        delete it when nothing is left, fenced by the controller epoch; the new version (-1 when
+        deleted). Raises BadVersionError, NodeExistsError or NoNodeError if it changed meanwhile."""
+        path = zd.REASSIGN_PARTITIONS
+        transaction = self.zk.transaction()
+        transaction.check(zd.CONTROLLER_EPOCH, epoch_version)
+        if zk_version < 0:
+            if not reassignments:
+                return -1
+            transaction.create(path, zd.encode_reassignments(reassignments))
+        elif not reassignments:
+            transaction.delete(path, version=zk_version)
+        else:
+            transaction.set_data(path, zd.encode_reassignments(reassignments), version=zk_version)
+        results = self._commit(transaction, path)
+        if zk_version < 0:
+            return 0
+        return -1 if not reassignments else int(results[-1].version)
 
     def topics(self, watch: Callable | None = None) -> list[str]:
         """Every topic with an assignment."""

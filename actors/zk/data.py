@@ -22,12 +22,15 @@ clusters can share one ensemble::
     /admin/delete_topics/<t>
     /admin/preferred_replica_election                    {"version": 1,
                                                           "partitions": [{"topic", "partition"}]}
+    /admin/reassign_partitions                           {"version": 1, "partitions":
+                                                          [{"topic", "partition", "replicas"}]}
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +51,7 @@ ISR_CHANGE_NOTIFICATION = "/isr_change_notification"
 ISR_CHANGE_PREFIX = "isr_change_"
 DELETE_TOPICS = "/admin/delete_topics"
 PREFERRED_REPLICA_ELECTION = "/admin/preferred_replica_election"
+REASSIGN_PARTITIONS = "/admin/reassign_partitions"
 
 PERSISTENT_PATHS = (
     BROKER_IDS,
@@ -234,6 +238,34 @@ def encode_isr_change(partitions: list[tuple[str, int]]) -> bytes:
 def decode_isr_change(data: bytes) -> list[tuple[str, int]]:
     """Parse an ISR change notification."""
     return [(item["topic"], item["partition"]) for item in _load(data)["partitions"]]
+
+
+def encode_reassignments(reassignments: Mapping[TopicPartition, Sequence[int]]) -> bytes:
+    """``/admin/reassign_partitions``: each partition's target replicas, in Kafka's JSON (a
+    ZooKeeper-era ``kafka-reassign-partitions`` writes the same)."""
+    return _dump(
+        {
+            "version": 1,
+            "partitions": [
+                {"topic": tp.topic, "partition": tp.partition, "replicas": list(replicas)}
+                for tp, replicas in sorted(reassignments.items())
+            ],
+        }
+    )
+
+
+def decode_reassignments(data: bytes) -> dict[TopicPartition, tuple[int, ...]]:
+    """Parse ``/admin/reassign_partitions``; ValueError if it is not Kafka's JSON."""
+    try:
+        value = _load(data)
+        return {
+            TopicPartition(str(item["topic"]), int(item["partition"])): tuple(
+                int(r) for r in item["replicas"]
+            )
+            for item in value["partitions"]
+        }
+    except (KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"not a reassignment JSON: {exc!r}") from exc
 
 
 def encode_cluster_id(cluster_id: str) -> bytes:

@@ -94,3 +94,14 @@ class LogDirDescription:
     path: str
     error: Errors
     replicas: Mapping[TopicPartition, ReplicaLogDirInfo] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ReassignmentResult:
+    """The controller's verdict on one partition of an AlterPartitionReassignments request:
+    ``NONE`` when its target replicas are valid, else the error and what is wrong. A request
+    starts only if every partition in it is valid (all or nothing)."""
+
+    tp: TopicPartition
+    error: Errors
+    message: str | None = None

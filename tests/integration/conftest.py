@@ -137,6 +137,8 @@ _MODULE_ORDER = (
     "test_consumer_deadlines",
     "test_topic_partitions",
     "test_topic_configs",
+    "test_partition_reassignment",
+    "test_reassign_partitions_cli",
     "test_readme",
     "test_examples",
 )

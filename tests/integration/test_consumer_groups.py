@@ -910,6 +910,21 @@ def test_auto_create_topics_creates_an_unknown_topic_on_first_use(
     assert values == [b"first"]
 
 
+def test_assigning_a_partition_of_an_unknown_topic_creates_it_and_waits_for_its_leader(
+    gcluster: LocalCluster, gadmin: Admin
+) -> None:
+    """The consumer's assign asks for the topic with auto-creation allowed, as Kafka's consumer
+    does (allow.auto.create.topics), and waits out LEADER_NOT_AVAILABLE while it is created."""
+    consumer = Consumer(namespace=NS, auto_offset_reset="earliest")
+    try:
+        consumer.assign([TopicPartition("auto-assigned", 1)])
+        assert consumer.assignment() == {TopicPartition("auto-assigned", 1)}
+        assert consumer.poll(200) == {}
+    finally:
+        consumer.close()
+    assert len(gadmin.describe_topic("auto-assigned").partitions) == 2
+
+
 def test_coordinator_failover_keeps_committed_offsets_and_consumption_resumes(
     gcluster: LocalCluster, gadmin: Admin
 ) -> None:

@@ -99,6 +99,8 @@ class FakeZk:
             return ZkWriteSucceeded(write, 1)
         if isinstance(write, ClearPreferredReplicaElection):
             return ZkWriteSucceeded(write, 0)
+        if not isinstance(write, CreatePartitionState | UpdatePartitionState):
+            raise AssertionError(f"no reassignment is expected here: {write}")
         current = self.states.get(write.tp)
         if isinstance(write, CreatePartitionState):
             if current is not None:
@@ -682,6 +684,9 @@ def test_racks_mixed_with_rackless_brokers_refuse_placement_unless_rack_unaware(
     unaware = CreateTopics(2, (NewTopic("r", 3, 2),), ReplicaPlacement(rack_aware=False))
     [created] = drive(core, zk, unaware).replies
     assert created == CreateTopicsReply(2, (CreateTopicResult("r", Errors.NONE),))
+    safe = CreateTopics(3, (NewTopic("s", 3, 2),), ReplicaPlacement(racks_if_all=True))
+    [created] = drive(core, zk, safe).replies
+    assert created == CreateTopicsReply(3, (CreateTopicResult("s", Errors.NONE),))
 
 
 def test_explicit_topic_assignment_is_written_as_given(core: ControllerCore, zk: FakeZk) -> None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 
 import pytest
 
+from rafka.actors.controller.context import ReassignedPartition
 from rafka.actors.controller.core import ControllerCore
 from rafka.actors.controller.effects import (
     ClearPreferredReplicaElection,
@@ -356,6 +357,14 @@ def test_the_balance_check_leaves_an_imbalance_within_the_threshold(
 ) -> None:
     run = drive(core, zk, LeaderImbalanceCheck(100))
     assert zk.writes == [] and run.log == ""
+
+
+def test_the_balance_check_waits_while_a_partition_is_being_reassigned(
+    core: ControllerCore, zk: FakeZk
+) -> None:
+    core.ctx.partitions_being_reassigned[tp(7)] = ReassignedPartition((7, 0, 1), (7, 0, 3))
+    drive(core, zk, LeaderImbalanceCheck(10))
+    assert zk.writes == []
 
 
 def test_the_balance_check_does_nothing_on_an_inactive_controller(zk: FakeZk) -> None:

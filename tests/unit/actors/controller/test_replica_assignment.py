@@ -267,3 +267,8 @@ def _assert_leaders_balanced(brokers: list[int], assignment: dict[int, tuple[int
     leaders = Counter(replicas[0] for replicas in assignment.values())
     counts = [leaders.get(b, 0) for b in brokers]
     assert max(counts) - min(counts) <= 1
+
+
+def test_safe_mode_forgets_racks_unless_every_broker_has_one() -> None:
+    assert broker_racks({0: "a", 1: "b", 2: None}, racks_if_all=True) == dict.fromkeys(range(3))
+    assert broker_racks({0: "a", 1: "b"}, racks_if_all=True) == {0: "a", 1: "b"}

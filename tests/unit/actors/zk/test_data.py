@@ -243,3 +243,34 @@ def test_a_bad_preferred_replica_election_document_names_what_is_wrong(
 ) -> None:
     with pytest.raises(ValueError, match=complaint):
         zk_data.decode_preferred_replica_election(data)
+
+
+# ------------------------------------------------------------------ partition reassignment
+
+
+def test_reassignments_are_kafkas_json_at_kafkas_path() -> None:
+    assert zk_data.REASSIGN_PARTITIONS == "/admin/reassign_partitions"
+    encoded = zk_data.encode_reassignments(
+        {TopicPartition("b", 1): (4, 5), TopicPartition("a", 0): (6,)}
+    )
+    assert as_json(encoded) == {
+        "version": 1,
+        "partitions": [
+            {"topic": "a", "partition": 0, "replicas": [6]},
+            {"topic": "b", "partition": 1, "replicas": [4, 5]},
+        ],
+    }
+
+
+def test_reassignments_written_by_a_zookeeper_era_tool_are_read() -> None:
+    written = b"""{"version": 1,
+      "partitions": [{"topic": "topic3", "partition": 1, "replicas": [1, 2, 3]}]}"""
+    assert zk_data.decode_reassignments(written) == {TopicPartition("topic3", 1): (1, 2, 3)}
+
+
+@pytest.mark.parametrize(
+    "data", [b"not json", b"[]", b'{"version": 1}', b'{"partitions": [{"topic": "t"}]}']
+)
+def test_malformed_reassignments_raise_value_error(data: bytes) -> None:
+    with pytest.raises(ValueError):
+        zk_data.decode_reassignments(data)
