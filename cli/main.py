@@ -11,6 +11,7 @@ rafka groups --describe --group G
 rafka groups --reset-offsets --group G --all-topics --to-earliest --execute
 rafka produce --topic T            rafka consume --topic T --from-beginning
 rafka perf produce --topic T --num-records 1000000 --record-size 100 --throughput -1
+rafka preferred-replica-election [--path-to-json-file partitions.json]
 rafka reassign-partitions --generate --topics-to-move-json-file F --broker-list 4,5,6
 rafka reassign-partitions --execute --reassignment-json-file F [--throttle 10000000]
 rafka reassign-partitions --verify --reassignment-json-file F [--wait]
@@ -33,6 +34,7 @@ from rafka.cli import (
     groups,
     log_dirs,
     perf,
+    preferred_replica_election,
     quiet,
     reassign_partitions,
     replica_verification,
@@ -106,6 +108,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     console.add_consume_arguments(sub.add_parser("consume", help="console consumer"))
     perf.add_arguments(sub.add_parser("perf", help="producer and consumer performance tests"))
+    preferred_replica_election.add_arguments(
+        sub.add_parser(
+            "preferred-replica-election",
+            help="move leadership back to each partition's preferred replica",
+        )
+    )
     reassign_partitions.add_arguments(
         sub.add_parser(
             "reassign-partitions",
@@ -189,6 +197,13 @@ def run(args: argparse.Namespace) -> int:
         from rafka.clients.admin import Admin
 
         return log_dirs.run(
+            args, Admin(namespace=args.namespace, connect_timeout_ms=CONNECT_TIMEOUT_MS)
+        )
+    if args.command == "preferred-replica-election":
+        from rafka.clients.admin import Admin
+
+        preferred_replica_election.check(args)
+        return preferred_replica_election.run(
             args, Admin(namespace=args.namespace, connect_timeout_ms=CONNECT_TIMEOUT_MS)
         )
     if args.command == "produce":

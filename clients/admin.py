@@ -1,7 +1,7 @@
 """The admin client: create, grow, delete, list and describe topics; look up offsets; describe the
 cluster; manage consumer groups (the group operations live in ``group_admin``), dynamic configs
-(``config_admin``) and partition reassignments (``reassignment_admin``); describe log directories
-(``log_dir_admin``).
+(``config_admin``), partition reassignments (``reassignment_admin``) and leader elections
+(``leader_admin``); describe log directories (``log_dir_admin``).
 
 Requests go to the active controller actor (found through any broker's metadata), which validates
 them and writes ZooKeeper; ``create_topic`` and ``create_partitions`` then wait until every
@@ -19,6 +19,7 @@ from rafka.clients.config import CONNECT_TIMEOUT_MS
 from rafka.clients.config_admin import ConfigAdminMixin
 from rafka.clients.fetcher import list_offsets
 from rafka.clients.group_admin import GroupAdminMixin
+from rafka.clients.leader_admin import LeaderAdminMixin
 from rafka.clients.log_dir_admin import LogDirAdminMixin
 from rafka.clients.reassignment_admin import ReassignmentAdminMixin
 from rafka.clients.records import OffsetAndTimestamp
@@ -56,7 +57,9 @@ class ClusterDescription:
     brokers: tuple[BrokerMetadata, ...]
 
 
-class Admin(GroupAdminMixin, ConfigAdminMixin, ReassignmentAdminMixin, LogDirAdminMixin):
+class Admin(
+    GroupAdminMixin, ConfigAdminMixin, ReassignmentAdminMixin, LeaderAdminMixin, LogDirAdminMixin
+):
     """Topic, cluster and consumer-group administration (kafka-python's KafkaAdminClient,
     trimmed)."""
 

@@ -138,6 +138,10 @@ class LocalCluster:
 
     # ------------------------------------------------------------------ brokers
 
+    def update_broker_config(self, **overrides: Any) -> None:
+        """Start brokers with these settings from now on (a rolling restart applies them)."""
+        self._overrides.update(overrides)
+
     def start_broker(self, broker_id: int, wait: bool = True) -> Any:
         """Start (or restart) one broker; with ``wait``, until it answers."""
         node_id = self.node_ids[broker_id % len(self.node_ids)] if self.node_ids else None

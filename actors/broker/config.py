@@ -121,6 +121,16 @@ class BrokerConfig:
     delete_topic_enable: bool = field(
         default=True, metadata={"doc": "allow deleting topics (else TOPIC_DELETION_DISABLED)"}
     )
+    auto_leader_rebalance_enable: bool = field(
+        default=True,
+        metadata={"doc": "the controller moves leadership back to preferred replicas by itself"},
+    )
+    leader_imbalance_check_interval_seconds: int = bounded(
+        300, 1, INT32_MAX, "how often the controller checks the leader balance"
+    )
+    leader_imbalance_per_broker_percentage: int = bounded(
+        10, 0, 100, "share of a broker's preferred partitions led elsewhere that triggers a balance"
+    )
     num_partitions: int = bounded(1, 1, INT32_MAX, "partitions of an auto-created topic")
     default_replication_factor: int = bounded(
         1, 1, INT16_MAX, "replication factor of an auto-created topic"

@@ -33,6 +33,7 @@ from rafka.actors.controller.core import ControllerCore
 from rafka.actors.controller.effects import (
     AddPartitions,
     AlterPartitionReassignmentsReply,
+    ClearPreferredReplicaElection,
     ControlledShutdownReply,
     ControlRequest,
     CreatePartitionsReply,
@@ -42,6 +43,7 @@ from rafka.actors.controller.effects import (
     DeleteTopicsReply,
     DeleteTopicZnodes,
     Effects,
+    ElectLeadersReply,
     ListPartitionReassignmentsReply,
     QueueTopicDeletion,
     Reply,
@@ -67,11 +69,15 @@ from rafka.actors.controller.events import (
     CreatePartitions,
     CreateTopics,
     DeleteTopics,
+    ElectLeaders,
     IsrChanged,
     IsrChangeNotification,
+    LeaderImbalanceCheck,
     ListPartitionReassignments,
     PartitionReassignmentChange,
     PartitionReassignmentsChanged,
+    PreferredElectionRequested,
+    PreferredReplicaElectionChange,
     Reelect,
     Resign,
     Resigned,
@@ -102,11 +108,18 @@ from rafka.protocol.messages.admin import (
     CreatePartitionsResult,
     CreateTopicResult,
     DeleteTopicResult,
+    ElectLeadersResult,
     PartitionReassignment,
     ReassignmentResult,
 )
 from rafka.protocol.messages.control import LeaderAndIsrRequest, StopReplicaRequest
-from rafka.protocol.types import NewPartitions, NewTopic, ReplicaPlacement, TopicPartition
+from rafka.protocol.types import (
+    ElectionType,
+    NewPartitions,
+    NewTopic,
+    ReplicaPlacement,
+    TopicPartition,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -139,6 +152,10 @@ class Controller:
         )
         self.zk.zk.add_listener(self._on_session_state)
         self.mailbox.put(Startup())
+        if config.auto_leader_rebalance_enable:
+            self._leader_balance = asyncio.get_event_loop().create_task(
+                self._check_leader_balance()
+            )
 
     # ------------------------------------------------------------------ remote API (enqueue only)
 
@@ -206,6 +223,24 @@ class Controller:
             await asyncio.wait(answers, timeout=timeout_s)
         return ControlledShutdownResponse(reply.error, reply.remaining)
 
+    async def elect_leaders(
+        self, election_type: ElectionType, partitions: list[TopicPartition] | None
+    ) -> list[tuple[TopicPartition, ElectLeadersResult]]:
+        """Elect the preferred (or an unclean) leader of each partition, every partition if None;
+        one result per partition; raises NOT_CONTROLLER if inactive. Answered once the brokers have
+        answered the LeaderAndIsr requests that moved leadership, so clients find the new leaders
+        at once."""
+        wanted = None if partitions is None else tuple(TopicPartition(*tp) for tp in partitions)
+        reply, answers = await self._ask(
+            lambda request_id: ElectLeaders(request_id, election_type, wanted)
+        )
+        assert isinstance(reply, ElectLeadersReply)
+        if reply.error is not Errors.NONE:
+            raise reply.error.exception(f"broker {self.broker_id} is not the controller")
+        if answers:
+            await asyncio.wait(answers, timeout=self.config.zookeeper_session_timeout_ms / 1000)
+        return list(reply.results)
+
     async def resign(self) -> None:
         """The hosting broker is stopping: stop acting as controller and release ``/controller``."""
         self.mailbox.put(Resign())
@@ -243,6 +278,16 @@ class Controller:
         outstanding on the active one, and Ray fails it as soon as its process dies."""
         await self._stopped.wait()
         return self.broker_id
+
+    async def _check_leader_balance(self) -> None:
+        """Kafka's auto-leader-rebalance task: every check interval, ask the active core to
+        check the leader balance."""
+        while not self.shutting_down:
+            await asyncio.sleep(self.config.leader_imbalance_check_interval_seconds)
+            if self.core.active and not self.shutting_down:
+                self.mailbox.put(
+                    LeaderImbalanceCheck(self.config.leader_imbalance_per_broker_percentage)
+                )
 
     async def _ask(
         self, make: Callable[[int], CoreEvent]
@@ -346,6 +391,9 @@ class Controller:
                     self._drive(TopicDeletionsChanged(frozenset(self.zk.topic_deletions(watch))))
             case ConfigChangeNotification():
                 self._follow_config_changes()
+            case PreferredReplicaElectionChange():
+                if self.core.active:
+                    self._read_preferred_replica_election()
             case PartitionReassignmentChange():
                 if self.core.active:
                     self._drive(self._read_reassignments())
@@ -357,6 +405,15 @@ class Controller:
                     self._drive(IsrChanged(states))
             case _:
                 self._drive(event)
+
+    def _read_preferred_replica_election(self) -> None:
+        """Elect the preferred replicas ``/admin/preferred_replica_election`` names, if it exists
+        (and watch it for the next request)."""
+        partitions = self.zk.preferred_replica_election(
+            self._watcher(PreferredReplicaElectionChange())
+        )
+        if partitions is not None:
+            self._drive(PreferredElectionRequested(tuple(partitions)))
 
     def _follow_config_changes(self) -> None:
         """Re-read what new config change notifications name (and watch for the next): the core
@@ -445,6 +502,9 @@ class Controller:
                 case DeleteTopicZnodes(name=name, epoch_zk_version=fence):
                     self.zk.delete_topic_znodes(name, fence)
                     return ZkWriteSucceeded(write, 0)
+                case ClearPreferredReplicaElection(epoch_zk_version=fence):
+                    self.zk.delete_preferred_replica_election(fence)
+                    return ZkWriteSucceeded(write, 0)
         except ControllerMovedError as exc:
             logger.warning("controller %d: %s; resigning", self.broker_id, exc)
             return ControllerMoved()
@@ -476,6 +536,8 @@ class Controller:
         self._drive(ControllerElected(epoch, version, brokers, snapshots, deletions))
         # Resume the reassignments a previous controller left (seed 000's failover steps).
         self._drive(self._read_reassignments())
+        # A preferred replica election left behind by the previous controller is resumed too.
+        self._read_preferred_replica_election()
 
     def _read_reassignments(self) -> PartitionReassignmentsChanged:
         partitions, version = self.zk.reassignments(self._watcher(PartitionReassignmentChange()))

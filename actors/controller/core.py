@@ -47,9 +47,12 @@ from rafka.actors.controller.events import (
     CreatePartitions,
     CreateTopics,
     DeleteTopics,
+    ElectLeaders,
     IsrChanged,
+    LeaderImbalanceCheck,
     ListPartitionReassignments,
     PartitionReassignmentsChanged,
+    PreferredElectionRequested,
     Resigned,
     StopReplicaAnswered,
     TopicDeletionsChanged,
@@ -61,6 +64,7 @@ from rafka.actors.controller.events import (
 from rafka.actors.controller.operation import PartitionWrite, Step
 from rafka.actors.controller.partition_growth import PartitionGrowth
 from rafka.actors.controller.partition_reassignment import ReassignmentSteps
+from rafka.actors.controller.preferred_election import PreferredElection
 from rafka.actors.controller.replica_assignment import (
     topic_names_collide,
     validate_topic_name,
@@ -82,7 +86,7 @@ from rafka.protocol.types import NewTopic, ReplicaPlacement, TopicPartition
 RECENT_RESPONSE_ERRORS = 20
 
 
-class ControllerCore(PartitionGrowth, TopicDeletionSteps, ReassignmentSteps):
+class ControllerCore(PartitionGrowth, TopicDeletionSteps, ReassignmentSteps, PreferredElection):
     """The controller's state machine: the context, and what each event makes it do."""
 
     def __init__(
@@ -142,6 +146,14 @@ class ControllerCore(PartitionGrowth, TopicDeletionSteps, ReassignmentSteps):
                     self._run(self._stop_replica_answered(event))
             case ControlResponseError():
                 self._response_error(event)
+            case ElectLeaders():
+                self._run(self._elect_leaders(event))
+            case PreferredElectionRequested():
+                if self.active:
+                    self._run(self._admin_preferred_election(event))
+            case LeaderImbalanceCheck():
+                if self.active:
+                    self._run(self._check_leader_imbalance(event))
             case AlterPartitionReassignments():
                 self._run(self._alter_reassignments(event))
             case ListPartitionReassignments():

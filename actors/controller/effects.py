@@ -17,6 +17,7 @@ from rafka.protocol.messages.admin import (
     CreatePartitionsResult,
     CreateTopicResult,
     DeleteTopicResult,
+    ElectLeadersResult,
     PartitionReassignment,
     ReassignmentResult,
 )
@@ -104,6 +105,14 @@ class WriteReassignments:
     epoch_zk_version: int
 
 
+@dataclass(frozen=True)
+class ClearPreferredReplicaElection:
+    """Delete ``/admin/preferred_replica_election`` once its elections ran, fenced by the
+    controller epoch (a missing node is no conflict to act on)."""
+
+    epoch_zk_version: int
+
+
 ZkWrite = (
     CreatePartitionState
     | UpdatePartitionState
@@ -113,6 +122,7 @@ ZkWrite = (
     | DeleteTopicZnodes
     | SetTopicAssignment
     | WriteReassignments
+    | ClearPreferredReplicaElection
 )
 
 # ---------------------------------------------------------------------- requests and replies
@@ -181,6 +191,16 @@ class ListPartitionReassignmentsReply:
     reassignments: tuple[tuple[TopicPartition, PartitionReassignment], ...] = ()
 
 
+@dataclass(frozen=True)
+class ElectLeadersReply:
+    """Answer to ``ElectLeaders``: one result per partition, in request order, and the error of the
+    whole request (NOT_CONTROLLER from a controller that is not active)."""
+
+    request_id: int
+    results: tuple[tuple[TopicPartition, ElectLeadersResult], ...]
+    error: Errors = Errors.NONE
+
+
 Reply = (
     CreateTopicsReply
     | CreatePartitionsReply
@@ -188,6 +208,7 @@ Reply = (
     | DeleteTopicsReply
     | AlterPartitionReassignmentsReply
     | ListPartitionReassignmentsReply
+    | ElectLeadersReply
 )
 
 

@@ -17,7 +17,13 @@ from rafka.actors.zk.data import BrokerRegistration, LeaderIsrAndEpoch
 from rafka.log.config import LogConfig
 from rafka.protocol.errors import Errors
 from rafka.protocol.messages.control import PartitionError
-from rafka.protocol.types import NewPartitions, NewTopic, ReplicaPlacement, TopicPartition
+from rafka.protocol.types import (
+    ElectionType,
+    NewPartitions,
+    NewTopic,
+    ReplicaPlacement,
+    TopicPartition,
+)
 
 # ---------------------------------------------------------------------- triggers (shell only)
 
@@ -83,6 +89,12 @@ class PartitionReassignmentChange:
     """``/admin/reassign_partitions`` was created, changed or deleted: re-read it."""
 
 
+@dataclass(frozen=True)
+class PreferredReplicaElectionChange:
+    """``/admin/preferred_replica_election`` was created or changed: read the partitions it
+    names."""
+
+
 Trigger = (
     Startup
     | Reelect
@@ -95,6 +107,7 @@ Trigger = (
     | TopicDeletionChange
     | ConfigChangeNotification
     | PartitionReassignmentChange
+    | PreferredReplicaElectionChange
 )
 
 # ---------------------------------------------------------------------- core events
@@ -253,6 +266,31 @@ class ListPartitionReassignments:
 
 
 @dataclass(frozen=True)
+class ElectLeaders:
+    """Admin request (Kafka's ElectLeaders, KIP-460): elect the preferred or an unclean leader
+    of each partition (None: every partition); answered by an ``ElectLeadersReply``."""
+
+    request_id: int
+    election_type: ElectionType
+    partitions: tuple[TopicPartition, ...] | None
+
+
+@dataclass(frozen=True)
+class PreferredElectionRequested:
+    """The partitions named by ``/admin/preferred_replica_election`` as read."""
+
+    partitions: tuple[TopicPartition, ...]
+
+
+@dataclass(frozen=True)
+class LeaderImbalanceCheck:
+    """The automatic leader balance timer fired: check each broker's share of the leadership
+    against ``leader.imbalance.per.broker.percentage``."""
+
+    imbalance_percentage: int
+
+
+@dataclass(frozen=True)
 class ZkWriteSucceeded:
     """A write the core asked for was applied; ``zk_version`` is the written znode's new version."""
 
@@ -306,6 +344,9 @@ CoreEvent = (
     | ZkWriteConflict
     | ControllerMoved
     | ControlResponseError
+    | ElectLeaders
+    | PreferredElectionRequested
+    | LeaderImbalanceCheck
 )
 
 ControllerEvent = Trigger | CoreEvent

@@ -250,6 +250,30 @@ class ZkClient:
         """Topics queued for deletion under ``/admin/delete_topics``."""
         return sorted(self.zk.get_children(zd.DELETE_TOPICS, watch=watch))
 
+    def preferred_replica_election(self, watch: Callable) -> list[TopicPartition] | None:
+        """The partitions ``/admin/preferred_replica_election`` names, or None if there is no such
+        node; ``watch`` fires when it is created, changed or deleted. A node that cannot be parsed
+        names no partition (it is logged, then deleted like any other)."""
+        try:
+            data, _ = self.zk.get(zd.PREFERRED_REPLICA_ELECTION, watch=watch)
+        except NoNodeError:
+            if self.zk.exists(zd.PREFERRED_REPLICA_ELECTION, watch=watch) is None:
+                return None
+            return self.preferred_replica_election(watch)
+        try:
+            return zd.decode_preferred_replica_election(data)
+        except ValueError as exc:
+            logger.warning("ignoring %s: %s", zd.PREFERRED_REPLICA_ELECTION, exc)
+            return []
+
+    def delete_preferred_replica_election(self, epoch_version: int) -> None:
+        """Remove ``/admin/preferred_replica_election`` once its elections ran, fenced by the
+        controller epoch (controller only); NoNodeError if it is already gone."""
+        transaction = self.zk.transaction()
+        transaction.check(zd.CONTROLLER_EPOCH, epoch_version)
+        transaction.delete(zd.PREFERRED_REPLICA_ELECTION)
+        self._commit(transaction, zd.PREFERRED_REPLICA_ELECTION)
+
     def _subtree(self, path: str) -> list[str]:
         """``path`` and its descendants, children before parents (the order deletes must take)."""
         try:

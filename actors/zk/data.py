@@ -20,6 +20,8 @@ clusters can share one ensemble::
     /isr_change_notification/isr_change_<seq>            {"version": 1,
                                                           "partitions": [{"topic", "partition"}]}
     /admin/delete_topics/<t>
+    /admin/preferred_replica_election                    {"version": 1,
+                                                          "partitions": [{"topic", "partition"}]}
     /admin/reassign_partitions                           {"version": 1, "partitions":
                                                           [{"topic", "partition", "replicas"}]}
 """
@@ -27,6 +29,7 @@ clusters can share one ensemble::
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -47,6 +50,7 @@ DEFAULT_BROKER_ENTITY = "<default>"
 ISR_CHANGE_NOTIFICATION = "/isr_change_notification"
 ISR_CHANGE_PREFIX = "isr_change_"
 DELETE_TOPICS = "/admin/delete_topics"
+PREFERRED_REPLICA_ELECTION = "/admin/preferred_replica_election"
 REASSIGN_PARTITIONS = "/admin/reassign_partitions"
 
 PERSISTENT_PATHS = (
@@ -272,3 +276,36 @@ def encode_cluster_id(cluster_id: str) -> bytes:
 def decode_cluster_id(data: bytes) -> str:
     """Parse ``/cluster/id``."""
     return str(_load(data)["id"])
+
+
+def encode_preferred_replica_election(partitions: list[TopicPartition]) -> bytes:
+    """``/admin/preferred_replica_election``: the partitions whose preferred replica should lead
+    (the same shape as an ISR change notification)."""
+    return encode_isr_change([(tp.topic, tp.partition) for tp in partitions])
+
+
+def decode_preferred_replica_election(data: bytes) -> list[TopicPartition]:
+    """Parse ``/admin/preferred_replica_election`` (or the tool's JSON file, which has the same
+    shape); ValueError names what is wrong: not JSON, a missing or mistyped field, or a partition
+    listed twice."""
+    try:
+        document = _load(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"not valid JSON: {exc}") from None
+    items = document.get("partitions") if isinstance(document, dict) else None
+    if not isinstance(items, list):
+        raise ValueError('expected {"partitions": [{"topic": ..., "partition": ...}, ...]}')
+    partitions: list[TopicPartition] = []
+    for item in items:
+        topic = item.get("topic") if isinstance(item, dict) else None
+        partition = item.get("partition") if isinstance(item, dict) else None
+        if not isinstance(topic, str) or not isinstance(partition, int) or partition < 0:
+            raise ValueError(
+                f"entry {json.dumps(item)} needs a string topic and a partition number >= 0"
+            )
+        partitions.append(TopicPartition(topic, partition))
+    counts = Counter(partitions)
+    duplicates = sorted(f"{t}-{p}" for (t, p), n in counts.items() if n > 1)
+    if duplicates:
+        raise ValueError(f"duplicate partitions: {', '.join(duplicates)}")
+    return partitions

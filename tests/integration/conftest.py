@@ -132,6 +132,7 @@ _MODULE_ORDER = (
     "test_fault_injection",
     "test_restart",
     "test_replica_verification",
+    "test_preferred_election",
     "test_consumer_groups",
     "test_consumer_deadlines",
     "test_topic_partitions",

@@ -14,6 +14,7 @@ import pytest
 from rafka.actors.controller.core import ControllerCore
 from rafka.actors.controller.effects import (
     AddPartitions,
+    ClearPreferredReplicaElection,
     ControlledShutdownReply,
     CreatePartitionsReply,
     CreatePartitionState,
@@ -96,6 +97,8 @@ class FakeZk:
         if isinstance(write, AddPartitions):
             self.grown[write.name] = write
             return ZkWriteSucceeded(write, 1)
+        if isinstance(write, ClearPreferredReplicaElection):
+            return ZkWriteSucceeded(write, 0)
         if not isinstance(write, CreatePartitionState | UpdatePartitionState):
             raise AssertionError(f"no reassignment is expected here: {write}")
         current = self.states.get(write.tp)

@@ -209,6 +209,42 @@ def test_config_overrides_and_change_notifications_follow_kafkas_layout() -> Non
     assert zk_data.decode_config_change(change) == "brokers/2"
 
 
+# ------------------------------------------------------------------ preferred replica election
+
+
+def test_the_preferred_replica_election_node_is_kafkas_json_and_round_trips() -> None:
+    partitions = [TopicPartition("t", 0), TopicPartition("u", 3)]
+    data = zk_data.encode_preferred_replica_election(partitions)
+    assert as_json(data) == {
+        "version": 1,
+        "partitions": [{"topic": "t", "partition": 0}, {"topic": "u", "partition": 3}],
+    }
+    assert zk_data.decode_preferred_replica_election(data) == partitions
+    assert zk_data.PREFERRED_REPLICA_ELECTION == "/admin/preferred_replica_election"
+
+
+@pytest.mark.parametrize(
+    ("data", "complaint"),
+    [
+        (b"{not json", "not valid JSON"),
+        (b"[1, 2]", "expected"),
+        (b'{"partitions": {"topic": "t"}}', "expected"),
+        (b'{"partitions": [{"topic": "t"}]}', "partition number"),
+        (b'{"partitions": [{"topic": 3, "partition": 0}]}', "string topic"),
+        (b'{"partitions": [{"topic": "t", "partition": -1}]}', "partition number"),
+        (
+            b'{"partitions": [{"topic": "t", "partition": 0}, {"topic": "t", "partition": 0}]}',
+            "duplicate partitions: t-0",
+        ),
+    ],
+)
+def test_a_bad_preferred_replica_election_document_names_what_is_wrong(
+    data: bytes, complaint: str
+) -> None:
+    with pytest.raises(ValueError, match=complaint):
+        zk_data.decode_preferred_replica_election(data)
+
+
 # ------------------------------------------------------------------ partition reassignment
 
 
