@@ -401,8 +401,15 @@ class Controller:
                 if self.core.active:
                     watch = self._watcher(IsrChangeNotification())
                     changed = sorted(set(self.zk.take_isr_changes(watch=watch)))
-                    states = {TopicPartition(*tp): self.zk.partition_state(*tp) for tp in changed}
-                    self._drive(IsrChanged(states))
+                    reads = {
+                        TopicPartition(*tp): self.zk.partition_state_written(*tp) for tp in changed
+                    }
+                    self._drive(
+                        IsrChanged(
+                            {tp: None if r is None else r[0] for tp, r in reads.items()},
+                            {tp: r[1] for tp, r in reads.items() if r is not None},
+                        )
+                    )
             case _:
                 self._drive(event)
 

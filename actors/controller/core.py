@@ -126,8 +126,7 @@ class ControllerCore(PartitionGrowth, TopicDeletionSteps, ReassignmentSteps, Pre
                     self._run(self._topic_change(event))
             case IsrChanged():
                 if self.active:
-                    self._isr_change(event)
-                    self._run(self._continue_reassignments(list(event.states)))
+                    self._run(self._isr_change(event))
             case ConfigsChanged():
                 self._configs_changed(event)
             case CreateTopics():
@@ -574,7 +573,10 @@ class ControllerCore(PartitionGrowth, TopicDeletionSteps, ReassignmentSteps, Pre
             _replicas_on(new_partitions, ctx, set(ctx.live_brokers)), ReplicaState.ONLINE_REPLICA
         )
 
-    def _isr_change(self, event: IsrChanged) -> None:
+    def _isr_change(self, event: IsrChanged) -> Step:
+        """A leader changed an ISR: cache it and tell the brokers; then take out of it any
+        follower that may not be there (KIP-841's ineligible replicas), and let reassignments
+        waiting for it go on."""
         ctx = self.ctx
         known = sorted(tp for tp in event.states if tp[0] in ctx.assignments)
         for tp in known:
@@ -588,6 +590,39 @@ class ControllerCore(PartitionGrowth, TopicDeletionSteps, ReassignmentSteps, Pre
         self._batch = RequestBatch()
         self._batch.add_update_metadata(known)
         self._flush()
+        ineligible: dict[frozenset[int], list[TopicPartition]] = {}
+        for tp in known:
+            found = self._ineligible_in_isr(tp, event.written_at.get(tp))
+            if found:
+                ineligible.setdefault(frozenset(found), []).append(tp)
+        for brokers, partitions in ineligible.items():
+            self._log(
+                f"{', '.join(f'{t}-{p}' for t, p in partitions)}: ISR names brokers "
+                f"{sorted(brokers)} that are down, shutting down or restarted since it was "
+                "written; removing them"
+            )
+            yield from self._remove_from_isr(partitions, set(brokers))
+        yield from self._continue_reassignments(known)
+
+    def _ineligible_in_isr(self, tp: TopicPartition, written_at: int | None) -> set[int]:
+        """Followers in ``tp``'s ISR that may not be: dead or shutting-down brokers, whose
+        replica cannot be trusted to stay in sync (a stopping broker's last fetch can reach the
+        leader after the controller took it out), and brokers registered after the ISR was written
+        (the member was an earlier incarnation, whose unflushed records may be gone)."""
+        ctx = self.ctx
+        state = ctx.leadership.get(tp)
+        if state is None:
+            return set()
+        return {
+            b
+            for b in state.isr
+            if b != state.leader
+            and (
+                not ctx.is_live(b)
+                or b in ctx.shutting_down
+                or (written_at is not None and ctx.live_brokers[b].zxid > written_at)
+            )
+        }
 
     def _create_topics(self, event: CreateTopics) -> Step:
         """Validate and write new topics, answer, then elect their leaders."""

@@ -172,9 +172,10 @@ class TopicsChanged:
 @dataclass(frozen=True)
 class IsrChanged:
     """Partitions named by ISR change notifications, with their state znodes as read (None:
-    gone)."""
+    gone) and the ZooKeeper transaction that wrote each (absent: unknown)."""
 
     states: Mapping[TopicPartition, LeaderIsrAndEpoch | None]
+    written_at: Mapping[TopicPartition, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -409,6 +409,34 @@ def test_isr_change_notification_propagates_the_new_isr_to_every_broker(
     assert core.ctx.leadership[T0].zk_version == 5
 
 
+def test_a_shutting_down_follower_added_back_to_the_isr_is_taken_out_again(
+    core: ControllerCore, zk: FakeZk
+) -> None:
+    """KIP-841: a stopping broker's last fetch can reach the leader after the controller took it
+    out of the ISR; if the leader adds it back, the controller removes it at once."""
+    drive(core, zk, ControlledShutdown(41, 1))
+    assert zk.states[T0].isr == (0, 2)
+    zk.states[T0] = replace(zk.states[T0], isr=(0, 2, 1), zk_version=zk.states[T0].zk_version + 1)
+    run = drive(core, zk, IsrChanged({T0: zk.states[T0]}))
+    assert zk.states[T0].isr == (0, 2)
+    assert "ISR names brokers [1] that are down, shutting down or restarted" in run.log
+
+
+def test_an_isr_written_before_a_broker_registered_again_loses_that_broker(zk: FakeZk) -> None:
+    """A late notification of an ISR naming an earlier incarnation of a restarted broker: its log
+    may have lost what it had, so it must catch up again before it counts."""
+    core = ControllerCore(0, LogConfig())
+    event = elected(zk)
+    restarted = {**event.brokers, 2: replace(event.brokers[2], zxid=500)}
+    drive(core, zk, replace(event, brokers=restarted))
+    zk.states[T0] = replace(zk.states[T0], isr=(0, 1, 2), zk_version=zk.states[T0].zk_version + 1)
+    drive(core, zk, IsrChanged({T0: zk.states[T0]}, {T0: 400}))
+    assert zk.states[T0].isr == (0, 1)
+    zk.states[T0] = replace(zk.states[T0], isr=(0, 1, 2), zk_version=zk.states[T0].zk_version + 1)
+    kept = drive(core, zk, IsrChanged({T0: zk.states[T0]}, {T0: 600}))
+    assert kept.writes == [] and zk.states[T0].isr == (0, 1, 2)
+
+
 def test_controlled_shutdown_moves_leadership_off_and_answers_with_the_requests(
     core: ControllerCore, zk: FakeZk
 ) -> None:
