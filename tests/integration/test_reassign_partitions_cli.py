@@ -1,7 +1,7 @@
 """``rafka reassign-partitions`` on a real cluster whose brokers sit on racks, run in a subprocess
 with a user's environment: ``--generate`` proposes a rack-aware plan in Kafka's shapes and changes
 nothing, bad input is one error line, exit 1, and nothing written to ZooKeeper, and ``--execute``
-then ``--verify`` move a topic and move it back."""
+then ``--verify`` move a topic under a throttle (removed when done) and move it back."""
 
 from __future__ import annotations
 
@@ -255,8 +255,9 @@ def test_execute_then_verify_moves_a_topic_and_the_rollback_json_moves_it_back(
         },
     )
 
-    executed = rafka("--execute", "--reassignment-json-file", str(plan))
+    executed = rafka("--execute", "--reassignment-json-file", str(plan), "--throttle", "100000000")
     assert executed.returncode == 0, executed.stderr
+    assert "The inter-broker throttle limit was set to 100000000 B/s" in executed.stdout
     lines = executed.stdout.splitlines()
     assert lines[0] == "Current partition replica assignment"
     rollback = write(tmp_path / "rollback.json", lines[2])
@@ -269,6 +270,10 @@ def test_execute_then_verify_moves_a_topic_and_the_rollback_json_moves_it_back(
     assert verified.returncode == 0, verified.stderr
     for p in moved:
         assert f"Reassignment of partition {topic}-{p} is complete." in verified.stdout
+    assert "Throttle was removed." in verified.stdout
+    assert b"throttled" not in zk.get(topic_config_path(topic))[0]
+    for broker in zk.get_children(CONFIG_BROKERS):
+        assert b"throttled" not in zk.get(f"{CONFIG_BROKERS}/{broker}")[0]
     assert {p.partition: list(p.replicas) for p in admin.describe_topic(topic).partitions} == moved
     consumer = Consumer(namespace=NAMESPACE, auto_offset_reset="earliest")
     consumer.assign([TopicPartition(topic, 0), TopicPartition(topic, 1)])
