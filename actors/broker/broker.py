@@ -595,9 +595,10 @@ class Broker:
         how much it may move now, by this broker's ``kind`` replication quota."""
         return self.replication_quotas[kind].throttle(max_bytes)
 
-    async def record_replication(self, kind: QuotaType, nbytes: int) -> None:
-        """Bytes a throttled replica moved, counted against this broker's ``kind`` quota."""
-        self.replication_quotas[kind].record(nbytes)
+    async def record_replication(self, kind: QuotaType, granted: int, nbytes: int) -> None:
+        """Bytes a throttled replica moved with a grant of ``granted``, settled against this
+        broker's ``kind`` quota."""
+        self.replication_quotas[kind].settle(granted, nbytes)
 
     async def describe_log_dirs(self) -> tuple[LogDirDescription, ...]:
         """DescribeLogDirs: this broker's log directory and each hosted replica's size on disk and

@@ -5,7 +5,8 @@ Only the traffic of throttled replicas is recorded against a quota and only it i
 replicas are throttled is the partition's decision, from the ``*.replication.throttled.replicas``
 topic configs). A throttled replica asks its broker for a ``Throttle`` before each fetch: over the
 bound it waits (a follower leaves the fetch out, a leader answers with nothing); under it, it reads
-at most ``BURST_S`` worth of bytes; afterwards it records what it moved.
+at most ``BURST_S`` worth of bytes, reserved at once so that replicas asking together cannot all
+spend the same budget; afterwards it settles what it moved against what it was granted.
 
 The bound is kept as a byte budget that refills at the rate: a fetch spends it, possibly into debt,
 and a debt is a wait of debt / rate. An idle quota saves up at most ``BURST_S`` worth, so the rate
@@ -30,7 +31,7 @@ BURST_S = 0.1
 MAX_WAIT_S = 1.0
 """Longest wait handed out at once: a throttle removed or raised meanwhile applies within it."""
 MIN_WAIT_S = 0.001
-"""Shorter waits are none: less than a millisecond's worth of bytes over the bound."""
+"""The shortest wait handed out: a quota with nothing left waits at least this long."""
 
 
 class QuotaType(enum.Enum):
@@ -82,33 +83,40 @@ class ReplicationQuota:
         self.rate = rate
         self._budget = min(self._budget, self._burst())
 
-    def record(self, nbytes: int) -> None:
-        """Count ``nbytes`` moved by a throttled replica now."""
+    def settle(self, granted: int, moved: int) -> None:
+        """A throttled fetch granted ``granted`` bytes moved ``moved``: give back what it did not
+        use, or count what it moved past its grant (a batch larger than the grant)."""
+        if self.unlimited:
+            return
         self._refill()
-        self._budget -= nbytes
+        self._budget += granted - moved
 
     def throttle_time(self) -> float:
-        """Seconds until the quota is out of debt if nothing more is recorded (0: it is not)."""
+        """Seconds until the quota has budget again if nothing more is moved (0: it has some; a
+        zero rate never has)."""
         if self.unlimited:
             return 0.0
         self._refill()
-        if self._budget >= 0:
+        if self._budget > 0:
             return 0.0
         if self.rate <= 0:
             return MAX_WAIT_S
-        wait_s = -self._budget / self.rate
-        return wait_s if wait_s >= MIN_WAIT_S else 0.0
+        return max(-self._budget / self.rate, MIN_WAIT_S)
 
     def is_exceeded(self) -> bool:
         """Whether throttled replicas must wait now."""
         return self.throttle_time() > 0
 
     def throttle(self, max_bytes: int) -> Throttle:
-        """What a throttled replica that would fetch up to ``max_bytes`` may do now."""
+        """What a throttled replica that would fetch up to ``max_bytes`` may do now; the bytes
+        granted are taken from the budget until ``settle``."""
         wait_s = self.throttle_time()
         if wait_s > 0:
             return Throttle(min(wait_s, MAX_WAIT_S), 0)
-        return Throttle(0.0, min(max_bytes, max(int(self._burst()), 1)))
+        granted = min(max_bytes, max(int(self._burst()), 1))
+        if not self.unlimited:
+            self._budget -= granted
+        return Throttle(0.0, granted)
 
 
 class ReplicationQuotas:

@@ -284,7 +284,7 @@ class PartitionReplica:
                 )
                 response = partition.read(request, limit)
         if throttle is not None:
-            self._record_quota(QuotaType.LEADER, len(response.records))
+            self._settle_quota(QuotaType.LEADER, throttle.max_bytes, len(response.records))
         return response
 
     def _ask_quota(self, kind: QuotaType, max_bytes: int) -> Throttle | None:
@@ -307,11 +307,12 @@ class PartitionReplica:
             self._broker = None
             return None
 
-    def _record_quota(self, kind: QuotaType, nbytes: int) -> None:
-        """Count bytes a throttled fetch moved against this broker's quota (not waited for)."""
+    def _settle_quota(self, kind: QuotaType, granted: int, nbytes: int) -> None:
+        """Settle the bytes a throttled fetch moved against its grant from this broker's quota
+        (not waited for)."""
         broker = self._broker
-        if nbytes and broker is not None:
-            broker.record_replication.remote(kind, nbytes)
+        if (granted or nbytes) and broker is not None:
+            broker.record_replication.remote(kind, granted, nbytes)
 
     def _partition_changed(self) -> None:
         """Wake what waits here: followers on new data, acks=all and consumers on the HW."""
@@ -395,6 +396,7 @@ class PartitionReplica:
                     fetcher.stopped.wait(throttle.wait_s)
                     continue
                 request = dataclasses.replace(request, max_bytes=throttle.max_bytes)
+            moved = 0
             try:
                 if leader is None:
                     leader = ray.get_actor(leader_name, namespace=self.namespace)
@@ -405,6 +407,7 @@ class PartitionReplica:
                         fetcher.stopped.wait(backoff)
                     continue
                 response = cast(FetchResponse, ray.get(fetch.remote(request), timeout=timeout_s))
+                moved = len(response.records)
             except _LEADER_UNREACHABLE as exc:
                 if failing != type(exc).__name__:
                     failing = type(exc).__name__
@@ -417,8 +420,9 @@ class PartitionReplica:
                 leader = None
                 fetcher.stopped.wait(backoff)
                 continue
-            if throttle is not None:
-                self._record_quota(QuotaType.FOLLOWER, len(response.records))
+            finally:
+                if throttle is not None:
+                    self._settle_quota(QuotaType.FOLLOWER, throttle.max_bytes, moved)
             with self._lock:
                 if not self._following(fetcher):
                     return

@@ -43,7 +43,7 @@ def replicate(quota: ReplicationQuota, clock: Clock, seconds: float, fetch_s: fl
         if not throttle.allowed:
             clock.now += throttle.wait_s
             continue
-        quota.record(BATCH)
+        quota.settle(throttle.max_bytes, BATCH)
         moved += BATCH
         clock.now += fetch_s
     return moved
@@ -51,7 +51,7 @@ def replicate(quota: ReplicationQuota, clock: Clock, seconds: float, fetch_s: fl
 
 def test_an_unlimited_quota_never_throttles_and_passes_the_whole_fetch(clock: Clock) -> None:
     quota = ReplicationQuota(clock=clock)
-    quota.record(1 << 30)
+    quota.settle(0, 1 << 30)
     assert not quota.is_exceeded()
     assert quota.throttle(1 << 20) == Throttle(0.0, 1 << 20)
 
@@ -79,33 +79,45 @@ def test_replicas_sharing_a_quota_move_the_rate_between_them(clock: Clock) -> No
     while clock.now < end:
         tick += 1
         for index in (0, 1) if tick % 2 else (1, 0):
-            if quota.throttle(1 << 20).allowed:
-                quota.record(BATCH)
+            throttle = quota.throttle(1 << 20)
+            if throttle.allowed:
+                quota.settle(throttle.max_bytes, BATCH)
                 moved[index] += BATCH
         clock.now += 0.01
     assert sum(moved) / 20.0 == pytest.approx(RATE, rel=0.02)
     assert moved[0] == pytest.approx(moved[1], rel=0.1)
 
 
+def test_replicas_asking_together_cannot_spend_the_same_budget(clock: Clock) -> None:
+    """Grants are reserved when given: four replicas asking before any has fetched get one
+    tenth of a second's worth between them, not four."""
+    quota = ReplicationQuota(RATE, clock=clock)
+    grants = [quota.throttle(1 << 20) for _ in range(4)]
+    assert [g.max_bytes for g in grants] == [RATE // 10, 0, 0, 0]
+    assert all(g.wait_s > 0 for g in grants[1:])
+    quota.settle(grants[0].max_bytes, 1000)
+    assert quota.throttle(1 << 20).allowed
+
+
 def test_a_debt_is_a_wait_of_debt_over_rate(clock: Clock) -> None:
     quota = ReplicationQuota(RATE, clock=clock)
-    quota.record(RATE // 10 + RATE // 2)
+    quota.settle(0, RATE // 10 + RATE // 2)
     assert quota.is_exceeded()
     throttle = quota.throttle(1 << 20)
     assert (throttle.max_bytes, throttle.wait_s) == (0, pytest.approx(0.5))
-    clock.now += 0.5
+    clock.now += 0.501
     assert quota.throttle(1 << 20).allowed
 
 
 def test_a_fetch_under_the_quota_reads_a_tenth_of_a_seconds_worth(clock: Clock) -> None:
     quota = ReplicationQuota(RATE, clock=clock)
-    assert quota.throttle(1 << 20) == Throttle(0.0, RATE // 10)
     assert quota.throttle(1000) == Throttle(0.0, 1000)
+    assert quota.throttle(1 << 20) == Throttle(0.0, RATE // 10)
 
 
 def test_waits_are_capped_so_a_lifted_throttle_applies_soon(clock: Clock) -> None:
     quota = ReplicationQuota(1000, clock=clock)
-    quota.record(1 << 20)
+    quota.settle(0, 1 << 20)
     assert quota.throttle(1 << 20) == Throttle(MAX_WAIT_S, 0)
     quota.update_rate(UNLIMITED)
     assert quota.throttle(1 << 20).allowed
@@ -115,14 +127,13 @@ def test_a_lowered_rate_keeps_no_more_savings_than_it_allows(clock: Clock) -> No
     quota = ReplicationQuota(clock=clock)
     clock.now += 10.0
     quota.update_rate(RATE)
-    quota.record(RATE // 10 + RATE)
+    quota.settle(0, RATE // 10 + RATE)
     assert quota.throttle(1 << 20).wait_s == pytest.approx(MAX_WAIT_S)
 
 
-def test_a_zero_rate_stops_throttled_traffic_once_any_moved(clock: Clock) -> None:
+def test_a_zero_rate_stops_throttled_traffic(clock: Clock) -> None:
     quota = ReplicationQuota(0, clock=clock)
-    assert quota.throttle(1 << 20) == Throttle(0.0, 1)
-    quota.record(1)
+    assert quota.throttle(1 << 20) == Throttle(MAX_WAIT_S, 0)
     clock.now += 3600.0
     assert quota.throttle(1 << 20) == Throttle(MAX_WAIT_S, 0)
 
