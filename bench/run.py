@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import consumer_groups
 import failover
+import reassignment
 import recovery
 import spark
 import storage
@@ -43,7 +44,16 @@ def main() -> None:
     )
     parser.add_argument(
         "--only",
-        choices=("storage", "cluster", "failover", "recovery", "groups", "spark", "topics"),
+        choices=(
+            "storage",
+            "cluster",
+            "failover",
+            "recovery",
+            "groups",
+            "spark",
+            "topics",
+            "reassignment",
+        ),
         default=None,
         help="run one area",
     )
@@ -90,6 +100,12 @@ def main() -> None:
             f"RF {topic_partitions.REPLICATION_FACTOR})",
             topic_partitions.HEADER,
             topic_partitions.run(),
+        )
+    if args.only in (None, "reassignment"):
+        print_table(
+            f"Reassignment ({reassignment.MIB} MiB, 2 brokers)",
+            reassignment.HEADER,
+            reassignment.run(),
         )
 
 

@@ -3,9 +3,10 @@
 ``producer`` (with ``accumulator`` and ``partitioner``) batches records per partition and sends them
 to leader replicas; ``consumer`` (with ``fetcher``, and ``consumer_coordinator`` and
 ``coordinator_lookup``, the consumer's side of the group protocol) fetches from leader replicas and
-takes part in consumer groups; ``admin`` (with ``group_admin``) creates and describes topics and
-manages groups; ``cluster`` finds actors and keeps metadata; ``records`` holds the client-side
-value types.
+takes part in consumer groups; ``admin`` (with ``group_admin``, ``config_admin``,
+``reassignment_admin``, ``leader_admin`` and ``log_dir_admin``) creates and describes topics,
+manages groups and configs, moves replicas and leaders and describes log directories; ``cluster``
+finds actors and keeps metadata; ``records`` holds the client-side value types.
 
 May import ``rafka.protocol``, the Ray-free ``rafka.groups`` modules (assignors, codecs, group id
 validation) and ``rafka.actors.names``; the clients reach the cluster only through the transport

@@ -37,6 +37,7 @@ _EXPORTS = {
     "KafkaAdminClient": "rafka.clients.admin",
     "NewTopic": "rafka.protocol.types",
     "NewPartitions": "rafka.protocol.types",
+    "ElectionType": "rafka.protocol.types",
     "ReplicaPlacement": "rafka.protocol.types",
     "LocalCluster": "rafka.cluster.local_cluster",
     "TopicPartition": "rafka.protocol.types",
