@@ -20,7 +20,7 @@ from rafka.actors.zk.data import decode_preferred_replica_election
 from rafka.clients.admin import Admin
 from rafka.protocol.errors import Errors, UnknownTopicOrPartitionError
 from rafka.protocol.messages.admin import ElectLeadersResult
-from rafka.protocol.types import ElectionType, TopicPartition
+from rafka.protocol.types import ElectionType, TopicPartition, partition_name
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -82,10 +82,14 @@ def format_results(results: Mapping[TopicPartition, ElectLeadersResult]) -> list
     lines = []
     if moved:
         lines.append(
-            f"Successfully started preferred replica election for partitions {_names(moved)}"
+            "Successfully started preferred replica election for partitions "
+            + ", ".join(map(partition_name, moved))
         )
     if already:
-        lines.append(f"Preferred replica already elected for partitions {_names(already)}")
+        lines.append(
+            "Preferred replica already elected for partitions "
+            + ", ".join(map(partition_name, already))
+        )
     for tp, result in sorted(results.items()):
         if result.error not in (Errors.NONE, Errors.ELECTION_NOT_NEEDED):
             reason = result.message or result.error.message
@@ -109,7 +113,3 @@ def run(args: argparse.Namespace, admin: Admin) -> int:
         print(f"Error: {failed} preferred replica(s) could not be elected", file=sys.stderr)
         return 1
     return 0
-
-
-def _names(partitions: list[TopicPartition]) -> str:
-    return ", ".join(f"{tp.topic}-{tp.partition}" for tp in partitions)

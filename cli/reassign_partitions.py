@@ -29,7 +29,6 @@ from rafka.cli.reassignment_json import (
     parse_broker_list,
     parse_reassignment,
     parse_topics_to_move,
-    partition_name,
     read_input,
 )
 from rafka.cli.reassignment_progress import (
@@ -56,7 +55,7 @@ from rafka.protocol.errors import Errors, RafkaError, UnknownTopicOrPartitionErr
 from rafka.protocol.messages.admin import LogDirDescription, PartitionReassignment
 from rafka.protocol.messages.configs import AlterConfigsResult, DescribeConfigsResult
 from rafka.protocol.messages.metadata import PartitionMetadata
-from rafka.protocol.types import TopicPartition
+from rafka.protocol.types import TopicPartition, partition_name
 
 DEFAULT_POLL_INTERVAL_MS = 1_000
 """How often ``--verify --wait`` looks again."""

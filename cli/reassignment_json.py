@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rafka.protocol.types import TopicPartition
+from rafka.protocol.types import TopicPartition, partition_name
 
 VERSION = 1
 """The only version of both files Kafka's tool reads and writes."""
@@ -28,11 +28,6 @@ ANY_LOG_DIR = "any"
 class ReassignmentInputError(ValueError):
     """A reassignment tool input (a file, ``--broker-list``) that cannot be used; nothing was sent
     to the cluster."""
-
-
-def partition_name(tp: TopicPartition) -> str:
-    """A partition as Kafka's tools print it: ``topic-partition``."""
-    return f"{tp.topic}-{tp.partition}"
 
 
 def read_input(path: Path) -> str:

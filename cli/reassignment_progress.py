@@ -17,10 +17,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
-from rafka.cli.reassignment_json import partition_name
 from rafka.protocol.errors import Errors
 from rafka.protocol.messages.admin import LogDirDescription, PartitionReassignment
-from rafka.protocol.types import TopicPartition
+from rafka.protocol.types import TopicPartition, partition_name
 
 BAR_WIDTH = 30
 """Characters between the progress bar's brackets."""

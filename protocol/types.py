@@ -30,6 +30,11 @@ class TopicPartition(NamedTuple):
     partition: int
 
 
+def partition_name(tp: TopicPartition) -> str:
+    """A partition as Kafka prints it: ``topic-partition``."""
+    return f"{tp.topic}-{tp.partition}"
+
+
 class OffsetAndMetadata(NamedTuple):
     """A group's committed offset of a partition (the next to consume) and its metadata."""
 

@@ -81,7 +81,7 @@ from rafka.actors.zk.data import BrokerRegistration, LeaderIsrAndEpoch
 from rafka.log.config import LogConfig
 from rafka.protocol.errors import Errors, RafkaError, TopicAlreadyExistsError
 from rafka.protocol.messages.admin import CreateTopicResult
-from rafka.protocol.types import NewTopic, ReplicaPlacement, TopicPartition
+from rafka.protocol.types import NewTopic, ReplicaPlacement, TopicPartition, partition_name
 
 RECENT_RESPONSE_ERRORS = 20
 
@@ -597,7 +597,7 @@ class ControllerCore(PartitionGrowth, TopicDeletionSteps, ReassignmentSteps, Pre
                 ineligible.setdefault(frozenset(found), []).append(tp)
         for brokers, partitions in ineligible.items():
             self._log(
-                f"{', '.join(f'{t}-{p}' for t, p in partitions)}: ISR names brokers "
+                f"{', '.join(map(partition_name, partitions))}: ISR names brokers "
                 f"{sorted(brokers)} that are down, shutting down or restarted since it was "
                 "written; removing them"
             )

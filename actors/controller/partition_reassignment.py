@@ -52,7 +52,7 @@ from rafka.actors.controller.state_machines import (
 from rafka.actors.zk.data import LeaderIsrAndEpoch
 from rafka.protocol.errors import Errors
 from rafka.protocol.messages.admin import PartitionReassignment, ReassignmentResult
-from rafka.protocol.types import TopicPartition
+from rafka.protocol.types import TopicPartition, partition_name
 
 _R = ReplicaState
 
@@ -124,8 +124,9 @@ class ReassignmentSteps(OperationRunner):
             if known is not None:
                 if known.target != target:
                     self._log(
-                        f"{_name(tp)} is already being reassigned to {list(known.target)}; "
-                        f"not restarted for {list(target)} from the admin node"
+                        f"{partition_name(tp)} is already being reassigned to "
+                        f"{list(known.target)}; not restarted for {list(target)} from the admin "
+                        "node"
                     )
                 continue
             result = self._validate(tp, target)
@@ -174,7 +175,7 @@ class ReassignmentSteps(OperationRunner):
     def _validate(self, tp: TopicPartition, replicas: Sequence[int]) -> ReassignmentResult:
         """Whether ``tp`` may be reassigned to ``replicas``; the error names what is wrong."""
         ctx = self.ctx
-        name = _name(tp)
+        name = partition_name(tp)
         if tp.topic not in ctx.assignments:
             return _refuse(
                 tp, Errors.UNKNOWN_TOPIC_OR_PARTITION, f"topic {tp.topic!r} does not exist"
@@ -217,7 +218,7 @@ class ReassignmentSteps(OperationRunner):
     def _begin_reassignment(self, tp: TopicPartition, reassigned: ReassignedPartition) -> None:
         self.ctx.partitions_being_reassigned[tp] = reassigned
         self._log(
-            f"{_name(tp)} reassignment begins: OAR {list(reassigned.original)} "
+            f"{partition_name(tp)} reassignment begins: OAR {list(reassigned.original)} "
             f"RAR {list(reassigned.target)}"
         )
 
@@ -265,7 +266,9 @@ class ReassignmentSteps(OperationRunner):
             ]
             new = replicas.transition(_keys(tp, adding), _R.NEW_REPLICA)
             if new:
-                self._log(f"{_name(tp)}: replicas {_brokers(new)} -> NewReplica (RAR - OAR)")
+                self._log(
+                    f"{partition_name(tp)}: replicas {_brokers(new)} -> NewReplica (RAR - OAR)"
+                )
         yield from self._continue_reassignments(partitions)
 
     def _continue_reassignments(self, partitions: Sequence[TopicPartition]) -> Step:
@@ -280,7 +283,8 @@ class ReassignmentSteps(OperationRunner):
             missing = [r for r in reassigned.target if r not in state.isr]
             if missing:
                 self._log(
-                    f"{_name(tp)}: waiting for replicas {missing} to join ISR {list(state.isr)}"
+                    f"{partition_name(tp)}: waiting for replicas {missing} to join ISR "
+                    f"{list(state.isr)}"
                 )
                 continue
             yield from self._complete_reassignment(tp)
@@ -288,7 +292,7 @@ class ReassignmentSteps(OperationRunner):
     def _complete_reassignment(self, tp: TopicPartition) -> Step:
         """Steps 5 to 10 for a partition whose every target replica is in the ISR."""
         ctx = self.ctx
-        name = _name(tp)
+        name = partition_name(tp)
         target = ctx.partitions_being_reassigned[tp].target
         full = ctx.replicas(tp)
         removing = [r for r in full if r not in target]
@@ -355,8 +359,8 @@ class ReassignmentSteps(OperationRunner):
             written_to.append(tp)
             state = write.state
             self._log(
-                f"{_name(tp)}: leader {state.leader} of RAR, epoch {state.leader_epoch} ISR "
-                f"{list(state.isr)}; LeaderAndIsr to {list(ctx.replicas(tp))}"
+                f"{partition_name(tp)}: leader {state.leader} of RAR, epoch {state.leader_epoch} "
+                f"ISR {list(state.isr)}; LeaderAndIsr to {list(ctx.replicas(tp))}"
             )
             self._batch.add_leader_and_isr(ctx, list(ctx.replicas(tp)), tp)
 
@@ -379,8 +383,9 @@ class ReassignmentSteps(OperationRunner):
         def written(tp: TopicPartition, write: PartitionWrite) -> None:
             state = write.state
             self._log(
-                f"{_name(tp)}: leader {state.leader} epoch bumped to {state.leader_epoch} ISR "
-                f"{list(state.isr)}; LeaderAndIsr to OAR + RAR {list(ctx.replicas(tp))}"
+                f"{partition_name(tp)}: leader {state.leader} epoch bumped to "
+                f"{state.leader_epoch} ISR {list(state.isr)}; LeaderAndIsr to OAR + RAR "
+                f"{list(ctx.replicas(tp))}"
             )
             self._batch.add_leader_and_isr(ctx, list(ctx.replicas(tp)), tp)
 
@@ -434,13 +439,9 @@ def _brokers(keys: Sequence[ReplicaKey]) -> list[int]:
     return [key[2] for key in keys]
 
 
-def _name(tp: TopicPartition) -> str:
-    return f"{tp.topic}-{tp.partition}"
-
-
 def _refuse(tp: TopicPartition, error: Errors, what: str) -> ReassignmentResult:
     """A refusal whose message names the partition and what is wrong."""
-    return ReassignmentResult(tp, error, f"{_name(tp)}: {what}")
+    return ReassignmentResult(tp, error, f"{partition_name(tp)}: {what}")
 
 
 def _twice(tp: TopicPartition) -> ReassignmentResult:

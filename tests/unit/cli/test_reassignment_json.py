@@ -15,10 +15,9 @@ from rafka.cli.reassignment_json import (
     parse_broker_list,
     parse_reassignment,
     parse_topics_to_move,
-    partition_name,
     read_input,
 )
-from rafka.protocol.types import TopicPartition
+from rafka.protocol.types import TopicPartition, partition_name
 
 
 def entry(
