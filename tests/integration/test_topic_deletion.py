@@ -49,6 +49,7 @@ def dcluster(
             "replica_fetch_backoff_ms": 100,
             "log_segment_delete_delay_ms": 500,
             "auto_create_topics_enable": False,
+            "offsets_topic_num_partitions": 1,
         },
     )
     with local:
@@ -111,26 +112,30 @@ def test_deleting_a_topic_under_load_then_recreating_it_gives_an_empty_topic(
 
     sender = threading.Thread(target=produce, daemon=True)
     sender.start()
-    consumer = dcluster.consumer(
-        topic, group_id=group, auto_offset_reset="earliest", enable_auto_commit=False
-    )
-    seen = 0
-    deadline = time.monotonic() + 60
-    while seen < 50 and time.monotonic() < deadline:
-        seen += sum(len(r) for r in consumer.poll(timeout_ms=500).values())
-    consumer.commit()
-    assert seen >= 50
-    assert any(tp.topic == topic for tp in dadmin.list_group_offsets(group))
-    assert len(partition_dirs(dcluster, topic)) == 9
+    try:
+        consumer = dcluster.consumer(
+            topic, group_id=group, auto_offset_reset="earliest", enable_auto_commit=False
+        )
+        seen = 0
+        deadline = time.monotonic() + 120
+        while seen < 50 and time.monotonic() < deadline:
+            seen += sum(len(r) for r in consumer.poll(timeout_ms=500).values())
+        assert seen >= 50
+        consumer.commit()
+        assert any(tp.topic == topic for tp in dadmin.list_group_offsets(group))
+        assert len(partition_dirs(dcluster, topic)) == 9
 
-    started = time.monotonic()
-    dadmin.delete_topics([topic])
-    assert topic not in dadmin.list_topics()
-    # The producer learns the topic is gone: UNKNOWN_TOPIC_OR_PARTITION, not a hang.
-    sender.join(timeout=60)
-    assert not sender.is_alive()
-    assert isinstance(failures[-1], UnknownTopicOrPartitionError)
-    stop.set()
+        started = time.monotonic()
+        dadmin.delete_topics([topic])
+        assert topic not in dadmin.list_topics()
+        # The producer learns the topic is gone: UNKNOWN_TOPIC_OR_PARTITION, not a hang.
+        sender.join(timeout=60)
+        assert not sender.is_alive()
+        assert isinstance(failures[-1], UnknownTopicOrPartitionError)
+    finally:
+        # A sender left running would outlive the cluster and reconnect to Ray after shutdown.
+        stop.set()
+        sender.join(timeout=60)
     with pytest.raises(UnknownTopicOrPartitionError):
         producer.send(topic, b"late").get(timeout=30)
     # A consumer still subscribed keeps polling without blocking past its timeout.
