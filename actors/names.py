@@ -35,3 +35,8 @@ def broker_id_of(actor_name: str) -> int | None:
 def coordinator_actor_name(broker_id: int) -> str:
     """The group coordinator actor hosted by ``broker_id``."""
     return f"group-coordinator-{broker_id}"
+
+
+def transaction_coordinator_actor_name(broker_id: int) -> str:
+    """The transaction coordinator actor hosted by ``broker_id``."""
+    return f"txn-coordinator-{broker_id}"

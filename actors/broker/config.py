@@ -159,6 +159,36 @@ class BrokerConfig:
     group_initial_rebalance_delay_ms: int = bounded(
         3000, 0, INT32_MAX, "how long a new group waits for more members before its first rebalance"
     )
+    transaction_state_log_num_partitions: int = bounded(
+        50, 1, INT32_MAX, "partitions of __transaction_state (fixed once created)"
+    )
+    transaction_state_log_replication_factor: int = bounded(
+        3, 1, INT16_MAX, "replication factor of __transaction_state (at most the live brokers)"
+    )
+    transaction_state_log_min_isr: int = bounded(
+        2, 1, INT32_MAX, "min.insync.replicas of __transaction_state"
+    )
+    transaction_state_log_segment_bytes: int = bounded(
+        100 * 1024 * 1024, 14, INT32_MAX, "segment.bytes of __transaction_state"
+    )
+    transaction_max_timeout_ms: int = bounded(
+        900_000, 1, INT32_MAX, "longest transaction.timeout.ms a producer may ask for"
+    )
+    transactional_id_expiration_ms: int = bounded(
+        604_800_000, 1, INT32_MAX, "forget a transactional id unused this long"
+    )
+    transaction_abort_timed_out_transaction_cleanup_interval_ms: int = bounded(
+        10_000, 1, INT32_MAX, "how often the coordinator looks for transactions past their timeout"
+    )
+    transaction_remove_expired_transaction_cleanup_interval_ms: int = bounded(
+        3_600_000, 1, INT32_MAX, "how often the coordinator forgets expired transactional ids"
+    )
+    producer_id_expiration_ms: int = bounded(
+        86_400_000, 1, INT32_MAX, "forget an idle producer id's sequence state after this long"
+    )
+    producer_id_expiration_check_interval_ms: int = bounded(
+        600_000, 1, INT32_MAX, "how often replicas look for idle producer ids to forget"
+    )
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any], base: BrokerConfig | None = None) -> BrokerConfig:
@@ -191,7 +221,10 @@ class BrokerConfig:
         )
 
 
-LAUNCH_DEFAULTS: dict[str, Any] = {"offsets_topic_num_partitions": 8}
+LAUNCH_DEFAULTS: dict[str, Any] = {
+    "offsets_topic_num_partitions": 8,
+    "transaction_state_log_num_partitions": 4,
+}
 """Defaults ``LocalCluster`` and ``rafka up`` use instead of Kafka's: every replica is a process,
-and Kafka's 50 offsets partitions at replication factor 3 would start 150 of them on a group's first
-use."""
+and Kafka's 50 offsets (or transaction state) partitions at replication factor 3 would start 150 of
+them on a group's (or transactional producer's) first use."""

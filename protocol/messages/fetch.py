@@ -13,6 +13,18 @@ from rafka.protocol.errors import Errors
 
 CONSUMER_REPLICA_ID = -1
 NO_LEADER_EPOCH = -1
+READ_UNCOMMITTED = 0
+READ_COMMITTED = 1
+"""``isolation_level``: read up to the high watermark, or only up to the last stable offset with
+aborted transactions listed for the consumer to drop (Kafka's numbers)."""
+
+
+@dataclass(frozen=True)
+class AbortedTransaction:
+    """An aborted transaction overlapping a fetch: its producer and its first offset."""
+
+    producer_id: int
+    first_offset: int
 
 
 @dataclass(frozen=True)
@@ -25,6 +37,7 @@ class FetchRequest:
     min_bytes: int = 1
     replica_id: int = CONSUMER_REPLICA_ID
     current_leader_epoch: int = NO_LEADER_EPOCH
+    isolation_level: int = READ_UNCOMMITTED
 
 
 @dataclass(frozen=True)
@@ -38,3 +51,5 @@ class FetchResponse:
     records: bytes = b""
     leader_epoch: int = NO_LEADER_EPOCH
     error_message: str | None = None
+    last_stable_offset: int = -1
+    aborted_transactions: tuple[AbortedTransaction, ...] = ()

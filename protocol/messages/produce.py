@@ -7,6 +7,7 @@ the same on every supported Python for Ray calls.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
 from rafka.protocol.errors import Errors
@@ -16,6 +17,14 @@ ACKS_LEADER = 1
 ACKS_ALL = -1
 
 
+class AppendOrigin(enum.Enum):
+    """Who appends (Kafka's AppendOrigin): a client's batches have their sequence numbers checked;
+    a coordinator's (transactional offset commits, group records) are trusted, as are markers."""
+
+    CLIENT = "client"
+    COORDINATOR = "coordinator"
+
+
 @dataclass(frozen=True)
 class ProduceRequest:
     """Append ``records`` (whole batches) to the partition; ``acks`` as in Kafka (0, 1, -1: all)."""
@@ -23,6 +32,7 @@ class ProduceRequest:
     records: bytes
     acks: int = ACKS_LEADER
     timeout_ms: int = 30_000
+    origin: AppendOrigin = AppendOrigin.CLIENT
 
 
 @dataclass(frozen=True)
