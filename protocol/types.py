@@ -43,6 +43,17 @@ class OffsetAndMetadata(NamedTuple):
 
 
 @dataclass(frozen=True)
+class ConsumerGroupMetadata:
+    """A consumer's place in its group, handed to ``send_offsets_to_transaction`` so the group
+    coordinator can fence a zombie member's transactional commits (KIP-447)."""
+
+    group_id: str
+    generation_id: int = -1
+    member_id: str = ""
+    group_instance_id: str | None = None
+
+
+@dataclass(frozen=True)
 class NewTopic:
     """A topic to create: name, partitions, replication factor and config overrides.
 

@@ -12,10 +12,12 @@ EARLIEST_TIMESTAMP = -2
 
 @dataclass(frozen=True)
 class ListOffsetsRequest:
-    """The first offset whose timestamp is >= ``timestamp``; -1 = latest (HW), -2 = earliest."""
+    """The first offset whose timestamp is >= ``timestamp``; -1 = latest (the HW, or the last
+    stable offset for ``isolation_level`` READ_COMMITTED), -2 = earliest."""
 
     timestamp: int
     current_leader_epoch: int = -1
+    isolation_level: int = 0
 
 
 @dataclass(frozen=True)
