@@ -160,25 +160,15 @@ class Log:
     # ------------------------------------------------------------------ producer state
 
     def _load_producer_state(self, clean: bool) -> None:
-        """Restore producer state: the latest snapshot, then the batches after it.
-
-        A snapshot is written at every roll and on close unless the state is empty, so with no
-        snapshot at or above the active segment's base the state was empty there; replay never
-        reaches further back than the active segment. After a clean close the snapshot at the log
-        end (or its absence) is the whole state.
-        """
+        """Restore producer state: the latest usable snapshot, then the batches after it."""
         end = self.log_end_offset
-        newest = max((o for o in producer_snapshot.offsets(self.directory) if o <= end), default=-1)
-        found = producer_snapshot.load_latest(self.directory, end)
-        start = end if clean else self.active_segment.base_offset
-        if newest >= 0 and (found is None or found[0] != newest):
-            # The newest snapshot was damaged: only an older one, or the whole log, is safe.
-            start = self.segments[0].base_offset if found is None else found[0]
-        if found is not None and found[0] >= start:
-            self.producer_state.load(found[1])
-            start = found[0]
-        else:
-            self.producer_state.clear()
+        start = producer_snapshot.restore(
+            self.directory,
+            self.producer_state,
+            end if clean else self.active_segment.base_offset,
+            self.segments[0].base_offset,
+            end,
+        )
         if start < end:
             self._replay_producer_state(start)
         self.producer_state.truncate_head(self.log_start_offset)
@@ -195,13 +185,6 @@ class Log:
                 data = segment.read_slice(position, size)
                 for aborted in self.producer_state.replay(_producer_batch(data, 0, header)):
                     segment.txn_index.append(aborted)
-
-    def _take_producer_snapshot(self, offset: int) -> None:
-        """Snapshot the producer state below ``offset``; an empty state leaves no file there."""
-        if self.producer_state.is_empty:
-            producer_snapshot.delete_where(self.directory, below=offset + 1, above=offset - 1)
-        else:
-            producer_snapshot.write(self.directory, offset, self.producer_state.producers.values())
 
     def _index_aborted(self, aborted: list[AbortedTxn]) -> None:
         for entry in aborted:
@@ -446,7 +429,7 @@ class Log:
         self.active_segment.flush()
         self.recovery_point = max(self.recovery_point, self.active_segment.next_offset)
         # Before the new segment exists: a new active segment implies its base's snapshot.
-        self._take_producer_snapshot(base)
+        producer_snapshot.take(self.directory, base, self.producer_state)
         self._add_segment(self._new_segment(base))
         return self.active_segment
 
@@ -627,7 +610,7 @@ class Log:
         open skips recovery."""
         self.flush()
         self.checkpoint()
-        self._take_producer_snapshot(self.log_end_offset)
+        producer_snapshot.take(self.directory, self.log_end_offset, self.producer_state)
         for segment in self.segments:
             segment.close()
         (self.directory / CLEAN_SHUTDOWN_FILE).touch()

@@ -18,7 +18,7 @@ import crc32c
 import msgpack
 
 from rafka.log.files import SNAPSHOT_SUFFIX, atomic_write, segment_path, snapshot_offset_of
-from rafka.log.producer_state import BatchMetadata, ProducerStateEntry
+from rafka.log.producer_state import BatchMetadata, ProducerStateEntry, ProducerStateManager
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +73,36 @@ def write(directory: Path, offset: int, entries: Iterable[ProducerStateEntry]) -
     path = segment_path(directory, offset, SNAPSHOT_SUFFIX)
     atomic_write(path, encode(entries))
     return path
+
+
+def take(directory: Path, offset: int, state: ProducerStateManager) -> None:
+    """Snapshot ``state`` as the state below ``offset``; an empty state leaves no file there."""
+    if state.is_empty:
+        delete_where(directory, below=offset + 1, above=offset - 1)
+    else:
+        write(directory, offset, state.producers.values())
+
+
+def restore(
+    directory: Path, state: ProducerStateManager, start: int, first_base: int, end: int
+) -> int:
+    """Load into ``state`` the snapshot to replay from; return where the replay starts.
+
+    ``start`` is where replay may start on its own: the log end after a clean close, else the
+    active segment's base. A snapshot is taken at every roll and on close unless the state is
+    empty, so with no snapshot in [``start``, ``end``] the state was empty at ``start``. If the
+    newest snapshot is damaged, only an older one or the log's first segment (``first_base``) is
+    safe to start from.
+    """
+    newest = max((o for o in offsets(directory) if o <= end), default=-1)
+    found = load_latest(directory, end)
+    if newest >= 0 and (found is None or found[0] != newest):
+        start = first_base if found is None else found[0]
+    if found is not None and found[0] >= start:
+        state.load(found[1])
+        return found[0]
+    state.clear()
+    return start
 
 
 def offsets(directory: Path) -> list[int]:

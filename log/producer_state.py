@@ -24,7 +24,6 @@ and the housekeeping calls; batches with producer id -1 never reach it.
 
 from __future__ import annotations
 
-import dataclasses
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -86,7 +85,14 @@ class ProducerStateEntry:
 
     def copy(self) -> ProducerStateEntry:
         """A copy whose batch list may be changed without touching this one."""
-        return dataclasses.replace(self, batches=list(self.batches))
+        return ProducerStateEntry(
+            self.producer_id,
+            self.producer_epoch,
+            list(self.batches),
+            self.coordinator_epoch,
+            self.current_txn_first_offset,
+            self.last_timestamp,
+        )
 
     def find_duplicate(self, epoch: int, first_seq: int, last_seq: int) -> BatchMetadata | None:
         """The cached batch with exactly this epoch and sequence range, if any."""
