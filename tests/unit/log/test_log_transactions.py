@@ -6,11 +6,12 @@ import os
 
 import pytest
 
+from rafka.log.cleaner import compact
 from rafka.log.transaction_index import ENTRY, AbortedTxn, TransactionIndex
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.fetch import AbortedTransaction
 from rafka.protocol.messages.produce import AppendOrigin
-from rafka.protocol.records.builder import build_batch
+from rafka.protocol.records.builder import RecordBatchBuilder, build_batch
 from rafka.protocol.records.control import ControlRecordType, build_marker
 
 PID = 21
@@ -169,3 +170,28 @@ def test_a_torn_index_entry_is_cut_on_load(tmp_path):
         handle.write(b"\x00\x01\x02")
     assert TransactionIndex(index.path).entries == [AbortedTxn(1, 0, 5, 6)]
     assert index.path.stat().st_size == ENTRY.size
+
+
+def test_compaction_keeps_every_marker_and_its_aborted_index(harness, clock):
+    log = harness.open(cleanup_policy="compact", segment_bytes=250)
+    for round_ in range(3):
+        builder = RecordBatchBuilder(
+            producer_id=PID, producer_epoch=0, base_sequence=round_, is_transactional=True
+        )
+        builder.append(clock.now, b"key", b"v%d" % round_)
+        log.append_as_leader(builder.build(), 0)
+        marker(log, PID, ControlRecordType.ABORT if round_ == 1 else ControlRecordType.COMMIT)
+    log.roll()
+    log.append_as_leader(build_batch([(b"other", b"x", clock.now)]), 0)
+    compact(log)
+    markers = [
+        header.base_offset
+        for segment in log.segments
+        for _, header in segment.batches()
+        if header.is_control
+    ]
+    assert markers == [1, 3, 5]
+    assert log.collect_aborted_transactions(0, 6) == [AbortedTransaction(PID, 2)]
+    harness.crash()
+    log = harness.open()
+    assert log.last_stable_offset(high_watermark=7) == 7
