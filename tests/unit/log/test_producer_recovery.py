@@ -137,3 +137,26 @@ def test_idle_producers_expire_unless_a_transaction_is_open(harness, pbatch, clo
     with pytest.raises(RafkaError) as caught:
         log.append_as_leader(pbatch(PID, 0, 1), 0)
     assert caught.value.error is Errors.UNKNOWN_PRODUCER_ID
+
+
+def test_a_state_emptied_by_expiry_leaves_no_snapshot_to_revive_it(harness, pbatch, clock):
+    log = harness.open()
+    fill(log, pbatch, 3)
+    log.roll()
+    assert snapshots(log) == [3]
+    clock.advance(10 * 60_000)
+    log.remove_expired_producers(60_000)
+    log.close()
+    assert snapshots(log) == []
+    assert harness.open().producer_state.is_empty
+
+
+def test_retention_keeps_a_producer_whose_transaction_is_still_open(harness, pbatch, clock):
+    log = harness.open(segment_bytes=250, retention_ms=10_000)
+    log.append_as_leader(pbatch(OTHER, 0, 0, transactional=True, ts=clock.now - 60_000), 0)
+    for seq in range(6):
+        log.append_as_leader(pbatch(PID, 0, seq, ts=clock.now - 60_000), 0)
+    log.append_as_leader(pbatch(PID, 0, 6, ts=clock.now), 0)
+    log.delete_old_segments()
+    assert log.log_start_offset > 1
+    assert set(log.producer_state.producers) == {OTHER, PID}

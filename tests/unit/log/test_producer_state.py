@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from rafka.log.producer_state import (
@@ -17,7 +19,7 @@ from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.produce import AppendOrigin
 from rafka.protocol.records.batch import read_header
 from rafka.protocol.records.builder import build_batch
-from rafka.protocol.records.control import ControlRecordType, build_marker
+from rafka.protocol.records.control import ControlRecordType, EndTransactionMarker, build_marker
 
 PID = 7
 
@@ -149,3 +151,22 @@ def test_a_batch_after_int32_max_continues_at_zero(pbatch):
     assert state.producers[PID].last_seq == 1
     wrapped = read_header(pbatch(PID, 0, INT32_MAX, count=3))
     assert last_sequence(wrapped.base_sequence, wrapped.last_offset_delta) == 1
+
+
+def test_the_lso_waits_for_every_ended_transaction_not_yet_replicated(pbatch):
+    state = ProducerStateManager("topic-0")
+
+    def at(data: bytes, offset: int):
+        return dataclasses.replace(read_header(data), base_offset=offset)
+
+    for pid, offset in ((1, 5), (2, 10)):
+        state.replay(AppendBatch(at(pbatch(pid, 0, 0, transactional=True), offset)))
+    assert state.last_stable_offset(high_watermark=20) == 5
+    commit = EndTransactionMarker(ControlRecordType.COMMIT, 0)
+    for pid, offset in ((2, 50), (1, 60)):
+        marker = build_marker(pid, 0, ControlRecordType.COMMIT, 0, 1)
+        state.replay(AppendBatch(at(marker, offset), commit))
+    assert state.ongoing == {}
+    assert state.last_stable_offset(high_watermark=40) == 5
+    assert state.last_stable_offset(high_watermark=55) == 5
+    assert state.last_stable_offset(high_watermark=61) == 61
