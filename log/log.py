@@ -499,7 +499,9 @@ class Log:
         self.epoch_cache.truncate_from_end(self.log_end_offset)
         self.recovery_point = min(self.recovery_point, self.log_end_offset)
         producer_snapshot.delete_where(self.directory, above=self.log_end_offset)
-        self._load_producer_state(clean=False)
+        # Truncation only removes producers: an empty state needs no rebuild.
+        if not self.producer_state.is_empty:
+            self._load_producer_state(clean=False)
         return removed
 
     def truncate_fully_and_start_at(self, offset: int) -> int:
