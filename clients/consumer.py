@@ -10,6 +10,11 @@ never past its timeout (a join not finished goes on at the next poll), a backgro
 heartbeats, and a member starts each partition at the group's committed offset
 (``auto_offset_reset`` where there is none). ``assign`` with a ``group_id`` consumes chosen
 partitions and may commit them while the group has no members, as Kafka allows.
+
+``isolation_level="read_committed"`` reads only committed transactional records: fetches stop at
+the last stable offset, aborted transactions are dropped, and ``end_offsets``/``seek_to_end`` and
+``auto_offset_reset="latest"`` mean the last stable offset. Transaction markers are never returned,
+in either isolation level.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from rafka.clients.consumer_coordinator import (
 )
 from rafka.clients.fetcher import Fetcher
 from rafka.clients.records import ConsumerRecord, OffsetAndTimestamp
+from rafka.clients.transaction_filter import isolation_level
 from rafka.clients.transport import Transport
 from rafka.groups.group_metadata import validate_group_id
 from rafka.protocol.errors import (
@@ -41,7 +47,7 @@ from rafka.protocol.errors import (
     UnknownTopicOrPartitionError,
 )
 from rafka.protocol.messages.offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
-from rafka.protocol.types import OffsetAndMetadata, TopicPartition
+from rafka.protocol.types import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "client_id": "rafka-consumer",
@@ -66,6 +72,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "partition_assignment_strategy": ("range", "roundrobin"),
     "metadata_max_age_ms": 300_000,
     "exclude_internal_topics": True,
+    "isolation_level": "read_uncommitted",
 }
 
 logger = logging.getLogger(__name__)
@@ -84,6 +91,7 @@ class Consumer:
         **configs: Any,
     ) -> None:
         self.config = merge_config("consumer", DEFAULT_CONFIG, configs)
+        isolation = isolation_level(self.config["isolation_level"])
         if self.config["group_id"] is not None:
             validate_group_id(self.config["group_id"])
             if int(self.config["heartbeat_interval_ms"]) >= int(self.config["session_timeout_ms"]):
@@ -117,6 +125,7 @@ class Consumer:
             self.config["key_deserializer"],
             self.config["value_deserializer"],
             bool(self.config["check_crcs"]),
+            isolation,
         )
         self._assignment: list[TopicPartition] = []
         self._paused: set[TopicPartition] = set()
@@ -225,7 +234,8 @@ class Consumer:
         self._fetcher.reset_positions(self._check_assigned(partitions), "earliest")
 
     def seek_to_end(self, *partitions: TopicPartition) -> None:
-        """Move to the high watermark (all assigned partitions if none given)."""
+        """Move to the high watermark, or the last stable offset with ``read_committed`` (all
+        assigned partitions if none given)."""
         self._fetcher.reset_positions(self._check_assigned(partitions), "latest")
 
     def position(self, partition: TopicPartition) -> int:
@@ -247,7 +257,8 @@ class Consumer:
         return {tp: offset for tp, (offset, _) in found.items()}
 
     def end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
-        """High watermark of each partition (the offset the next committed record gets)."""
+        """High watermark of each partition (the offset the next committed record gets); the last
+        stable offset with ``read_committed``."""
         found = self._fetcher.list_offsets(
             [TopicPartition(*tp) for tp in partitions], LATEST_TIMESTAMP
         )
@@ -302,7 +313,10 @@ class Consumer:
                 return records
             self._fetcher.send_fetches(active)
             remaining = deadline - time.monotonic()
-            if not self._fetcher.collect(max(0.0, remaining)) and remaining <= 0:
+            self._fetcher.collect(max(0.0, remaining))
+            if remaining <= 0 and not self._fetcher.has_buffered():
+                # Time is up; answers that brought nothing to hand out (a read_committed fetch
+                # stopped at the last stable offset) must not keep the loop going.
                 return {}
 
     def __iter__(self) -> Consumer:
@@ -417,6 +431,12 @@ class Consumer:
             else OffsetAndMetadata(int(v), "")
             for tp, v in offsets.items()
         }
+
+    def group_metadata(self) -> ConsumerGroupMetadata:
+        """The group id, generation and member id this consumer holds now, for
+        ``send_offsets_to_transaction`` (the coordinator fences a zombie member's commits with
+        them, KIP-447); no generation (-1, "") while not in one."""
+        return self._require_group("group_metadata()").group_metadata()
 
     def committed(
         self, partition: TopicPartition, metadata: bool = False, timeout_ms: int | None = None

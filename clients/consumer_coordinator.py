@@ -55,7 +55,7 @@ from rafka.protocol.messages.groups import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
-from rafka.protocol.types import OffsetAndMetadata, TopicPartition
+from rafka.protocol.types import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
 logger = logging.getLogger(__name__)
 
@@ -513,6 +513,11 @@ class ConsumerCoordinator:
 
     def _deadline(self, timeout_s: float | None) -> float:
         return time.monotonic() + (self.request_timeout_s if timeout_s is None else timeout_s)
+
+    def group_metadata(self) -> ConsumerGroupMetadata:
+        """The group id, generation and member id as one consistent snapshot (KIP-447)."""
+        with self._lock:
+            return ConsumerGroupMetadata(self.group_id, self.generation, self.member_id)
 
     def commit(
         self, offsets: dict[TopicPartition, OffsetAndMetadata], timeout_s: float | None = None

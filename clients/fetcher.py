@@ -2,9 +2,11 @@
 
 Fetches go straight to each partition's leader replica and long-poll there (``fetch_min_bytes``,
 ``fetch_max_wait_ms``). Responses are decoded to ConsumerRecords and records below the position are
-dropped (a fetch returns whole batches). The position moves as ``poll`` hands records out, and a
-partition's next fetch is sent as soon as its buffer is empty, so it is in flight while the
-application works on the records it just got.
+dropped (a fetch returns whole batches), as are transaction markers and, with
+``read_committed``, aborted transactions (``transaction_filter``). The position moves as ``poll``
+hands records out, past the response's last batch once all its records are out, and a partition's
+next fetch is sent as soon as its buffer is empty, so it is in flight while the application works
+on the records it just got.
 """
 
 from __future__ import annotations
@@ -12,16 +14,22 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from itertools import repeat
 from typing import Any
 
 from rafka.actors import names
 from rafka.clients.cluster import ClusterConnection
 from rafka.clients.records import ConsumerRecord
+from rafka.clients.transaction_filter import visible_batches
 from rafka.clients.transport import UnreachableError
 from rafka.protocol.errors import Errors, OffsetOutOfRangeError, RafkaError
-from rafka.protocol.messages.fetch import FetchRequest, FetchResponse
+from rafka.protocol.messages.fetch import (
+    READ_COMMITTED,
+    READ_UNCOMMITTED,
+    FetchRequest,
+    FetchResponse,
+)
 from rafka.protocol.messages.offsets import (
     EARLIEST_TIMESTAMP,
     LATEST_TIMESTAMP,
@@ -29,6 +37,7 @@ from rafka.protocol.messages.offsets import (
     ListOffsetsResponse,
 )
 from rafka.protocol.records.batch import (
+    BatchHeader,
     decode_columns,
     gc_paused,
     iter_batches,
@@ -59,6 +68,7 @@ class Fetcher:
         key_deserializer: Callable[[bytes], Any] | None,
         value_deserializer: Callable[[bytes], Any] | None,
         check_crcs: bool = True,
+        isolation_level: int = READ_UNCOMMITTED,
     ) -> None:
         if auto_offset_reset not in ("earliest", "latest", "none"):
             raise ValueError(
@@ -73,12 +83,15 @@ class Fetcher:
         self.key_deserializer = key_deserializer
         self.value_deserializer = value_deserializer
         self.check_crcs = check_crcs
+        self.isolation_level = isolation_level
         self.positions: dict[TopicPartition, int] = {}
         self.highwater: dict[TopicPartition, int] = {}
         self._inflight: dict[Any, tuple[TopicPartition, int]] = {}
         self._busy: set[TopicPartition] = set()
         self._retry_at: dict[TopicPartition, float] = {}
-        self._buffer: deque[tuple[TopicPartition, list[ConsumerRecord]]] = deque()
+        # Each entry: a partition's fetched records and the offset after the response's last batch,
+        # where the position goes once those records are handed out.
+        self._buffer: deque[tuple[TopicPartition, list[ConsumerRecord], int]] = deque()
 
     # ------------------------------------------------------------------ positions
 
@@ -87,12 +100,12 @@ class Fetcher:
         for tp in partitions:
             self.positions.pop(tp, None)
             self.highwater.pop(tp, None)
-        self._buffer = deque((tp, records) for tp, records in self._buffer if tp not in partitions)
+        self._buffer = deque(entry for entry in self._buffer if entry[0] not in partitions)
 
     def seek(self, tp: TopicPartition, offset: int) -> None:
         """Set the next offset to fetch; buffered records of the partition are dropped."""
         self.positions[tp] = offset
-        self._buffer = deque((p, records) for p, records in self._buffer if p != tp)
+        self._buffer = deque(entry for entry in self._buffer if entry[0] != tp)
 
     def reset_positions(
         self, partitions: list[TopicPartition], strategy: str | None = None
@@ -109,8 +122,9 @@ class Fetcher:
     def list_offsets(
         self, partitions: list[TopicPartition], timestamp: int, timeout_s: float = 30.0
     ) -> dict[TopicPartition, tuple[int, int]]:
-        """ListOffsets at each partition's leader, retrying leader changes until ``timeout_s``."""
-        return list_offsets(self.cluster, partitions, timestamp, timeout_s)
+        """ListOffsets at each partition's leader, retrying leader changes until ``timeout_s``;
+        latest is the last stable offset for ``read_committed``."""
+        return list_offsets(self.cluster, partitions, timestamp, timeout_s, self.isolation_level)
 
     # ------------------------------------------------------------------ fetching
 
@@ -120,7 +134,7 @@ class Fetcher:
         missing = [tp for tp in partitions if tp not in self.positions]
         if missing:
             self.reset_positions(missing)
-        buffered = {tp for tp, _ in self._buffer}
+        buffered = {entry[0] for entry in self._buffer}
         for tp in partitions:
             if tp in self._busy or tp in buffered or self._retry_at.get(tp, 0.0) > now:
                 continue
@@ -140,6 +154,7 @@ class Fetcher:
                 self.fetch_max_wait_ms,
                 self.fetch_min_bytes,
                 current_leader_epoch=metadata.leader_epoch,
+                isolation_level=self.isolation_level,
             )
             self._inflight[self._transport.send(leader, "fetch", request)] = (tp, offset)
             self._busy.add(tp)
@@ -184,21 +199,34 @@ class Fetcher:
             self._retry_at[tp] = time.monotonic() + RETRY_BACKOFF_S
             return
         self.highwater[tp] = response.high_watermark
-        records = self._decode(tp, offset, response.records)
+        data = response.records
+        batches = list(iter_batches(data))
+        if not batches:
+            return
+        following = max(offset, batches[-1][1].next_offset)
+        aborted = response.aborted_transactions if self.isolation_level == READ_COMMITTED else None
+        records = self._decode(tp, offset, data, visible_batches(data, batches, aborted))
         if records:
-            self._buffer.append((tp, records))
-        elif response.records:
-            # Only records below the position came back (e.g. a compacted tail): move past them.
-            self.positions[tp] = max(offset, _next_offset(response.records))
+            self._buffer.append((tp, records, following))
+        else:
+            # Nothing to hand out (records below the position, markers, aborted transactions): the
+            # position moves past them now, so the next fetch asks for what follows.
+            self.positions[tp] = following
 
-    def _decode(self, tp: TopicPartition, position: int, data: bytes) -> list[ConsumerRecord]:
+    def _decode(
+        self,
+        tp: TopicPartition,
+        position: int,
+        data: bytes,
+        batches: Iterable[tuple[int, BatchHeader]],
+    ) -> list[ConsumerRecord]:
         topic, partition = tp
         make = tuple.__new__
         records: list[ConsumerRecord] = []
         kd, vd = self.key_deserializer, self.value_deserializer
         with gc_paused():
-            for start, header in iter_batches(data):
-                if header.next_offset <= position or header.is_control:
+            for start, header in batches:
+                if header.next_offset <= position:
                     continue
                 if self.check_crcs:
                     verify_crc(data, start, header)
@@ -257,16 +285,17 @@ class Fetcher:
         taken: dict[TopicPartition, list[ConsumerRecord]] = {}
         count = 0
         while self._buffer and count < max_records:
-            tp, records = self._buffer[0]
+            tp, records, following = self._buffer[0]
             room = max_records - count
             if len(records) > room:
-                self._buffer[0] = (tp, records[room:])
+                self._buffer[0] = (tp, records[room:], following)
                 records = records[:room]
+                # The position is the next offset poll() returns, so it moves as records go out.
+                self.positions[tp] = records[-1].offset + 1
             else:
                 self._buffer.popleft()
+                self.positions[tp] = following
             taken.setdefault(tp, []).extend(records)
-            # The position is the next offset poll() returns, so it moves as records are handed out.
-            self.positions[tp] = records[-1].offset + 1
             count += len(records)
         return taken
 
@@ -280,9 +309,10 @@ def list_offsets(
     partitions: list[TopicPartition],
     timestamp: int,
     timeout_s: float = 30.0,
+    isolation_level: int = READ_UNCOMMITTED,
 ) -> dict[TopicPartition, tuple[int, int]]:
     """(offset, timestamp) of each partition from ListOffsets at its leader; the admin client shares
-    it with the consumer.
+    it with the consumer. With ``isolation_level`` READ_COMMITTED, latest is the last stable offset.
 
     Each round refreshes metadata once and asks every leader still unanswered at once; partitions
     whose leader moved or could not be reached are asked again, after a fresh look-up, until
@@ -298,7 +328,9 @@ def list_offsets(
         for tp in pending:
             leader, metadata = cluster.leader_replica(tp.topic, tp.partition)
             requests[tp] = cluster.transport.send(
-                leader, "list_offsets", ListOffsetsRequest(timestamp, metadata.leader_epoch)
+                leader,
+                "list_offsets",
+                ListOffsetsRequest(timestamp, metadata.leader_epoch, isolation_level),
             )
         for tp, call in requests.items():
             response: ListOffsetsResponse = cluster.transport.result(call, timeout_s)
@@ -315,10 +347,3 @@ def list_offsets(
             "offsets of " + ", ".join(f"{tp.topic}-{tp.partition}" for tp in wanted),
         )
     return answers
-
-
-def _next_offset(data: bytes) -> int:
-    last = -1
-    for _, header in iter_batches(data):
-        last = header.next_offset
-    return last

@@ -1,9 +1,15 @@
-"""A fake cluster whose group coordinator runs the real membership protocol, for consumer tests.
+"""A fake cluster whose group coordinator runs the real membership protocol, for consumer tests;
+a partition log with transactions, for read_committed tests.
 
 ``GroupCoordinatorFake`` drives ``rafka.groups.membership.GroupMembership`` (Ray-free) on an event
 loop in a thread of its own, as the coordinator actor does: a JoinGroup that must wait for the other
 members is a future that completes when the rebalance does, so a consumer sees it in flight across
 polls exactly as over Ray. Offsets are kept in memory, fenced by the membership's generation checks.
+
+``TxnLog`` is a partition log built by hand from real batches: plain and transactional data batches
+and COMMIT/ABORT markers, stamped with offsets as a leader stamps them, and ``TxnReplica`` answers
+fetches and ListOffsets from it as a leader does for each isolation level (the last stable offset,
+the aborted transactions overlapping a read).
 """
 
 from __future__ import annotations
@@ -21,6 +27,12 @@ from rafka.actors import names
 from rafka.groups.group_metadata import GroupMetadata
 from rafka.groups.membership import GroupMembership, MembershipConfig
 from rafka.protocol.errors import Errors
+from rafka.protocol.messages.fetch import (
+    READ_COMMITTED,
+    AbortedTransaction,
+    FetchRequest,
+    FetchResponse,
+)
 from rafka.protocol.messages.groups import (
     CommittedOffset,
     GroupResponse,
@@ -36,6 +48,15 @@ from rafka.protocol.messages.groups import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
+from rafka.protocol.messages.offsets import (
+    EARLIEST_TIMESTAMP,
+    LATEST_TIMESTAMP,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+)
+from rafka.protocol.records.batch import iter_batches, read_header, stamp
+from rafka.protocol.records.builder import RecordBatchBuilder
+from rafka.protocol.records.control import ControlRecordType, build_marker
 
 T = TypeVar("T")
 TICK_S = 0.02
@@ -162,3 +183,117 @@ def group_cluster(fake_cluster: Any) -> Iterator[Any]:
     fake_cluster.groups = coordinator
     yield fake_cluster
     coordinator.stop()
+
+
+class TxnLog:
+    """A partition's log of stamped batches, with the transactions it holds.
+
+    ``aborted`` lists every aborted transaction (producer id, first offset) with the offset of its
+    marker, as a leader's transaction index does; ``last_stable_offset`` is the first offset of the
+    oldest open one.
+    """
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.next_offset = 0
+        self.aborted: list[tuple[AbortedTransaction, int]] = []
+        self.open: dict[int, int] = {}
+
+    def append(self, batch: bytes) -> int:
+        """Append ``batch`` at the log end; its base offset."""
+        stamped = bytearray(batch)
+        base = self.next_offset
+        stamp(stamped, 0, base, 0)
+        self.data += stamped
+        self.next_offset = read_header(stamped).next_offset
+        return base
+
+    def records(self, *values: bytes, producer_id: int = -1, transactional: bool = False) -> int:
+        """One data batch of ``values`` (transactional ones open their producer's transaction)."""
+        builder = RecordBatchBuilder(
+            producer_id=producer_id,
+            producer_epoch=0 if producer_id >= 0 else -1,
+            base_sequence=0 if producer_id >= 0 else -1,
+            is_transactional=transactional,
+        )
+        builder.extend(list(values), timestamp_ms=1_000)
+        base = self.append(builder.build())
+        if transactional:
+            self.open.setdefault(producer_id, base)
+        return base
+
+    def marker(self, producer_id: int, committed: bool) -> int:
+        """End ``producer_id``'s transaction with a COMMIT or ABORT marker; its offset."""
+        kind = ControlRecordType.COMMIT if committed else ControlRecordType.ABORT
+        offset = self.append(build_marker(producer_id, 0, kind, 0, 1_000))
+        first = self.open.pop(producer_id, offset)
+        if not committed:
+            self.aborted.append((AbortedTransaction(producer_id, first), offset))
+        return offset
+
+    @property
+    def last_stable_offset(self) -> int:
+        """The first offset of the oldest open transaction, else the log end."""
+        return min(self.open.values(), default=self.next_offset)
+
+
+class TxnReplica:
+    """A leader serving a TxnLog: whole batches from the fetch offset up to the high watermark (the
+    log end), or up to the last stable offset with the overlapping aborted transactions for
+    READ_COMMITTED; ListOffsets latest is the high watermark or the last stable offset."""
+
+    def __init__(self, log: TxnLog) -> None:
+        self.log = log
+        self.fetches: list[FetchRequest] = []
+        self.list_offsets_requests: list[ListOffsetsRequest] = []
+
+    def fetch(self, request: FetchRequest) -> FetchResponse:
+        self.fetches.append(request)
+        log = self.log
+        committed = request.isolation_level == READ_COMMITTED
+        limit = log.last_stable_offset if committed else log.next_offset
+        out = bytearray()
+        for position, header in iter_batches(log.data):
+            if header.last_offset >= request.fetch_offset and header.next_offset <= limit:
+                out += log.data[position : position + header.size_in_bytes]
+        aborted = (
+            tuple(
+                t
+                for t, end in log.aborted
+                if end >= request.fetch_offset and t.first_offset < limit
+            )
+            if committed
+            else ()
+        )
+        return FetchResponse(
+            Errors.NONE,
+            log.next_offset,
+            0,
+            log.next_offset,
+            bytes(out),
+            last_stable_offset=log.last_stable_offset,
+            aborted_transactions=aborted,
+        )
+
+    def list_offsets(self, request: ListOffsetsRequest) -> ListOffsetsResponse:
+        self.list_offsets_requests.append(request)
+        if request.timestamp == EARLIEST_TIMESTAMP:
+            return ListOffsetsResponse(Errors.NONE, 0)
+        assert request.timestamp == LATEST_TIMESTAMP
+        committed = request.isolation_level == READ_COMMITTED
+        return ListOffsetsResponse(
+            Errors.NONE, self.log.last_stable_offset if committed else self.log.next_offset
+        )
+
+
+@pytest.fixture
+def txn_log(fake_cluster: Any) -> TxnLog:
+    """An empty partition log of topic 'txn' (one partition), served by a TxnReplica on broker 0
+    (``fake_cluster.txn_replica``)."""
+    fake_cluster.add_brokers(1)
+    fake_cluster.add_topic("txn", [(0, 0)])
+    log = TxnLog()
+    replica = TxnReplica(log)
+    fake_cluster.actors[names.replica_actor_name("txn", 0, 0)] = replica
+    fake_cluster.txn_replica = replica
+    return log
