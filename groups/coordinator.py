@@ -2,7 +2,8 @@
 
 A thin shell over two Ray-free parts: ``GroupMembership`` runs the group protocol (JoinGroup,
 SyncGroup, Heartbeat, LeaveGroup, expiry, commit fencing) and ``GroupMetadataManager`` keeps
-``__consumer_offsets`` (loading a partition on leadership, committed offsets, group records). The
+``__consumer_offsets`` (loading a partition on leadership, committed offsets, group records,
+transactional offsets pending until the transaction coordinator's marker). The
 broker tells its coordinator when it gains or loses leadership of an offsets partition; clients of a
 group whose partition this broker does not lead, or is still loading, get NOT_COORDINATOR or
 COORDINATOR_LOAD_IN_PROGRESS and look the coordinator up again.
@@ -40,7 +41,13 @@ from rafka.protocol.messages.groups import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
-from rafka.protocol.types import now_ms
+from rafka.protocol.messages.transactions import (
+    TxnOffsetCommitRequest,
+    TxnOffsetCommitResponse,
+    WriteTxnMarkersRequest,
+    WriteTxnMarkersResponse,
+)
+from rafka.protocol.types import TopicPartition, now_ms
 
 logger = logging.getLogger(__name__)
 
@@ -161,6 +168,27 @@ class GroupCoordinator:
             return OffsetFetchResponse(error[0], error_message=error[1])
         return self.manager.fetch_offsets(request.group_id, request.partitions)
 
+    async def txn_offset_commit(self, request: TxnOffsetCommitRequest) -> TxnOffsetCommitResponse:
+        """TxnOffsetCommit: fence as KIP-447 says, then append the offsets as the producer's
+        transactional batch; they stay invisible to OffsetFetch until its COMMIT marker."""
+        error = self.manager.ownership_error(request.group_id) or self.membership.txn_commit_error(
+            request.group_id, request.generation_id, request.member_id
+        )
+        if error is not None:
+            refused = tuple(
+                (TopicPartition(e.topic, e.partition), error[0]) for e in request.offsets
+            )
+            return TxnOffsetCommitResponse(error[0], refused, error[1])
+        return await self.manager.commit_transactional_offsets(request)
+
+    async def write_txn_markers(
+        self, offsets_partition: int, request: WriteTxnMarkersRequest
+    ) -> WriteTxnMarkersResponse:
+        """WriteTxnMarkers from the transaction coordinator for ``__consumer_offsets`` partition
+        ``offsets_partition``: the marker is appended, then the producer's pending offsets of
+        that partition's groups are committed or dropped."""
+        return await self.manager.complete_transaction(offsets_partition, request)
+
     # ------------------------------------------------------------------ admin
 
     async def list_groups(self) -> tuple[GroupListing, ...]:
@@ -228,6 +256,7 @@ class GroupCoordinator:
             "loading": sorted(self.manager.loading),
             "groups": sorted(self.membership.groups),
             "offsets_groups": self.manager.groups_with_offsets(),
+            "pending_transactions": self.manager.pending.producers(),
         }
 
     async def ping(self) -> int:

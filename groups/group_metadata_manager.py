@@ -8,6 +8,10 @@ NOT_COORDINATOR, so clients look the coordinator up again.
 
 Writes (committed offsets, group metadata after a rebalance, tombstones) are appended to the local
 leader replica with acks=all, so an acknowledged commit survives the coordinator's broker dying.
+Transactional offset commits (TxnOffsetCommit) are appended as transactional batches of the
+producer and stay pending, invisible to OffsetFetch, until the transaction coordinator's marker
+(WriteTxnMarkers) commits or drops them (``pending_offsets``); loading replays them the same way
+(``offsets_replay``).
 The replicas and the broker's metadata are reached through two small interfaces, ``OffsetsLog``
 and ``TopicMetadata``: Ray in production (``replica_log``), in-memory fakes in unit tests.
 Everything runs on the coordinator's single event loop, one handler at a time up to its first
@@ -21,7 +25,7 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from rafka.groups.group_metadata import GroupMetadata, validate_group_id
 from rafka.groups.membership import stored_members
@@ -31,14 +35,13 @@ from rafka.groups.offsets_codec import (
     GroupValue,
     OffsetKey,
     OffsetValue,
-    decode_group,
-    decode_key,
-    decode_offset,
     encode_group,
     encode_key,
     encode_offset,
     partition_for,
 )
+from rafka.groups.offsets_replay import OffsetsReplay
+from rafka.groups.pending_offsets import LoggedOffset, PendingOffsets
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.groups import (
     CommittedOffset,
@@ -47,8 +50,15 @@ from rafka.protocol.messages.groups import (
     OffsetFetchResponse,
     PartitionResult,
 )
-from rafka.protocol.records.batch import decode_records, iter_batches
-from rafka.protocol.records.builder import build_batch
+from rafka.protocol.messages.transactions import (
+    TxnOffsetCommitRequest,
+    TxnOffsetCommitResponse,
+    WriteTxnMarkersRequest,
+    WriteTxnMarkersResponse,
+)
+from rafka.protocol.records.batch import NO_SEQUENCE, iter_batches
+from rafka.protocol.records.builder import RecordBatchBuilder, build_batch
+from rafka.protocol.records.control import ControlRecordType, build_marker
 from rafka.protocol.types import TopicPartition, now_ms
 
 logger = logging.getLogger(__name__)
@@ -68,6 +78,18 @@ APPEND_ERRORS = {
     Errors.MESSAGE_TOO_LARGE: Errors.INVALID_COMMIT_OFFSET_SIZE,
     Errors.RECORD_LIST_TOO_LARGE: Errors.INVALID_COMMIT_OFFSET_SIZE,
     Errors.INVALID_FETCH_SIZE: Errors.INVALID_COMMIT_OFFSET_SIZE,
+    # A transactional write refused for its producer: the producer must hear why (it is fenced).
+    **{
+        error: error
+        for error in (
+            Errors.INVALID_PRODUCER_EPOCH,
+            Errors.PRODUCER_FENCED,
+            Errors.INVALID_TXN_STATE,
+            Errors.INVALID_PRODUCER_ID_MAPPING,
+            Errors.UNKNOWN_PRODUCER_ID,
+            Errors.TRANSACTION_COORDINATOR_FENCED,
+        )
+    },
 }
 
 OffsetsRecord = tuple[bytes, bytes | None]
@@ -75,6 +97,13 @@ OffsetsRecord = tuple[bytes, bytes | None]
 
 GroupOffsets = dict[TopicPartition, OffsetValue]
 """One group's committed offsets."""
+
+
+class Appended(NamedTuple):
+    """The replica's answer to an append: its error code and the batch's base offset."""
+
+    error: Errors
+    base_offset: int = -1
 
 
 class OffsetsLogUnavailableError(Exception):
@@ -92,8 +121,9 @@ class OffsetsLog(Protocol):
         """Whole batches of the replica's log from ``offset``, at most about ``max_bytes``."""
         ...
 
-    async def append(self, partition: int, batch: bytes) -> Errors:
-        """Append ``batch`` as the partition's leader with acks=all; the replica's error code."""
+    async def append(self, partition: int, batch: bytes) -> Appended:
+        """Append ``batch`` as the partition's leader with acks=all, as a coordinator (origin
+        COORDINATOR: no sequence checks, producer epochs still checked)."""
         ...
 
 
@@ -167,6 +197,11 @@ class GroupMetadataManager:
         self.loading: dict[int, int] = {}
         """Offsets partition -> the leader epoch it is being loaded in."""
         self.offsets: dict[str, GroupOffsets] = {}
+        self.pending = PendingOffsets()
+        """Transactional offsets waiting for their producer's marker."""
+        # The base offset of the batch that wrote each committed offset: of two commits of one
+        # partition, the later in the log wins when a transaction ends.
+        self._written_at: dict[str, dict[TopicPartition, int]] = {}
         # One append at a time per offsets partition: a replica actor may run concurrent produce
         # requests in either order, and a group's later commit must land after its earlier one.
         self._append_locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
@@ -217,8 +252,7 @@ class GroupMetadataManager:
         or a newer epoch, in which case nothing is installed.
         """
         started = time.monotonic()
-        offsets: dict[OffsetKey, OffsetValue] = {}
-        groups: dict[str, GroupValue] = {}
+        replayed = OffsetsReplay()
         try:
             position, end = await self.log.bounds(partition)
             while position < end and self.loading.get(partition) == leader_epoch:
@@ -226,8 +260,7 @@ class GroupMetadataManager:
                 if not data:
                     break
                 for header_position, header in iter_batches(data):
-                    for record in decode_records(data, header_position, header):
-                        replay(record.key, record.value, offsets, groups)
+                    replayed.replay_batch(data, header_position, header)
                     position = header.last_offset + 1
         except (OffsetsLogUnavailableError, ValueError, RafkaError) as exc:
             logger.warning(
@@ -242,18 +275,22 @@ class GroupMetadataManager:
             return False
         if self.loading.get(partition) != leader_epoch:
             return False
-        for key, value in offsets.items():
-            group_offsets = self.offsets.setdefault(key.group, {})
-            group_offsets[TopicPartition(key.topic, key.partition)] = value
-        for group_id, group_value in groups.items():
+        for key, logged in replayed.offsets.items():
+            self._install(key, logged)
+        for producer_id in replayed.pending.producers():
+            for key, logged in replayed.pending.offsets_of(producer_id).items():
+                self.pending.add(producer_id, key, logged)
+        for group_id, group_value in replayed.groups.items():
             on_group_loaded(group_id, group_value)
         del self.loading[partition]
         self.owned[partition] = leader_epoch
         logger.info(
-            "coordinator %d: loaded %d groups and %d offsets of %s-%d in %.3f s",
+            "coordinator %d: loaded %d groups, %d offsets and %d open transactions of %s-%d "
+            "in %.3f s",
             self.broker_id,
-            len(groups),
-            len(offsets),
+            len(replayed.groups),
+            len(replayed.offsets),
+            len(replayed.pending.producers()),
             OFFSETS_TOPIC,
             partition,
             time.monotonic() - started,
@@ -271,7 +308,8 @@ class GroupMetadataManager:
             return set()
         moved = {g for g in [*groups, *self.offsets] if self.partition_for(g) == partition}
         for group_id in moved:
-            self.offsets.pop(group_id, None)
+            self._forget(group_id)
+        self.pending.discard(lambda key: self.partition_for(key.group) == partition)
         logger.info(
             "coordinator %d: unloaded %d groups of %s-%d",
             self.broker_id,
@@ -306,7 +344,8 @@ class GroupMetadataManager:
         ]
         appended = await self._append(self.partition_for(group_id), tombstones)
         if appended is Errors.NONE:
-            self.offsets.pop(group_id, None)
+            self._forget(group_id)
+            self.pending.discard(lambda key: key.group == group_id)
         return appended
 
     async def remove_topics(self, topics: Iterable[str]) -> int:
@@ -314,13 +353,13 @@ class GroupMetadataManager:
         them (Kafka's cleanup of deleted partitions); the number of offsets removed."""
         gone = set(topics)
         self.partition_counts.forget(gone)
+        self.pending.discard(lambda key: key.topic in gone)
         removed = 0
         for group_id in sorted(self.offsets):
             doomed = [tp for tp in self.offsets[group_id] if tp[0] in gone]
             if not doomed:
                 continue
-            for tp in doomed:
-                self.offsets[group_id].pop(tp, None)
+            self._forget(group_id, doomed)
             removed += len(doomed)
             appended = await self._append(
                 self.partition_for(group_id),
@@ -352,36 +391,150 @@ class GroupMetadataManager:
 
         The caller has fenced the member already; refusals here are per partition.
         """
+        results, values = await self._checked(entries)
+        if values:
+            partition = self.partition_for(group_id)
+            appended = await self._write(partition, self._offsets_batch(group_id, values))
+            if appended.error is Errors.NONE and partition in self.owned:
+                for tp, value in values.items():
+                    key = OffsetKey(group_id, tp.topic, tp.partition)
+                    self._install(key, LoggedOffset(value, appended.base_offset))
+            for tp in values:
+                results[tp] = PartitionResult(tp.topic, tp.partition, appended.error)
+        return OffsetCommitResponse(Errors.NONE, tuple(results.values()))
+
+    async def commit_transactional_offsets(
+        self, request: TxnOffsetCommitRequest
+    ) -> TxnOffsetCommitResponse:
+        """TxnOffsetCommit: check each entry as OffsetCommit does, append the valid ones as one
+        transactional batch of the request's producer, and hold them pending until its marker.
+
+        The caller has checked ownership and fenced the member already.
+        """
+        checked, values = await self._checked(request.offsets)
+        results = {tp: result.error for tp, result in checked.items()}
+        messages = [r.error_message for r in checked.values() if r.error_message]
+        if values:
+            group_id, producer_id = request.group_id, request.producer_id
+            partition = self.partition_for(group_id)
+            batch = self._offsets_batch(group_id, values, producer_id, request.producer_epoch)
+            appended = await self._write(partition, batch)
+            if appended.error is Errors.NONE and partition in self.owned:
+                for tp, value in values.items():
+                    key = OffsetKey(group_id, tp.topic, tp.partition)
+                    self.pending.add(producer_id, key, LoggedOffset(value, appended.base_offset))
+            elif appended.error is not Errors.NONE:
+                messages.append(f"appending to {OFFSETS_TOPIC}-{partition}: {appended.error.name}")
+            results.update(dict.fromkeys(values, appended.error))
+        return TxnOffsetCommitResponse(
+            Errors.NONE, tuple(results.items()), "; ".join(messages) or None
+        )
+
+    async def complete_transaction(
+        self, partition: int, request: WriteTxnMarkersRequest
+    ) -> WriteTxnMarkersResponse:
+        """WriteTxnMarkers for offsets ``partition``: append the producer's COMMIT or ABORT marker,
+        then install (COMMIT) or drop (ABORT) its pending offsets of that partition's groups.
+
+        A partition this coordinator does not own, or is still loading, is refused with a
+        retriable error and nothing is written: the transaction coordinator tries again (the new
+        owner, loading the log, finds the pending offsets).
+        """
+        epoch = self.owned.get(partition)
+        if partition in self.loading or epoch is None:
+            error = (
+                Errors.COORDINATOR_LOAD_IN_PROGRESS
+                if partition in self.loading
+                else Errors.NOT_COORDINATOR
+            )
+            return WriteTxnMarkersResponse(
+                error, f"broker {self.broker_id} does not own {OFFSETS_TOPIC}-{partition} now"
+            )
+        kind = ControlRecordType.COMMIT if request.committed else ControlRecordType.ABORT
+        marker = build_marker(
+            request.producer_id,
+            request.producer_epoch,
+            kind,
+            request.coordinator_epoch,
+            self.clock(),
+        )
+        appended = await self._write(partition, marker)
+        if appended.error is not Errors.NONE:
+            return WriteTxnMarkersResponse(
+                appended.error,
+                f"appending the {kind.name} marker to {OFFSETS_TOPIC}-{partition}: "
+                f"{appended.error.name}",
+            )
+        if self.owned.get(partition) == epoch:
+            ended = self.pending.complete(
+                request.producer_id, lambda key: self.partition_for(key.group) == partition
+            )
+            if request.committed:
+                for key, logged in ended.items():
+                    self._install_if_later(key, logged)
+        return WriteTxnMarkersResponse(Errors.NONE)
+
+    async def _checked(
+        self, entries: Sequence[OffsetCommitEntry]
+    ) -> tuple[dict[TopicPartition, PartitionResult], dict[TopicPartition, OffsetValue]]:
+        """The refused entries' results, and the values to write for the valid ones."""
         results: dict[TopicPartition, PartitionResult] = {}
         known = await self.partition_counts.get(
             TopicPartition(e.topic, e.partition) for e in entries
         )
-        valid: list[OffsetCommitEntry] = []
+        timestamp = self.clock()
+        values: dict[TopicPartition, OffsetValue] = {}
         for entry in entries:
+            tp = TopicPartition(entry.topic, entry.partition)
             problem = self._entry_error(entry, known)
             if problem is not None:
-                results[TopicPartition(entry.topic, entry.partition)] = PartitionResult(
-                    entry.topic, entry.partition, *problem
-                )
+                results[tp] = PartitionResult(entry.topic, entry.partition, *problem)
             else:
-                valid.append(entry)
-        if valid:
-            timestamp = self.clock()
-            values = {
-                TopicPartition(e.topic, e.partition): OffsetValue(e.offset, e.metadata, timestamp)
-                for e in valid
-            }
-            records: list[OffsetsRecord] = [
-                (encode_key(OffsetKey(group_id, t, p)), encode_offset(v))
-                for (t, p), v in values.items()
-            ]
-            partition = self.partition_for(group_id)
-            appended = await self._append(partition, records)
-            if appended is Errors.NONE and partition in self.owned:
-                self.offsets.setdefault(group_id, {}).update(values)
-            for tp in values:
-                results[tp] = PartitionResult(tp.topic, tp.partition, appended)
-        return OffsetCommitResponse(Errors.NONE, tuple(results.values()))
+                values[tp] = OffsetValue(entry.offset, entry.metadata, timestamp)
+        return results, values
+
+    def _offsets_batch(
+        self,
+        group_id: str,
+        values: dict[TopicPartition, OffsetValue],
+        producer_id: int = -1,
+        producer_epoch: int = -1,
+    ) -> bytes:
+        """One batch of offset records; transactional, of ``producer_id``, when one is given."""
+        builder = RecordBatchBuilder(
+            batch_size=1 << 62,
+            producer_id=producer_id,
+            producer_epoch=producer_epoch,
+            base_sequence=NO_SEQUENCE,
+            is_transactional=producer_id >= 0,
+        )
+        timestamp = self.clock()
+        for (topic, partition), value in values.items():
+            key = encode_key(OffsetKey(group_id, topic, partition))
+            builder.append(timestamp, key, encode_offset(value))
+        return builder.build()
+
+    def _install(self, key: OffsetKey, logged: LoggedOffset) -> None:
+        tp = TopicPartition(key.topic, key.partition)
+        self.offsets.setdefault(key.group, {})[tp] = logged.value
+        self._written_at.setdefault(key.group, {})[tp] = logged.batch_offset
+
+    def _install_if_later(self, key: OffsetKey, logged: LoggedOffset) -> None:
+        """Install a committed transaction's offset unless a commit later in the log is cached
+        (``pending_offsets.apply_later``'s rule)."""
+        written = self._written_at.get(key.group, {}).get(TopicPartition(key.topic, key.partition))
+        if written is None or written < logged.batch_offset:
+            self._install(key, logged)
+
+    def _forget(self, group_id: str, partitions: Iterable[TopicPartition] | None = None) -> None:
+        """Drop the group's committed offsets of ``partitions`` (all of them if None)."""
+        if partitions is None:
+            self.offsets.pop(group_id, None)
+            self._written_at.pop(group_id, None)
+            return
+        for tp in partitions:
+            self.offsets.get(group_id, {}).pop(tp, None)
+            self._written_at.get(group_id, {}).pop(tp, None)
 
     def _entry_error(
         self, entry: OffsetCommitEntry, known: dict[str, int]
@@ -427,43 +580,22 @@ class GroupMetadataManager:
     # ------------------------------------------------------------------ the log
 
     async def _append(self, partition: int, records: Sequence[OffsetsRecord]) -> Errors:
-        """Append ``records`` as one batch to the partition's log; the error a client should see."""
+        """Append ``records`` as one plain batch to the partition's log; the client's error."""
         timestamp = self.clock()
         batch = build_batch([(key, value, timestamp) for key, value in records])
+        return (await self._write(partition, batch)).error
+
+    async def _write(self, partition: int, batch: bytes) -> Appended:
+        """Append ``batch`` to the partition's log; the error a client should see, and where it
+        landed."""
         try:
             async with self._append_locks[partition]:
-                error = await self.log.append(partition, batch)
+                appended = await self.log.append(partition, batch)
         except OffsetsLogUnavailableError as exc:
             logger.warning(
                 "coordinator %d: offsets replica %d unreachable: %s", self.broker_id, partition, exc
             )
-            return Errors.NOT_COORDINATOR
-        if error is Errors.NONE:
-            return Errors.NONE
-        return APPEND_ERRORS.get(error, Errors.UNKNOWN_SERVER_ERROR)
-
-
-def replay(
-    key_bytes: bytes | None,
-    value: bytes | None,
-    offsets: dict[OffsetKey, OffsetValue],
-    groups: dict[str, GroupValue],
-) -> None:
-    """Apply one ``__consumer_offsets`` record to the state being loaded, as compaction would.
-
-    A group tombstone also drops the offsets of that group replayed so far: the group was deleted.
-    """
-    if key_bytes is None:
-        return
-    key = decode_key(key_bytes)
-    if isinstance(key, OffsetKey):
-        if value is None:
-            offsets.pop(key, None)
-        else:
-            offsets[key] = decode_offset(value)
-    elif value is None:
-        groups.pop(key.group, None)
-        for stale in [k for k in offsets if k.group == key.group]:
-            del offsets[stale]
-    else:
-        groups[key.group] = decode_group(value)
+            return Appended(Errors.NOT_COORDINATOR)
+        if appended.error is Errors.NONE:
+            return appended
+        return Appended(APPEND_ERRORS.get(appended.error, Errors.UNKNOWN_SERVER_ERROR))

@@ -424,6 +424,41 @@ class GroupMembership:
             )
         return None
 
+    def txn_commit_error(
+        self, group_id: str, generation_id: int, member_id: str
+    ) -> tuple[Errors, str] | None:
+        """Why a transactional offset commit must be refused, or None (Kafka's rules, KIP-447).
+
+        A producer that sends no group metadata (no generation, no member) commits for any group;
+        one that names its member and generation is fenced as a member's plain commit is, except
+        that a rebalance in progress does not refuse it: the transaction aborts if the member is
+        gone by the time it commits.
+        """
+        group = self.groups.get(group_id)
+        if group is None:
+            if member_id != NO_MEMBER:
+                return Errors.UNKNOWN_MEMBER_ID, f"group {group_id} has no member {member_id!r}"
+            if generation_id >= 0:
+                return (
+                    Errors.ILLEGAL_GENERATION,
+                    f"group {group_id} has no generation {generation_id}",
+                )
+            return None
+        if group.state is GroupState.DEAD:
+            return Errors.COORDINATOR_NOT_AVAILABLE, f"group {group_id} is being removed"
+        if generation_id < 0 and group.is_empty():
+            return None
+        if member_id != NO_MEMBER and not group.has_member(member_id):
+            return Errors.UNKNOWN_MEMBER_ID, (
+                f"member {member_id!r} is not in {group_id}; rejoin without a member id"
+            )
+        if generation_id >= 0 and generation_id != group.generation_id:
+            return Errors.ILLEGAL_GENERATION, (
+                f"generation {generation_id} of group {group_id} is stale; "
+                f"the current one is {group.generation_id}"
+            )
+        return None
+
     def restore(self, group_id: str, value: GroupValue) -> None:
         """Recreate a group loaded from the offsets log: Stable with its members, or Empty.
 

@@ -13,11 +13,11 @@ from typing import Any
 import ray
 
 from rafka.actors import names
-from rafka.groups.group_metadata_manager import OffsetsLogUnavailableError
+from rafka.groups.group_metadata_manager import Appended, OffsetsLogUnavailableError
 from rafka.groups.offsets_codec import OFFSETS_TOPIC
 from rafka.protocol.errors import Errors
 from rafka.protocol.messages.metadata import MetadataRequest
-from rafka.protocol.messages.produce import ACKS_ALL, ProduceRequest
+from rafka.protocol.messages.produce import ACKS_ALL, AppendOrigin, ProduceRequest
 
 
 class ReplicaOffsetsLog:
@@ -51,15 +51,17 @@ class ReplicaOffsetsLog:
             raise OffsetsLogUnavailableError(str(exc)) from exc
         return data
 
-    async def append(self, partition: int, batch: bytes) -> Errors:
-        """Produce ``batch`` to the replica as leader with acks=all; its error code."""
-        request = ProduceRequest(batch, ACKS_ALL, self.commit_timeout_ms)
+    async def append(self, partition: int, batch: bytes) -> Appended:
+        """Produce ``batch`` to the replica as leader with acks=all, as a coordinator; its error
+        code and base offset."""
+        request = ProduceRequest(
+            batch, ACKS_ALL, self.commit_timeout_ms, origin=AppendOrigin.COORDINATOR
+        )
         try:
             response = await self._replica(partition).produce.remote(request)
         except (ValueError, ray.exceptions.RayActorError) as exc:
             raise OffsetsLogUnavailableError(str(exc)) from exc
-        error: Errors = response.error
-        return error
+        return Appended(response.error, response.base_offset)
 
 
 class BrokerTopicMetadata:

@@ -13,7 +13,7 @@ import asyncio
 
 import pytest
 
-from rafka.groups.group_metadata_manager import OffsetsLogUnavailableError
+from rafka.groups.group_metadata_manager import Appended, OffsetsLogUnavailableError
 from rafka.protocol.errors import Errors
 from rafka.protocol.records.batch import iter_batches, read_header, stamp
 
@@ -52,7 +52,7 @@ class FakeOffsetsLog:
             out += data[position : position + header.size_in_bytes]
         return bytes(out)
 
-    async def append(self, partition: int, batch: bytes) -> Errors:
+    async def append(self, partition: int, batch: bytes) -> Appended:
         self._check_reachable()
         self.appends_in_flight += 1
         self.most_appends_in_flight = max(self.most_appends_in_flight, self.appends_in_flight)
@@ -60,19 +60,19 @@ class FakeOffsetsLog:
             if self.append_gate is not None:
                 await self.append_gate.wait()
             if self.errors:
-                return self.errors.pop(0)
-            self.append_batch(partition, batch)
-            return Errors.NONE
+                return Appended(self.errors.pop(0))
+            return Appended(Errors.NONE, self.append_batch(partition, batch))
         finally:
             self.appends_in_flight -= 1
 
-    def append_batch(self, partition: int, batch: bytes) -> None:
-        """Append ``batch`` as the leader would: stamped with the next offset."""
+    def append_batch(self, partition: int, batch: bytes) -> int:
+        """Append ``batch`` as the leader would: stamped with the next offset; that offset."""
         stamped = bytearray(batch)
         base = self.next_offset.get(partition, 0)
         stamp(stamped, 0, base, 0)
         self.data.setdefault(partition, bytearray()).extend(stamped)
         self.next_offset[partition] = read_header(stamped).next_offset
+        return base
 
     def _check_reachable(self) -> None:
         if self.unreachable:
