@@ -26,6 +26,7 @@ from rafka.clients.consumer import Consumer
 from rafka.clients.producer import Producer
 from rafka.clients.ray_transport import ensure_ray
 from rafka.protocol.errors import KafkaTimeoutError
+from rafka.protocol.messages.fetch import READ_COMMITTED, READ_UNCOMMITTED
 from rafka.protocol.types import TopicPartition
 from rafka.spark_bridge.offset_ranges import PartitionOffsets
 from rafka.spark_bridge.options import ClusterSettings, option_error
@@ -40,7 +41,7 @@ AUTH_HINT = (
 _lock = threading.Lock()
 _joined: list[str] = []  # the address this process passed to ray.init, as the option spelled it
 _clusters: dict[ClusterSettings, ClusterConnection] = {}
-_consumers: dict[ClusterSettings, Consumer] = {}
+_consumers: dict[tuple[ClusterSettings, int], Consumer] = {}
 _producers: dict[tuple[ClusterSettings, tuple[tuple[str, Any], ...]], Producer] = {}
 
 
@@ -129,21 +130,26 @@ def producer(settings: ClusterSettings, config: tuple[tuple[str, Any], ...]) -> 
 
 
 class ConsumerOffsetLookup:
-    """``OffsetLookup`` over the process's consumer: ListOffsets at each partition's leader."""
+    """``OffsetLookup`` over the process's consumer: ListOffsets at each partition's leader; with
+    ``isolation_level`` READ_COMMITTED, latest is the last stable offset."""
 
-    def __init__(self, settings: ClusterSettings) -> None:
+    def __init__(self, settings: ClusterSettings, isolation_level: int = READ_UNCOMMITTED) -> None:
         self.settings = settings
+        key = (settings, isolation_level)
         with _lock:
-            found = _consumers.get(settings)
+            found = _consumers.get(key)
         if found is None:
             cluster(settings)
             found = Consumer(
                 namespace=settings.namespace,
                 ray_address=settings.ray_address,
                 request_timeout_ms=settings.request_timeout_ms,
+                isolation_level="read_committed"
+                if isolation_level == READ_COMMITTED
+                else "read_uncommitted",
             )
             with _lock:
-                found = _consumers.setdefault(settings, found)
+                found = _consumers.setdefault(key, found)
         self.consumer = found
 
     def earliest(self, partitions: list[TopicPartition]) -> PartitionOffsets:
@@ -152,7 +158,7 @@ class ConsumerOffsetLookup:
         return {TopicPartition(*tp): offset for tp, offset in found.items()}
 
     def latest(self, partitions: list[TopicPartition]) -> PartitionOffsets:
-        """High watermark of each partition."""
+        """High watermark (or last stable offset) of each partition."""
         found = self.consumer.end_offsets([TopicPartition(*tp) for tp in partitions])
         return {TopicPartition(*tp): offset for tp, offset in found.items()}
 

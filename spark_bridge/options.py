@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any, overload
 
 from rafka.actors.names import DEFAULT_NAMESPACE
+from rafka.clients.transaction_filter import ISOLATION_LEVELS
 from rafka.protocol.errors import InvalidConfigError
+from rafka.protocol.messages.fetch import READ_UNCOMMITTED
 from rafka.protocol.types import TopicPartition
 
 EARLIEST = -2  # Kafka's sentinel offsets in startingOffsets / endingOffsets JSON
@@ -44,6 +46,7 @@ SOURCE_OPTIONS = (
     "kafkaConsumer.pollTimeoutMs",
     "kafka.max.partition.fetch.bytes",
     "kafka.fetch.max.wait.ms",
+    "kafka.isolation.level",
 )
 CLUSTER_OPTIONS = (
     "rafka.ray.address",
@@ -165,6 +168,7 @@ class SourceOptions:
     max_partition_fetch_bytes: int = 1 << 20
     fetch_max_wait_ms: int = 500
     poll_timeout_ms: int = 120_000
+    isolation_level: int = READ_UNCOMMITTED
 
 
 @dataclass(frozen=True)
@@ -369,7 +373,12 @@ def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceO
     lowered = _lower(options)
     _check_kafka_keys(
         lowered,
-        {"kafka.max.partition.fetch.bytes", "kafka.fetch.max.wait.ms", "kafka.request.timeout.ms"},
+        {
+            "kafka.max.partition.fetch.bytes",
+            "kafka.fetch.max.wait.ms",
+            "kafka.request.timeout.ms",
+            "kafka.isolation.level",
+        },
     )
     if streaming:
         for name in ("endingOffsets", "endingTimestamp", "endingOffsetsByTimestamp"):
@@ -408,7 +417,22 @@ def parse_source_options(options: Mapping[str, str], streaming: bool) -> SourceO
         max_partition_fetch_bytes=_int(lowered, "kafka.max.partition.fetch.bytes", 1 << 20, 1),
         fetch_max_wait_ms=_int(lowered, "kafka.fetch.max.wait.ms", 500, 0),
         poll_timeout_ms=_int(lowered, "kafkaConsumer.pollTimeoutMs", 120_000, 1),
+        isolation_level=_isolation_level(lowered),
     )
+
+
+def _isolation_level(options: dict[str, str]) -> int:
+    """``kafka.isolation.level`` (or bare ``isolation.level``; the prefixed one wins):
+    ``read_committed`` reads committed transactional records only, up to the last stable
+    offset."""
+    for name in ("kafka.isolation.level", "isolation.level"):
+        raw = options.get(name)
+        if raw is not None:
+            level = ISOLATION_LEVELS.get(raw.strip().lower())
+            if level is None:
+                raise option_error(name, f"{raw!r} must be 'read_committed' or 'read_uncommitted'")
+            return level
+    return READ_UNCOMMITTED
 
 
 def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:

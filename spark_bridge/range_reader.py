@@ -2,10 +2,12 @@
 batches.
 
 This is what a Spark task runs. It fetches committed records (the leader answers consumers only
-below the high watermark) from ``start`` until ``end`` and keeps exactly the offsets in
-[start, end), so a replayed micro-batch reads the same rows. The next fetch is sent as soon as the
-current response's batch headers say where it ends, so the leader reads while this process decodes.
-Each response becomes one Arrow record batch (``arrow_batches``).
+below the high watermark, or below the last stable offset for ``read_committed``) from ``start``
+until ``end`` and keeps exactly the offsets in [start, end), so a replayed micro-batch reads the
+same rows. Transaction markers are never rows, and with ``read_committed`` neither are the records
+of aborted transactions (``transaction_filter``); the position moves past both. The next fetch is
+sent as soon as the current response's batch headers say where it ends, so the leader reads while
+this process decodes. Each response becomes one Arrow record batch (``arrow_batches``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import pyarrow as pa
 
 from rafka.actors import names
 from rafka.clients.cluster import ClusterConnection
+from rafka.clients.transaction_filter import visible_batches
 from rafka.clients.transport import TransportError
 from rafka.protocol.errors import (
     Errors,
@@ -26,7 +29,12 @@ from rafka.protocol.errors import (
     RafkaError,
     UnknownTopicOrPartitionError,
 )
-from rafka.protocol.messages.fetch import FetchRequest, FetchResponse
+from rafka.protocol.messages.fetch import (
+    READ_COMMITTED,
+    READ_UNCOMMITTED,
+    FetchRequest,
+    FetchResponse,
+)
 from rafka.protocol.records.batch import BatchHeader, iter_batches
 from rafka.spark_bridge.arrow_batches import arrow_schema, to_arrow
 from rafka.spark_bridge.offset_ranges import OffsetRange, report_data_loss
@@ -47,12 +55,14 @@ class LeaderFetcher:
         partition: int,
         max_bytes: int,
         max_wait_ms: int,
+        isolation_level: int = READ_UNCOMMITTED,
     ) -> None:
         self.cluster = cluster
         self.topic = topic
         self.partition = partition
         self.max_bytes = max_bytes
         self.max_wait_ms = max_wait_ms
+        self.isolation_level = isolation_level
         self._leader: Any = None
         self._leader_id = -1
         self._epoch = -1
@@ -71,7 +81,12 @@ class LeaderFetcher:
                 False,
             )
         request = FetchRequest(
-            offset, self.max_bytes, self.max_wait_ms, 1, current_leader_epoch=self._epoch
+            offset,
+            self.max_bytes,
+            self.max_wait_ms,
+            1,
+            current_leader_epoch=self._epoch,
+            isolation_level=self.isolation_level,
         )
         return self.cluster.transport.send(self._leader, "fetch", request)
 
@@ -93,6 +108,7 @@ def read_range(
     max_bytes: int,
     max_wait_ms: int,
     poll_timeout_ms: int,
+    isolation_level: int = READ_UNCOMMITTED,
 ) -> Iterator[pa.RecordBatch]:
     """Yield the records of ``offsets`` as Arrow batches of Spark's Kafka schema.
 
@@ -101,7 +117,7 @@ def read_range(
     """
     topic, partition, end = offsets.topic, offsets.partition, offsets.end
     schema = arrow_schema(include_headers)
-    fetcher = LeaderFetcher(cluster, topic, partition, max_bytes, max_wait_ms)
+    fetcher = LeaderFetcher(cluster, topic, partition, max_bytes, max_wait_ms, isolation_level)
     position = offsets.start
     ref: Any = None
     progress_deadline = time.monotonic() + poll_timeout_ms / 1000
@@ -176,7 +192,9 @@ def read_range(
             continue  # nothing new below the high watermark yet: the next fetch long-polls
         if following < end:
             ref = fetcher.send(following)  # in flight while this response is decoded
-        batch = to_arrow(data, batches, position, end, topic, partition, schema, include_headers)
+        aborted = response.aborted_transactions if isolation_level == READ_COMMITTED else None
+        visible = list(visible_batches(data, batches, aborted))
+        batch = to_arrow(data, visible, position, end, topic, partition, schema, include_headers)
         position = following
         progress_deadline = time.monotonic() + poll_timeout_ms / 1000
         if batch.num_rows:

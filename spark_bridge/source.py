@@ -178,6 +178,7 @@ def read_partition(options: SourceOptions, partition: InputPartition) -> Iterato
         options.max_partition_fetch_bytes,
         options.fetch_max_wait_ms,
         options.poll_timeout_ms,
+        options.isolation_level,
     )
 
 
@@ -194,7 +195,7 @@ def to_partitions(
 def _lookup(options: SourceOptions) -> plan.OffsetLookup:
     from rafka.spark_bridge.connection import ConsumerOffsetLookup
 
-    return ConsumerOffsetLookup(options.cluster)
+    return ConsumerOffsetLookup(options.cluster, options.isolation_level)
 
 
 # ---------------------------------------------------------------------- batch
@@ -264,7 +265,8 @@ class RafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return ReadAllAvailable()
 
     def prepareForTriggerAvailableNow(self) -> None:
-        """``Trigger.AvailableNow``: read up to the high watermarks of this moment, then stop."""
+        """``Trigger.AvailableNow``: read up to the high watermarks (last stable offsets with
+        ``read_committed``) of this moment, then stop."""
         self._available_now = self._current_latest()
 
     def _current_latest(self) -> plan.PartitionOffsets:
