@@ -100,10 +100,10 @@ class TxnWriter:
         assert response.error is Errors.NONE, response
 
 
-def read_all(isolation_level: str, end: int) -> list[bytes]:
+def read_all(isolation_level: str, end: int) -> list[Any]:
     """Values a consumer of ``isolation_level`` reads from offset 0 until its position is
     ``end``."""
-    seen: list[bytes] = []
+    seen: list[Any] = []
     with Consumer(namespace=NS, isolation_level=isolation_level, fetch_max_wait_ms=100) as c:
         c.assign([TP])
         c.seek(TP, 0)
