@@ -129,6 +129,20 @@ def producer(settings: ClusterSettings, config: tuple[tuple[str, Any], ...]) -> 
     return kept
 
 
+def transactional_producer(
+    settings: ClusterSettings, config: tuple[tuple[str, Any], ...], transactional_id: str
+) -> Producer:
+    """A new producer with ``transactional_id`` for one task's transaction. Not kept for later
+    tasks: a retried attempt of the task elsewhere fences it, after which it is of no use."""
+    cluster(settings)  # connects, and checks rafka.cluster.id
+    return Producer(
+        namespace=settings.namespace,
+        ray_address=settings.ray_address,
+        transactional_id=transactional_id,
+        **dict(config),
+    )
+
+
 class ConsumerOffsetLookup:
     """``OffsetLookup`` over the process's consumer: ListOffsets at each partition's leader; with
     ``isolation_level`` READ_COMMITTED, latest is the last stable offset."""

@@ -48,13 +48,14 @@ SOURCE_OPTIONS = (
     "kafka.fetch.max.wait.ms",
     "kafka.isolation.level",
 )
+SINK_OPTIONS = ("transactional.id.prefix",)
 CLUSTER_OPTIONS = (
     "rafka.ray.address",
     "rafka.namespace",
     "rafka.cluster.id",
     "kafka.request.timeout.ms",
 )
-_CANONICAL = {name.lower(): name for name in SOURCE_OPTIONS + CLUSTER_OPTIONS}
+_CANONICAL = {name.lower(): name for name in SOURCE_OPTIONS + SINK_OPTIONS + CLUSTER_OPTIONS}
 
 # Spark's Kafka source and sink refuse these, because the data source itself owns what they control.
 _REFUSED = {
@@ -173,11 +174,13 @@ class SourceOptions:
 
 @dataclass(frozen=True)
 class SinkOptions:
-    """Everything a writer needs: the cluster, a default topic and the producer's config."""
+    """Everything a writer needs: the cluster, a default topic and the producer's config; with a
+    ``transactional_id_prefix`` each task writes its rows in one transaction."""
 
     cluster: ClusterSettings
     topic: str | None
     producer_config: tuple[tuple[str, Any], ...]
+    transactional_id_prefix: str | None = None
 
 
 def _lower(options: Mapping[str, str]) -> dict[str, str]:
@@ -441,10 +444,16 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     Producer settings use Kafka's names, bare (``linger.ms``) or as Spark
     writes them (``kafka.linger.ms``); other options
     (``checkpointLocation``, ``path``) belong to Spark and are ignored here.
+    ``transactional.id.prefix`` (bare or ``kafka.``-prefixed) makes each task's output one
+    transaction of the producer ``<prefix>-<Spark partition id>``.
     """
     lowered = _lower(options)
     known = producer_options()
-    _check_kafka_keys(lowered, {f"kafka.{name}" for name in known} | {"kafka.request.timeout.ms"})
+    _check_kafka_keys(
+        lowered,
+        {f"kafka.{name}" for name in known}
+        | {"kafka.request.timeout.ms", "kafka.transactional.id.prefix"},
+    )
     config: dict[str, Any] = {}
     for key, raw in lowered.items():
         name = key.removeprefix("kafka.")
@@ -457,7 +466,20 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     cluster = parse_cluster(options)
     config["request_timeout_ms"] = cluster.request_timeout_ms
     topic = lowered.get("topic", "").strip() or None
-    return SinkOptions(cluster, topic, tuple(sorted(config.items())))
+    return SinkOptions(
+        cluster, topic, tuple(sorted(config.items())), _transactional_prefix(lowered)
+    )
+
+
+def _transactional_prefix(options: dict[str, str]) -> str | None:
+    """``kafka.transactional.id.prefix`` or ``transactional.id.prefix`` (the prefixed one wins)."""
+    for name in ("kafka.transactional.id.prefix", "transactional.id.prefix"):
+        raw = options.get(name)
+        if raw is not None:
+            if not raw.strip():
+                raise option_error(name, "the prefix is empty")
+            return raw.strip()
+    return None
 
 
 def _producer_value(key: str, snake: str, raw: str) -> Any:

@@ -9,6 +9,12 @@ column, flushes before it reports success and fails on the first record the clus
 Delivery is at-least-once, as with Spark's Kafka sink: a retried task or a replayed micro-batch
 writes its records again. Exactly-once results downstream need a deterministic identity per record
 (e.g. the source coordinates, or the streaming batch id plus a key) that consumers deduplicate on.
+
+With the option ``transactional.id.prefix`` each task writes its rows in one transaction of a
+producer whose transactional id is ``<prefix>-<Spark partition id>``: a task that fails aborts
+it, and a retried attempt of the task fences the previous attempt (``init_transactions``), whose
+open transaction is aborted, so ``read_committed`` consumers see each task's rows once or not at
+all. A micro-batch Spark replays after a driver failure is still written again.
 """
 
 from __future__ import annotations
@@ -134,10 +140,58 @@ def _column(batch: pa.RecordBatch, name: str, as_bytes: bool = False) -> Iterato
 
 
 def send_batches(sink: SinkOptions, batches: Iterator[pa.RecordBatch]) -> RafkaCommitMessage:
-    """Send every row through the worker's producer, flush, raise the first refusal's error."""
+    """Send every row through the worker's producer (or, with ``transactional.id.prefix``, in one
+    transaction of the task's own), flush, raise the first refusal's error."""
     from rafka.spark_bridge import connection
 
+    if sink.transactional_id_prefix is not None:
+        transactional_id = f"{sink.transactional_id_prefix}-{_task_partition_id()}"
+        return send_in_transaction(sink, batches, transactional_id)
     producer = connection.producer(sink.cluster, sink.producer_config)
+    return RafkaCommitMessage(_send_rows(producer, sink, batches))
+
+
+def send_in_transaction(
+    sink: SinkOptions, batches: Iterator[pa.RecordBatch], transactional_id: str
+) -> RafkaCommitMessage:
+    """Send every row in one transaction of a new producer with ``transactional_id``: committed
+    once all are acknowledged, aborted if anything fails."""
+    from rafka.spark_bridge import connection
+
+    producer: Any = connection.transactional_producer(
+        sink.cluster, sink.producer_config, transactional_id
+    )
+    try:
+        producer.init_transactions()
+        producer.begin_transaction()
+        try:
+            records = _send_rows(producer, sink, batches)
+            producer.commit_transaction()
+        except BaseException:
+            _abort(producer, transactional_id)
+            raise
+    finally:
+        producer.close()
+    return RafkaCommitMessage(records)
+
+
+def _abort(producer: Any, transactional_id: str) -> None:
+    try:
+        producer.abort_transaction()
+    except Exception:  # fenced or unreachable: the coordinator aborts it on timeout or fencing
+        logger.exception("aborting the transaction of %s failed", transactional_id)
+
+
+def _task_partition_id() -> int:
+    """The Spark partition this task writes (0 outside a Spark task)."""
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    return 0 if context is None else context.partitionId()
+
+
+def _send_rows(producer: Any, sink: SinkOptions, batches: Iterator[pa.RecordBatch]) -> int:
+    """Send every row through ``producer``, flush, raise the first refusal's error; the count."""
     send = producer.send
     # Futures are checked oldest first as they complete, so memory holds only the in-flight window.
     pending: deque[Any] = deque()
@@ -164,7 +218,7 @@ def send_batches(sink: SinkOptions, batches: Iterator[pa.RecordBatch]) -> RafkaC
         _raise_failures(pending, wait=False)
     producer.flush()
     _raise_failures(pending, wait=True)
-    return RafkaCommitMessage(records)
+    return records
 
 
 def _raise_failures(pending: deque[Any], wait: bool) -> None:
