@@ -441,12 +441,9 @@ class GroupMetadataManager:
         owner, loading the log, finds the pending offsets).
         """
         epoch = self.owned.get(partition)
-        if partition in self.loading or epoch is None:
-            error = (
-                Errors.COORDINATOR_LOAD_IN_PROGRESS
-                if partition in self.loading
-                else Errors.NOT_COORDINATOR
-            )
+        if epoch is None:
+            loading = partition in self.loading
+            error = Errors.COORDINATOR_LOAD_IN_PROGRESS if loading else Errors.NOT_COORDINATOR
             return WriteTxnMarkersResponse(
                 error, f"broker {self.broker_id} does not own {OFFSETS_TOPIC}-{partition} now"
             )
