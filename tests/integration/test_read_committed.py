@@ -35,7 +35,6 @@ CLUSTER = "read-committed"
 TOPIC = "txn-events"
 TP = TopicPartition(TOPIC, 0)
 GROUP = "txn-group"
-NEEDS_PSTATE = pytest.mark.xfail(reason="needs replica transactions (pstate)", strict=False)
 
 
 @pytest.fixture(scope="module")
@@ -124,16 +123,11 @@ def topic(radmin: Admin) -> str:
     return TOPIC
 
 
-_written: dict[str, int] = {}
-
-
-def mixed_log(radmin: Admin) -> int:
-    """Write TOPIC's partition once (the tests' first call does): a plain record, an aborted and a
-    committed transaction of two producers interleaved; the log end offset. Written from a test,
-    not a fixture, so a replica without transactions fails the tests marked for it."""
-    if TOPIC in _written:
-        return _written[TOPIC]
-    writer = TxnWriter(radmin, TOPIC)
+@pytest.fixture(scope="module")
+def mixed_log(radmin: Admin, topic: str) -> int:
+    """TOPIC's partition: a plain record, an aborted and a committed transaction of two producers
+    interleaved; the log end offset."""
+    writer = TxnWriter(radmin, topic)
     writer.send(b"a1", producer_id=7001)
     writer.send(b"b1", producer_id=7002)
     writer.send(b"plain")
@@ -141,22 +135,17 @@ def mixed_log(radmin: Admin) -> int:
     writer.end(7001, committed=False)
     writer.send(b"b2", producer_id=7002)
     writer.end(7002, committed=True)
-    _written[TOPIC] = int(ray.get(writer.replica.describe.remote(), timeout=30)["log_end_offset"])
-    return _written[TOPIC]
+    return int(ray.get(writer.replica.describe.remote(), timeout=30)["log_end_offset"])
 
 
-@NEEDS_PSTATE
-def test_read_committed_sees_committed_records_only(radmin: Admin, topic: str) -> None:
-    assert read_all("read_committed", mixed_log(radmin)) == [b"b1", b"plain", b"b2"]
+def test_read_committed_sees_committed_records_only(mixed_log: int) -> None:
+    assert read_all("read_committed", mixed_log) == [b"b1", b"plain", b"b2"]
 
 
-@NEEDS_PSTATE
-def test_read_uncommitted_sees_every_data_record_and_no_marker(radmin: Admin, topic: str) -> None:
-    expected = [b"a1", b"b1", b"plain", b"a2", b"b2"]
-    assert read_all("read_uncommitted", mixed_log(radmin)) == expected
+def test_read_uncommitted_sees_every_data_record_and_no_marker(mixed_log: int) -> None:
+    assert read_all("read_uncommitted", mixed_log) == [b"a1", b"b1", b"plain", b"a2", b"b2"]
 
 
-@NEEDS_PSTATE
 def test_end_offsets_of_a_read_committed_consumer_stop_at_an_open_transaction(
     radmin: Admin,
 ) -> None:
