@@ -29,6 +29,7 @@ from rafka.groups.group_metadata_manager import (
     TopicMetadata,
 )
 from rafka.groups.replica_log import BrokerTopicMetadata, ReplicaOffsetsLog
+from rafka.protocol.errors import CoordinatorNotAvailableError, RafkaError
 from rafka.protocol.messages.transactions import (
     AddOffsetsToTxnRequest,
     AddOffsetsToTxnResponse,
@@ -121,8 +122,16 @@ class TransactionCoordinator:
         )
 
     async def _allocate_producer_id(self) -> int:
-        broker = ray.get_actor(names.broker_actor_name(self.broker_id), namespace=self.namespace)
-        producer_id: int = await broker.allocate_producer_id.remote()
+        """A new producer id from this broker (``allocate_producer_id``)."""
+        try:
+            broker = ray.get_actor(
+                names.broker_actor_name(self.broker_id), namespace=self.namespace
+            )
+            producer_id: int = await broker.allocate_producer_id.remote()
+        except RafkaError:
+            raise
+        except (ValueError, ray.exceptions.RayError) as exc:
+            raise CoordinatorNotAvailableError(f"no producer id from broker: {exc}") from exc
         return producer_id
 
     async def _every(self, interval_ms: int, task: Any) -> None:

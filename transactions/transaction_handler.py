@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from rafka.groups.group_metadata_manager import TopicMetadata
 from rafka.groups.offsets_codec import OFFSETS_TOPIC
 from rafka.groups.offsets_codec import partition_for as group_partition_for
-from rafka.protocol.errors import Errors
+from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.transactions import (
     MAX_TRANSACTIONAL_ID_LENGTH,
     NO_PRODUCER_ID,
@@ -118,7 +118,10 @@ class TransactionHandler:
             if not needs_id or new_producer_id is not None:
                 break
             # The only await before the checks: they are all made again after it.
-            new_producer_id = await self.allocate_producer_id()
+            try:
+                new_producer_id = await self.allocate_producer_id()
+            except RafkaError as exc:
+                return InitProducerIdResponse(exc.error, error_message=exc.message)
         if metadata is None:
             assert new_producer_id is not None
             metadata = self.manager.put_if_absent(
