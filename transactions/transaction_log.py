@@ -111,18 +111,18 @@ def _partition(fields: Any) -> TopicPartition:
 
 
 def _pack(fields: list[Any]) -> bytes:
-    packed: bytes = msgpack.packb(fields)
-    return packed
+    return bytes(msgpack.packb(fields))
 
 
 def _unpack(data: bytes, what: str) -> list[Any]:
+    """A record's fields: a non-empty msgpack array, else ValueError."""
     try:
         fields = msgpack.unpackb(data)
     except (ValueError, msgpack.UnpackException) as exc:
-        raise ValueError(f"{TRANSACTION_STATE_TOPIC} {what} is not valid msgpack: {exc}") from None
-    if not isinstance(fields, list) or not fields:
-        raise ValueError(f"{TRANSACTION_STATE_TOPIC} {what} must be a non-empty array")
-    return fields
+        fields = exc
+    if isinstance(fields, list) and fields:
+        return fields
+    raise ValueError(f"{TRANSACTION_STATE_TOPIC} {what} is not a non-empty msgpack array: {fields}")
 
 
 def _int(value: Any, what: str) -> int:

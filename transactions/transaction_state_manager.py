@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from rafka.groups.group_metadata_manager import OffsetsLog, OffsetsLogUnavailableError
@@ -124,31 +124,16 @@ class TransactionStateManager:
         LeaderAndIsr retries) or was overtaken by an unload or a newer epoch."""
         stored: dict[str, TxnTransitMetadata] = {}
         try:
-            position, end = await self.log.bounds(partition)
-            while position < end and self.loading.get(partition) == coordinator_epoch:
-                chunk = await self.log.read(partition, position, LOAD_CHUNK_BYTES)
-                if not chunk:
-                    break
-                for batch_position, header in iter_batches(chunk):
-                    for record in decode_records(chunk, batch_position, header):
-                        if record.key is None:
-                            continue
-                        transactional_id = decode_key(record.key)
-                        if record.value is None:
-                            stored.pop(transactional_id, None)
-                        else:
-                            stored[transactional_id] = decode_value(record.value)
-                    position = header.last_offset + 1
+            async for key, value in self._records(partition, coordinator_epoch):
+                transactional_id = decode_key(key)
+                if value is None:
+                    stored.pop(transactional_id, None)
+                else:
+                    stored[transactional_id] = decode_value(value)
         except (OffsetsLogUnavailableError, ValueError, RafkaError) as exc:
-            logger.warning(
-                "transaction coordinator %d: loading %s-%d failed: %s",
-                self.broker_id,
-                TRANSACTION_STATE_TOPIC,
-                partition,
-                exc,
-            )
             if self.loading.get(partition) == coordinator_epoch:
                 del self.loading[partition]
+            logger.warning("%s-%d not loaded: %s", TRANSACTION_STATE_TOPIC, partition, exc)
             return None
         if self.loading.pop(partition, None) != coordinator_epoch:
             return None
@@ -164,6 +149,21 @@ class TransactionStateManager:
             coordinator_epoch,
         )
         return list(loaded.values())
+
+    async def _records(
+        self, partition: int, coordinator_epoch: int
+    ) -> AsyncIterator[tuple[bytes, bytes | None]]:
+        """Each keyed record of ``partition``'s log in order, while it loads in this epoch."""
+        position, end = await self.log.bounds(partition)
+        while position < end and self.loading.get(partition) == coordinator_epoch:
+            chunk = await self.log.read(partition, position, LOAD_CHUNK_BYTES)
+            if not chunk:
+                return
+            for batch_position, header in iter_batches(chunk):
+                for record in decode_records(chunk, batch_position, header):
+                    if record.key is not None:
+                        yield record.key, record.value
+                position = header.last_offset + 1
 
     def unload(self, partition: int) -> int:
         """Stop answering for ``partition`` and forget its ids; how many there were."""
