@@ -141,10 +141,6 @@ class TransactionMetadata:
         """InitProducerId for an id with no open transaction: bump the epoch (fencing older
         instances), or answer a retry of a bump that already happened; PRODUCER_FENCED when
         ``expected_epoch`` is neither the current nor the last epoch."""
-        if self.is_producer_epoch_exhausted:
-            raise IllegalTransitionError(
-                f"{self.transactional_id}: producer {self.producer_id} has no epoch left to bump"
-            )
         bumped = self.producer_epoch + 1
         if expected_epoch is None:
             epoch, last_epoch = bumped, NO_PRODUCER_EPOCH
@@ -154,6 +150,10 @@ class TransactionMetadata:
             epoch, last_epoch = self.producer_epoch, self.last_producer_epoch
         else:
             return Errors.PRODUCER_FENCED
+        if epoch != self.producer_epoch and self.is_producer_epoch_exhausted:
+            raise IllegalTransitionError(
+                f"{self.transactional_id}: producer {self.producer_id} has no epoch left to bump"
+            )
         return self._prepare(
             TransactionState.EMPTY,
             producer_epoch=epoch,

@@ -147,3 +147,12 @@ def test_restore_rebuilds_what_snapshot_recorded() -> None:
     step(m, m.prepare_add_partitions(frozenset({TP}), now=7))
     again = TransactionMetadata.restore("app", m.snapshot())
     assert again == m
+
+
+def test_an_exhausted_epoch_still_answers_a_retry_or_fences_a_stranger_without_a_bump() -> None:
+    m = bumped(MAX_PRODUCER_EPOCH - 1)
+    m.last_producer_epoch = MAX_PRODUCER_EPOCH - 2
+    retry = m.prepare_increment_epoch(30_000, MAX_PRODUCER_EPOCH - 2, now=1)
+    assert isinstance(retry, TxnTransitMetadata) and retry.producer_epoch == MAX_PRODUCER_EPOCH - 1
+    m.abandon_transition()
+    assert m.prepare_increment_epoch(30_000, 7, now=1) is Errors.PRODUCER_FENCED
