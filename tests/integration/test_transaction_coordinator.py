@@ -59,7 +59,7 @@ def tcluster(
     session_dir: Path, zookeeper: ZooKeeperServer, ray_nodes: list[str]
 ) -> Iterator[LocalCluster]:
     """Three brokers with one ``__consumer_offsets`` and one ``__transaction_state`` partition,
-    quick to notice a dead broker."""
+    quick to notice a dead broker and a transaction past its timeout."""
     local = LocalCluster(
         brokers=3,
         data_dir=session_dir / CLUSTER,
@@ -73,6 +73,7 @@ def tcluster(
             "replica_lag_time_max_ms": 3000,
             "offsets_topic_num_partitions": 1,
             "transaction_state_log_num_partitions": 1,
+            "transaction_abort_timed_out_transaction_cleanup_interval_ms": 200,
         },
     )
     with local:
@@ -129,12 +130,14 @@ def wait_state(cluster: LocalCluster, transactional_id: str, state: str, timeout
 
 
 def begin(
-    cluster: LocalCluster, transactional_id: str, *partitions: TopicPartition
+    cluster: LocalCluster,
+    transactional_id: str,
+    *partitions: TopicPartition,
+    timeout_ms: int = 60_000,
 ) -> InitProducerIdResponse:
     """InitProducerId, then AddPartitionsToTxn of ``partitions``."""
-    producer = ask(
-        cluster, transactional_id, "init_producer_id", InitProducerIdRequest(transactional_id)
-    )
+    request = InitProducerIdRequest(transactional_id, timeout_ms)
+    producer = ask(cluster, transactional_id, "init_producer_id", request)
     assert producer.error is Errors.NONE
     added = ask(
         cluster,
@@ -202,6 +205,19 @@ def test_a_committed_transaction_reaches_complete_commit(
     assert described(tcluster, "committer")["state"] == "Ongoing"
     commit(tcluster, "committer", producer)
     wait_state(tcluster, "committer", "CompleteCommit", 30)
+
+
+@NEEDS_PRODUCER_IDS
+@NEEDS_MARKERS
+def test_a_transaction_past_its_timeout_is_aborted_and_its_producer_fenced(
+    tcluster: LocalCluster, tadmin: Admin
+) -> None:
+    tadmin.create_topic("slow", 1, 3)
+    producer = begin(tcluster, "slowpoke", TopicPartition("slow", 0), timeout_ms=500)
+    wait_state(tcluster, "slowpoke", "CompleteAbort", 30)
+    assert described(tcluster, "slowpoke")["producer_epoch"] == producer.producer_epoch + 1
+    late = EndTxnRequest("slowpoke", producer.producer_id, producer.producer_epoch, True)
+    assert ask(tcluster, "slowpoke", "end_txn", late).error is Errors.PRODUCER_FENCED
 
 
 @NEEDS_PRODUCER_IDS
