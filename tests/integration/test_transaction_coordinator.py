@@ -254,7 +254,11 @@ def test_a_prepared_commit_is_completed_by_the_next_coordinator_after_a_broker_d
     assert described(tcluster, transactional_id)["state"] == "PrepareCommit"
 
     tcluster.kill_broker(coordinator)
-    assert coordinator_of(tcluster, transactional_id) == spare
+    wait_until(
+        lambda: coordinator_of(tcluster, transactional_id) == spare,
+        60,
+        f"the coordinator of {transactional_id} to move to broker {spare}",
+    )
     wait_state(tcluster, transactional_id, "PrepareCommit", 30)
     tcluster.start_broker(held_by)
     wait_state(tcluster, transactional_id, "CompleteCommit", 60)
