@@ -3,10 +3,10 @@
 
 A thin shell over the Ray-free core: ``TransactionStateManager`` (ownership, loading, the log),
 ``TransactionHandler`` (the requests, timeouts, expiry) and ``MarkerSender`` (markers, retried). It
-reaches the cluster through ``ReplicaTransactionLog`` (this broker's ``__transaction_state`` replica
-actors), ``BrokerTopicMetadata`` (this broker's metadata cache), ``RayMarkerChannel`` (leader
-replicas and group coordinators) and the broker actor's ``allocate_producer_id``. The broker tells
-it when it gains or loses leadership of a ``__transaction_state`` partition.
+reaches the cluster through ``ReplicaTransactionLog`` (this broker's ``__transaction_state``
+replica actors), ``BrokerTopicMetadata`` (this broker's metadata cache), ``RayMarkerChannel``
+(leader replicas and group coordinators) and the broker actor's ``allocate_producer_id``. The
+broker tells it when it gains or loses leadership of a ``__transaction_state`` partition.
 
 Requests run on the actor's single event loop, one handler at a time up to its first ``await``.
 """
@@ -23,12 +23,8 @@ import ray
 from rafka.actors import names
 from rafka.actors.broker.config import BrokerConfig
 from rafka.actors.process import configure_actor_logging
-from rafka.groups.group_metadata_manager import (
-    OffsetsLog,
-    OffsetsLogUnavailableError,
-    TopicMetadata,
-)
-from rafka.groups.replica_log import BrokerTopicMetadata, ReplicaOffsetsLog
+from rafka.groups.group_metadata_manager import TopicMetadata
+from rafka.groups.replica_log import BrokerTopicMetadata
 from rafka.protocol.errors import CoordinatorNotAvailableError, RafkaError
 from rafka.protocol.messages.transactions import (
     AddOffsetsToTxnRequest,
@@ -43,27 +39,11 @@ from rafka.protocol.messages.transactions import (
 from rafka.protocol.types import now_ms
 from rafka.transactions.marker_channel import RayMarkerChannel
 from rafka.transactions.marker_sender import MarkerChannel, MarkerSender
+from rafka.transactions.replica_log import ReplicaTransactionLog
 from rafka.transactions.transaction_handler import TransactionHandler, TransactionLimits
-from rafka.transactions.transaction_log import TRANSACTION_STATE_TOPIC
-from rafka.transactions.transaction_state_manager import TransactionStateManager
+from rafka.transactions.transaction_state_manager import TransactionLog, TransactionStateManager
 
 logger = logging.getLogger(__name__)
-
-APPEND_TIMEOUT_MS = 30_000
-"""How long a ``__transaction_state`` write waits for every in-sync replica (Kafka's
-``request.timeout.ms`` default)."""
-
-
-class ReplicaTransactionLog(ReplicaOffsetsLog):
-    """This broker's ``__transaction_state`` replica actors: the group coordinator's replica log
-    over the other internal topic."""
-
-    def _replica(self, partition: int) -> Any:
-        name = names.replica_actor_name(TRANSACTION_STATE_TOPIC, partition, self.broker_id)
-        try:
-            return ray.get_actor(name, namespace=self.namespace)
-        except ValueError as exc:  # Ray's answer for a name no live actor holds
-            raise OffsetsLogUnavailableError(f"no replica actor {name}: {exc}") from exc
 
 
 class TransactionCoordinator:
@@ -78,7 +58,7 @@ class TransactionCoordinator:
         self,
         config: BrokerConfig,
         namespace: str,
-        log: OffsetsLog | None = None,
+        log: TransactionLog | None = None,
         metadata: TopicMetadata | None = None,
         channel: MarkerChannel | None = None,
     ) -> None:
@@ -89,7 +69,7 @@ class TransactionCoordinator:
         self.manager = TransactionStateManager(
             config.broker_id,
             config.transaction_state_log_num_partitions,
-            log or ReplicaTransactionLog(config.broker_id, namespace, APPEND_TIMEOUT_MS),
+            log or ReplicaTransactionLog(config.broker_id, namespace),
             now_ms,
         )
         self.handler = TransactionHandler(

@@ -6,8 +6,8 @@ that partition answers for it, in the partition's leader epoch (its *coordinator
 every marker so a deposed coordinator's markers are refused). On gaining leadership the manager
 replays the partition to rebuild its ids (COORDINATOR_LOAD_IN_PROGRESS meanwhile); on losing it, it
 drops them (NOT_COORDINATOR). Transitions are appended to the local leader replica with acks=all
-through the same ``OffsetsLog`` interface the group coordinator uses, and applied only once written
-and only if the partition is still led in the same epoch.
+through the ``TransactionLog`` interface (Ray in production, ``replica_log``; in-memory in unit
+tests), and applied only once written and only if the partition is still led in the same epoch.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import logging
 from collections import defaultdict
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from typing import Protocol
 
-from rafka.groups.group_metadata_manager import OffsetsLog, OffsetsLogUnavailableError
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.records.batch import decode_records, iter_batches
 from rafka.protocol.records.builder import build_batch
@@ -50,6 +50,26 @@ APPEND_ERRORS = {
 }
 
 
+class TransactionLogUnavailableError(Exception):
+    """This broker's replica of a ``__transaction_state`` partition cannot be reached."""
+
+
+class TransactionLog(Protocol):
+    """This broker's replicas of ``__transaction_state``, as the manager reads and writes them."""
+
+    async def bounds(self, partition: int) -> tuple[int, int]:
+        """The replica's log start offset and log end offset."""
+        ...
+
+    async def read(self, partition: int, offset: int, max_bytes: int) -> bytes:
+        """Whole batches of the replica's log from ``offset``, at most about ``max_bytes``."""
+        ...
+
+    async def append(self, partition: int, batch: bytes) -> Errors:
+        """Append ``batch`` as the partition's leader with acks=all; the replica's error code."""
+        ...
+
+
 @dataclass(frozen=True)
 class TimedOutTransaction:
     """An ONGOING transaction past its timeout, as found (the id may have moved on since)."""
@@ -66,7 +86,7 @@ class TransactionStateManager:
         self,
         broker_id: int,
         num_partitions: int,
-        log: OffsetsLog,
+        log: TransactionLog,
         clock: Callable[[], int] = now_ms,
     ) -> None:
         self.broker_id = broker_id
@@ -130,7 +150,7 @@ class TransactionStateManager:
                     stored.pop(transactional_id, None)
                 else:
                     stored[transactional_id] = decode_value(value)
-        except (OffsetsLogUnavailableError, ValueError, RafkaError) as exc:
+        except (TransactionLogUnavailableError, ValueError, RafkaError) as exc:
             if self.loading.get(partition) == coordinator_epoch:
                 del self.loading[partition]
             logger.warning("%s-%d not loaded: %s", TRANSACTION_STATE_TOPIC, partition, exc)
@@ -228,7 +248,7 @@ class TransactionStateManager:
         try:
             async with self._append_locks[partition]:
                 written = await self.log.append(partition, batch)
-        except OffsetsLogUnavailableError as exc:
+        except TransactionLogUnavailableError as exc:
             logger.warning(
                 "transaction coordinator %d: %s-%d unreachable: %s",
                 self.broker_id,

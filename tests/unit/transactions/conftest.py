@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from rafka.groups.group_metadata_manager import OffsetsLogUnavailableError
 from rafka.protocol.errors import Errors
 from rafka.protocol.messages.transactions import WriteTxnMarkersRequest
 from rafka.protocol.records.batch import decode_records, iter_batches, read_header, stamp
@@ -24,7 +23,10 @@ from rafka.protocol.types import TopicPartition
 from rafka.transactions.marker_sender import MarkerSender
 from rafka.transactions.transaction_handler import TransactionHandler, TransactionLimits
 from rafka.transactions.transaction_log import decode_key
-from rafka.transactions.transaction_state_manager import TransactionStateManager
+from rafka.transactions.transaction_state_manager import (
+    TransactionLogUnavailableError,
+    TransactionStateManager,
+)
 
 NUM_PARTITIONS = 4
 MAX_TIMEOUT_MS = 60_000
@@ -54,7 +56,7 @@ class FakeClock:
 
 
 class FakeTxnLog:
-    """``OffsetsLog`` over per-partition byte buffers of stamped batches."""
+    """``TransactionLog`` over per-partition byte buffers of stamped batches."""
 
     def __init__(self) -> None:
         self.data: dict[int, bytearray] = {}
@@ -98,7 +100,7 @@ class FakeTxnLog:
 
     def _check_reachable(self) -> None:
         if self.unreachable:
-            raise OffsetsLogUnavailableError("the fake replica is down")
+            raise TransactionLogUnavailableError("the fake replica is down")
 
 
 class FakeTopicMetadata:
