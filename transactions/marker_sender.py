@@ -122,4 +122,8 @@ class MarkerSender:
             return Errors.UNKNOWN_TOPIC_OR_PARTITION
         if leader < 0:
             return Errors.LEADER_NOT_AVAILABLE
-        return await self.channel.write(leader, partition, request)
+        try:
+            return await self.channel.write(leader, partition, request)
+        except Exception:  # a bug at one partition must not stop this transaction's other markers
+            logger.exception("marker for %s-%d failed; retrying", *partition)
+            return Errors.UNKNOWN_SERVER_ERROR

@@ -73,3 +73,24 @@ def test_a_coordinator_that_lost_the_transaction_stops_retrying() -> None:
 
     assert run(scenario) is False
     assert channel.attempts == [TP0, TP0]
+
+
+def test_a_write_that_raises_is_retried_like_an_error_answer() -> None:
+    class Flaky(FakeChannel):
+        raised = False
+
+        async def write(
+            self, leader: int, partition: TopicPartition, request: WriteTxnMarkersRequest
+        ) -> Errors:
+            if not self.raised:
+                self.raised = True
+                raise RuntimeError("a bug at the partition")
+            return await super().write(leader, partition, request)
+
+    channel = Flaky()
+
+    async def scenario() -> bool:
+        return await sender(channel).send([TP0], REQUEST, lambda: True)
+
+    assert run(scenario) is True
+    assert [tp for _, tp, _ in channel.written] == [TP0]

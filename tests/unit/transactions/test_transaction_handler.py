@@ -7,7 +7,7 @@ import asyncio
 
 from rafka.groups.offsets_codec import OFFSETS_TOPIC
 from rafka.groups.offsets_codec import partition_for as group_partition_for
-from rafka.protocol.errors import Errors
+from rafka.protocol.errors import CoordinatorNotAvailableError, Errors
 from rafka.protocol.messages.transactions import (
     AddOffsetsToTxnRequest,
     AddPartitionsToTxnRequest,
@@ -395,5 +395,18 @@ def test_idle_ids_expire_with_a_tombstone_and_open_ones_do_not(harness: Harness)
         assert harness.manager.get(TID) is not None
         again = await init(harness, tid="idle")
         assert (again.error, again.producer_epoch) == (Errors.NONE, 0)
+
+    run(scenario)
+
+
+def test_no_producer_id_from_the_broker_answers_its_error(harness: Harness) -> None:
+    async def refuse() -> int:
+        raise CoordinatorNotAvailableError("the broker is down")
+
+    async def scenario() -> None:
+        await harness.own_all()
+        harness.handler.allocate_producer_id = refuse
+        assert (await init(harness)).error is Errors.COORDINATOR_NOT_AVAILABLE
+        assert harness.manager.get(TID) is None
 
     run(scenario)
