@@ -36,6 +36,7 @@ def _remote_classes() -> dict[str, Any]:
         PartitionReplica,
     )
     from rafka.groups.coordinator import GroupCoordinator
+    from rafka.transactions.coordinator import TransactionCoordinator
 
     # Ray's typed overloads of ray.remote omit the actor-only concurrency options.
     replica = ray.remote(  # type: ignore[call-overload]
@@ -46,6 +47,7 @@ def _remote_classes() -> dict[str, Any]:
         "controller": ray.remote(Controller),
         "replica": replica,
         "coordinator": ray.remote(GroupCoordinator),
+        "transaction_coordinator": ray.remote(TransactionCoordinator),
     }
 
 
@@ -91,6 +93,17 @@ def spawn_coordinator(config: BrokerConfig, namespace: str, node_id: str) -> Any
     name = names.coordinator_actor_name(config.broker_id)
     return (
         _remote_classes()["coordinator"]
+        .options(**_options(name, namespace, node_id, False))
+        .remote(config, namespace)
+    )
+
+
+def spawn_transaction_coordinator(config: BrokerConfig, namespace: str, node_id: str) -> Any:
+    """Start the transaction coordinator of a broker, on the broker's node; it dies with its
+    broker."""
+    name = names.transaction_coordinator_actor_name(config.broker_id)
+    return (
+        _remote_classes()["transaction_coordinator"]
         .options(**_options(name, namespace, node_id, False))
         .remote(config, namespace)
     )

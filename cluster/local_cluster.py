@@ -166,8 +166,9 @@ class LocalCluster:
         self._wait_gone(names.broker_actor_name(broker_id), timeout_s)
 
     def kill_broker(self, broker_id: int, processes: dict[str, int] | None = None) -> int:
-        """SIGKILL every process of a broker at once (its broker, controller, group coordinator and
-        replica actors), as a node crash would; return the broker's pid once all of them are gone.
+        """SIGKILL every process of a broker at once (its broker, controller, group and transaction
+        coordinators and replica actors), as a node crash would; return the broker's pid once all
+        of them are gone.
 
         Killing only the broker's process would leave its replica actors running until Ray reaps
         them, and a leader replica that outlives its broker could still serve fetches. A caller
@@ -185,7 +186,7 @@ class LocalCluster:
         return processes[names.broker_actor_name(broker_id)]
 
     def broker_pids(self, broker_id: int) -> list[int]:
-        """Process ids of a broker and its controller, coordinator and replica actors."""
+        """Process ids of a broker and its controller, coordinators and replica actors."""
         return list(self.broker_processes(broker_id).values())
 
     def broker_processes(self, broker_id: int) -> dict[str, int]:
@@ -197,6 +198,7 @@ class LocalCluster:
         companions = [
             names.controller_actor_name(broker_id),
             names.coordinator_actor_name(broker_id),
+            names.transaction_coordinator_actor_name(broker_id),
         ]
         replicas = ray.get(handle.replica_handles.remote(), timeout=30)
         for name in companions + [names.replica_actor_name(t, p, broker_id) for t, p in replicas]:

@@ -69,7 +69,13 @@ from rafka.protocol.messages.control import (
 )
 from rafka.protocol.messages.groups import FindCoordinatorResponse
 from rafka.protocol.messages.metadata import MetadataRequest, MetadataResponse
+from rafka.protocol.messages.transactions import (
+    COORDINATOR_TYPE_GROUP,
+    COORDINATOR_TYPE_TRANSACTION,
+    MAX_TRANSACTIONAL_ID_LENGTH,
+)
 from rafka.protocol.types import NewTopic, ReplicaPlacement, TopicPartition
+from rafka.transactions.transaction_log import TRANSACTION_STATE_TOPIC
 
 logger = logging.getLogger(__name__)
 
@@ -119,7 +125,10 @@ class Broker:
         self.configs.take_changes(self._on_config_change)
         self.controller = spawn.spawn_controller(config, namespace, self.node_id)
         self.coordinator = spawn.spawn_coordinator(config, namespace, self.node_id)
-        self._offsets_partitions: int | None = None
+        self.transaction_coordinator = spawn.spawn_transaction_coordinator(
+            config, namespace, self.node_id
+        )
+        self._internal_partitions: dict[str, int] = {}
         logger.info("broker %d registered on node %s (%s)", self.broker_id, self.node_id, self.host)
         self._state_change("registered in ZooKeeper (pid %d)", os.getpid())
 
@@ -279,18 +288,41 @@ class Broker:
                     self._tell_coordinator(
                         state.partition, state.leader == self.broker_id, state.leader_epoch
                     )
+                elif state.topic == TRANSACTION_STATE_TOPIC and error is Errors.NONE:
+                    self._tell_transaction_coordinator(
+                        state.partition, state.leader == self.broker_id, state.leader_epoch
+                    )
             return LeaderAndIsrResponse(Errors.NONE, tuple(errors))
+
+    def _internal_partition_count(self, topic: str, configured: int) -> int:
+        """How many partitions an internal topic has (``configured`` until it exists)."""
+        if topic not in self._internal_partitions:
+            # Fixed once the topic exists (partitions are never added), so ZooKeeper is read once.
+            count = len(self.zk.assignment(topic))
+            if not count:
+                return configured
+            self._internal_partitions[topic] = count
+        return self._internal_partitions[topic]
 
     def _tell_coordinator(self, partition: int, is_leader: bool, leader_epoch: int) -> None:
         """The group coordinator loads (or unloads) the groups of an offsets partition this broker
         leads."""
-        if self._offsets_partitions is None:
-            # Fixed once the topic exists (partitions are never added), so ZooKeeper is read once.
-            self._offsets_partitions = (
-                len(self.zk.assignment(OFFSETS_TOPIC)) or self.config.offsets_topic_num_partitions
-            )
-        self.coordinator.on_leadership.remote(
-            partition, is_leader, leader_epoch, self._offsets_partitions
+        count = self._internal_partition_count(
+            OFFSETS_TOPIC, self.config.offsets_topic_num_partitions
+        )
+        self.coordinator.on_leadership.remote(partition, is_leader, leader_epoch, count)
+
+    def _tell_transaction_coordinator(
+        self, partition: int, is_leader: bool, leader_epoch: int
+    ) -> None:
+        """The transaction coordinator loads (or unloads) the transactional ids of a
+        ``__transaction_state`` partition this broker leads; the leader epoch is their
+        coordinator epoch."""
+        count = self._internal_partition_count(
+            TRANSACTION_STATE_TOPIC, self.config.transaction_state_log_num_partitions
+        )
+        self.transaction_coordinator.partition_leadership.remote(
+            partition, is_leader, leader_epoch, count
         )
 
     async def update_metadata(self, request: UpdateMetadataRequest) -> ControlResponse:
@@ -325,6 +357,8 @@ class Broker:
                 self.partition_states.pop((topic, partition), None)
                 if topic == OFFSETS_TOPIC:
                     self._tell_coordinator(partition, False, -1)
+                elif topic == TRANSACTION_STATE_TOPIC:
+                    self._tell_transaction_coordinator(partition, False, -1)
                 error = await self._stop_one(topic, partition, request.delete)
                 errors.append(PartitionError(topic, partition, error))
             self._state_change(
@@ -532,43 +566,68 @@ class Broker:
             )
             return [CreateTopicResult(t.name, Errors.NOT_CONTROLLER, str(exc)) for t in topics]
 
-    async def find_coordinator(self, group_id: str) -> FindCoordinatorResponse:
-        """FindCoordinator: the leader of the group's ``__consumer_offsets`` partition, creating the
+    async def find_coordinator(
+        self, key: str, key_type: int = COORDINATOR_TYPE_GROUP
+    ) -> FindCoordinatorResponse:
+        """FindCoordinator: the leader of the partition owning ``key``, a group id (of
+        ``__consumer_offsets``) or a transactional id (of ``__transaction_state``), creating the
         topic on first use (COORDINATOR_NOT_AVAILABLE until it has leaders)."""
-        try:
-            validate_group_id(group_id)
-        except RafkaError as exc:
-            return FindCoordinatorResponse(exc.error, error_message=exc.message)
-        partitions = self.metadata_cache.topics.get(OFFSETS_TOPIC)
+        if key_type == COORDINATOR_TYPE_GROUP:
+            try:
+                validate_group_id(key)
+            except RafkaError as exc:
+                return FindCoordinatorResponse(exc.error, error_message=exc.message)
+        elif key_type != COORDINATOR_TYPE_TRANSACTION:
+            return FindCoordinatorResponse(
+                Errors.INVALID_REQUEST, error_message=f"unknown coordinator type {key_type}"
+            )
+        elif not key or len(key) > MAX_TRANSACTIONAL_ID_LENGTH:
+            return FindCoordinatorResponse(
+                Errors.INVALID_REQUEST,
+                error_message=f"a transactional id has 1 to {MAX_TRANSACTIONAL_ID_LENGTH} chars",
+            )
+        topic = self._coordinator_topic(key_type)
+        partitions = self.metadata_cache.topics.get(topic.name)
         if not partitions:
-            replication = min(
-                self.config.offsets_topic_replication_factor, len(self.metadata_cache.brokers) or 1
-            )
-            config = (
-                ("cleanup.policy", "compact"),
-                ("segment.bytes", str(self.config.offsets_topic_segment_bytes)),
-            )
-            results = await self._create_topics(
-                [
-                    NewTopic(
-                        OFFSETS_TOPIC, self.config.offsets_topic_num_partitions, replication, config
-                    )
-                ]
-            )
+            results = await self._create_topics([topic])
             return FindCoordinatorResponse(
                 Errors.COORDINATOR_NOT_AVAILABLE,
-                error_message=f"{OFFSETS_TOPIC} is being created: {results[0].error.name}",
+                error_message=f"{topic.name} is being created: {results[0].error.name}",
             )
-        leader = partitions[partition_for(group_id, len(partitions))]
+        leader = partitions[partition_for(key, len(partitions))]
         if leader.error is not Errors.NONE or leader.leader < 0:
             return FindCoordinatorResponse(
                 Errors.COORDINATOR_NOT_AVAILABLE,
                 error_message=(
-                    f"{OFFSETS_TOPIC}-{leader.partition}, which owns group {group_id}, "
-                    "has no leader"
+                    f"{topic.name}-{leader.partition}, which owns "
+                    f"{'group' if key_type == COORDINATOR_TYPE_GROUP else 'transactional id'} "
+                    f"{key}, has no leader"
                 ),
             )
         return FindCoordinatorResponse(Errors.NONE, leader.leader)
+
+    def _coordinator_topic(self, key_type: int) -> NewTopic:
+        """The internal topic whose partition leaders coordinate ``key_type``'s keys, as it is
+        created: at most as many replicas as live brokers, compacted."""
+        live = len(self.metadata_cache.brokers) or 1
+        if key_type == COORDINATOR_TYPE_GROUP:
+            replication = min(self.config.offsets_topic_replication_factor, live)
+            segment_bytes = self.config.offsets_topic_segment_bytes
+            config: tuple[tuple[str, str], ...] = ()
+            name, count = OFFSETS_TOPIC, self.config.offsets_topic_num_partitions
+        else:
+            replication = min(self.config.transaction_state_log_replication_factor, live)
+            segment_bytes = self.config.transaction_state_log_segment_bytes
+            # A cluster smaller than the replication factor still gets a usable log.
+            min_isr = min(self.config.transaction_state_log_min_isr, replication)
+            config = (("min.insync.replicas", str(min_isr)),)
+            name, count = TRANSACTION_STATE_TOPIC, self.config.transaction_state_log_num_partitions
+        config = (
+            ("cleanup.policy", "compact"),
+            *config,
+            ("segment.bytes", str(segment_bytes)),
+        )
+        return NewTopic(name, count, replication, config)
 
     async def topic_config(self, topic: str) -> dict[str, str]:
         """A topic's config overrides, as the controller last sent them."""
@@ -693,6 +752,7 @@ class Broker:
             except ray.exceptions.RayActorError:
                 pass
             ray.kill(self.coordinator, no_restart=True)
+            ray.kill(self.transaction_coordinator, no_restart=True)
             self.zk.close()
 
     async def ping(self) -> int:
