@@ -48,6 +48,7 @@ from rafka.protocol.messages.offsets import (
     ListOffsetsRequest,
     ListOffsetsResponse,
 )
+from rafka.protocol.messages.transactions import InitProducerIdRequest, InitProducerIdResponse
 from rafka.protocol.types import TopicPartition
 
 NAMESPACE = names.DEFAULT_NAMESPACE
@@ -102,8 +103,25 @@ class FakeReplica:
         )
 
 
-class FakeBroker:
-    """A broker: metadata, topic configs and FindCoordinator."""
+class ProducerIdSource:
+    """A broker's InitProducerId for idempotent producers: ids counted from 1000, epoch 0."""
+
+    next_producer_id = 1000
+    init_producer_id_requests: list[InitProducerIdRequest]
+
+    def init_producer_id(self, request: InitProducerIdRequest) -> InitProducerIdResponse:
+        if not hasattr(self, "init_producer_id_requests"):
+            self.init_producer_id_requests = []
+        self.init_producer_id_requests.append(request)
+        if request.transactional_id is not None:
+            return InitProducerIdResponse(Errors.NOT_COORDINATOR)
+        producer_id = self.next_producer_id
+        self.next_producer_id += 1
+        return InitProducerIdResponse(Errors.NONE, producer_id, 0)
+
+
+class FakeBroker(ProducerIdSource):
+    """A broker: metadata, topic configs, FindCoordinator and InitProducerId."""
 
     def __init__(self, fake: FakeCluster, broker_id: int) -> None:
         self.fake = fake
