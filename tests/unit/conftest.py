@@ -48,7 +48,12 @@ from rafka.protocol.messages.offsets import (
     ListOffsetsRequest,
     ListOffsetsResponse,
 )
-from rafka.protocol.messages.transactions import InitProducerIdRequest, InitProducerIdResponse
+from rafka.protocol.messages.transactions import (
+    COORDINATOR_TYPE_GROUP,
+    COORDINATOR_TYPE_TRANSACTION,
+    InitProducerIdRequest,
+    InitProducerIdResponse,
+)
 from rafka.protocol.types import TopicPartition
 
 NAMESPACE = names.DEFAULT_NAMESPACE
@@ -147,8 +152,12 @@ class FakeBroker(ProducerIdSource):
     def topic_config(self, topic: str) -> dict[str, str]:
         return {}
 
-    def find_coordinator(self, group_id: str) -> FindCoordinatorResponse:
+    def find_coordinator(
+        self, group_id: str, key_type: int = COORDINATOR_TYPE_GROUP
+    ) -> FindCoordinatorResponse:
         self.find_coordinator_calls.append(group_id)
+        if key_type == COORDINATOR_TYPE_TRANSACTION:
+            return FindCoordinatorResponse(Errors.NONE, self.fake.transaction_coordinator)
         if not group_id:
             return FindCoordinatorResponse(
                 Errors.INVALID_GROUP_ID, error_message="the group id is empty"
@@ -255,6 +264,8 @@ class FakeCluster:
         self.group_owner: dict[str, int] = {}
         self.find_coordinator_errors: list[Errors] = []
         self.stale_coordinator_answers: list[int] = []
+        # The broker whose transaction coordinator FindCoordinator names for every transactional id.
+        self.transaction_coordinator = 0
 
     # ------------------------------------------------------------------ building the cluster
 
