@@ -63,12 +63,7 @@ def test_any_state_may_fail_fatally_and_a_fatal_error_is_final() -> None:
 
 @pytest.mark.parametrize(
     ("source", "target"),
-    [
-        (s, t)
-        for s in TransactionState
-        for t in TransactionState
-        if t not in VALID_TRANSITIONS[s]
-    ],
+    [(s, t) for s in TransactionState for t in TransactionState if t not in VALID_TRANSITIONS[s]],
 )
 def test_a_transition_the_table_forbids_raises_invalid_txn_state(
     source: TransactionState, target: TransactionState
