@@ -388,7 +388,11 @@ class TransactionManager:
     def partitions_to_add(self, queued: Iterable[TopicPartition]) -> list[TopicPartition]:
         """Those of ``queued`` not yet in the transaction (AddPartitionsToTxn before sending)."""
         with self._lock:
-            if self.state is not TransactionState.IN_TRANSACTION:
+            # A commit flushes first: batches sent before it may still need their partition added.
+            if self.state not in (
+                TransactionState.IN_TRANSACTION,
+                TransactionState.COMMITTING_TRANSACTION,
+            ):
                 return []
             return sorted(
                 (tp for tp in queued if tp not in self.partitions),
