@@ -5,7 +5,9 @@ cleaner checkpoint up to the active segment, then rewrites every inactive segmen
 only records that are the latest for their key. Offsets never change: surviving records keep
 their offsets and batches keep their base offsets, so a consumer's position stays valid.
 Tombstones (null values) are dropped once their batch is older than ``delete.retention.ms``,
-giving consumers that long to see the delete. The active segment is never touched.
+giving consumers that long to see the delete. The active segment is never touched. Control
+batches (transaction markers) are kept whole and stay out of the offset map: they all share a key,
+and producer state rebuilt from the log needs every one of them.
 
 A rewritten segment is written to ``.log.cleaned``, renamed to ``.log.swap`` and then over the
 original; a crash at any step leaves either the old or the new segment (``Log`` finishes swaps on
@@ -96,7 +98,7 @@ def _offset_map(segments: list[LogSegment], first_dirty: int) -> dict[bytes, int
         if segment.next_offset <= first_dirty:
             continue
         for position, header in segment.batches():
-            if header.last_offset < first_dirty:
+            if header.last_offset < first_dirty or header.is_control:
                 continue
             columns = decode_columns(segment.read_slice(position, header.size_in_bytes), 0, header)
             for od, key in zip(columns.offset_deltas, columns.keys, strict=True):
@@ -113,6 +115,9 @@ def _clean_segment(
     dropped = dropped_tombstones = 0
     for position, header in segment.batches():
         raw = segment.read_slice(position, header.size_in_bytes)
+        if header.is_control:
+            out.append(raw)
+            continue
         columns = decode_columns(raw, 0, header)
         kept: list[int] = []
         for index, (od, key, value) in enumerate(
@@ -157,6 +162,7 @@ def _swap_in(log: Log, old: LogSegment, data: bytes) -> LogSegment:
     write_durably(cleaned, data)
     os.replace(cleaned, swap)
     fsync_dir(log.directory)
+    aborted = old.txn_index.entries
     old.delete()
     os.replace(swap, old.log_path)
     fsync_dir(log.directory)
@@ -167,6 +173,8 @@ def _swap_in(log: Log, old: LogSegment, data: bytes) -> LogSegment:
         log.config.segment_index_bytes,
     )
     fresh.recover()
+    for entry in aborted:
+        fresh.txn_index.append(entry)
     # An emptied segment still covers its offsets: keep its
     # place so later base offsets stay ordered.
     fresh.next_offset = max(fresh.next_offset, old.next_offset)

@@ -1,7 +1,8 @@
 """File names and durable file operations for partition directories.
 
 A partition lives in ``<topic>-<partition>``; its segments are ``<20-digit base
-offset>.log`` with ``.index`` and ``.timeindex`` beside them, as in Kafka. Checkpoints are
+offset>.log`` with ``.index``, ``.timeindex`` and (after an abort) ``.txnindex`` beside them, and
+producer state snapshots ``<20-digit offset>.snapshot``, as in Kafka. Checkpoints are
 replaced atomically so a crash leaves either the old or the new content, never a torn file.
 """
 
@@ -14,12 +15,15 @@ from pathlib import Path
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
+TXN_INDEX_SUFFIX = ".txnindex"
+SNAPSHOT_SUFFIX = ".snapshot"
 CLEANED_SUFFIX = ".cleaned"
 SWAP_SUFFIX = ".swap"
 TEMP_SUFFIX = ".tmp"
 CLEAN_SHUTDOWN_FILE = ".rafka_cleanshutdown"
 
 _SEGMENT_NAME = re.compile(r"^(\d{20})\.log$")
+_SNAPSHOT_NAME = re.compile(r"^(\d{20})\.snapshot$")
 _PARTITION_DIR = re.compile(r"^(.+)-(\d+)$")
 
 
@@ -31,6 +35,12 @@ def segment_path(directory: Path, base_offset: int, suffix: str) -> Path:
 def base_offset_of(path: Path) -> int | None:
     """Base offset encoded in a ``.log`` file name, or None if the name is not a segment's."""
     match = _SEGMENT_NAME.match(path.name)
+    return int(match.group(1)) if match else None
+
+
+def snapshot_offset_of(path: Path) -> int | None:
+    """Offset encoded in a producer ``.snapshot`` file name, or None if it is not one."""
+    match = _SNAPSHOT_NAME.match(path.name)
     return int(match.group(1)) if match else None
 
 

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from rafka.log import deleted_dirs
+from rafka.log import deleted_dirs, producer_snapshot
 from rafka.log.checkpoint import (
     LOG_START_OFFSET_FILE,
     RECOVERY_POINT_FILE,
@@ -41,7 +41,14 @@ from rafka.log.files import (
     segment_path,
 )
 from rafka.log.leader_epoch_cache import LeaderEpochCache
+from rafka.log.producer_state import (
+    AppendBatch,
+    BatchMetadata,
+    ProducerAppend,
+    ProducerStateManager,
+)
 from rafka.log.segment import LogSegment
+from rafka.log.transaction_index import AbortedTxn
 from rafka.protocol.errors import (
     CorruptMessageError,
     InvalidRecordError,
@@ -49,6 +56,8 @@ from rafka.protocol.errors import (
     OffsetOutOfRangeError,
     RecordListTooLargeError,
 )
+from rafka.protocol.messages.fetch import AbortedTransaction
+from rafka.protocol.messages.produce import AppendOrigin
 from rafka.protocol.records.batch import (
     BatchHeader,
     iter_batches,
@@ -56,6 +65,7 @@ from rafka.protocol.records.batch import (
     validate_records,
     verify_crc,
 )
+from rafka.protocol.records.control import parse_marker
 from rafka.protocol.types import now_ms
 
 logger = logging.getLogger(__name__)
@@ -67,13 +77,20 @@ class UnexpectedAppendOffsetError(CorruptMessageError):
 
 @dataclass(frozen=True, slots=True)
 class LogAppendInfo:
-    """What an append wrote: its offsets, timestamps and size."""
+    """What an append wrote: its offsets, timestamps and size. A ``duplicate`` append wrote
+    nothing: the offsets are those the producer's batch got when it was first appended."""
 
     first_offset: int
     last_offset: int
     max_timestamp: int
     record_count: int
     size_in_bytes: int
+    duplicate: bool = False
+
+    @classmethod
+    def of_duplicate(cls, batch: BatchMetadata) -> LogAppendInfo:
+        """The answer to a retried batch already in the log."""
+        return cls(batch.first_offset, batch.last_offset, batch.timestamp, 0, 0, duplicate=True)
 
 
 class Log:
@@ -96,6 +113,7 @@ class Log:
         self._unflushed_records = 0
         self._last_flush_ms = clock()
         self.recovered_bytes_cut = 0
+        self.producer_state = ProducerStateManager(self.directory.name)
         self._load()
 
     # ------------------------------------------------------------------ opening and recovery
@@ -134,6 +152,64 @@ class Log:
         self.recovery_point = min(self.recovery_point, self.log_end_offset)
         self.epoch_cache.truncate_from_end(self.log_end_offset)
         self.epoch_cache.truncate_from_start(self.log_start_offset)
+        producer_snapshot.delete_where(
+            self.directory, below=self.segments[0].base_offset, above=self.log_end_offset
+        )
+        self._load_producer_state(clean)
+
+    # ------------------------------------------------------------------ producer state
+
+    def _load_producer_state(self, clean: bool) -> None:
+        """Restore producer state: the latest usable snapshot, then the batches after it."""
+        end = self.log_end_offset
+        start = producer_snapshot.restore(
+            self.directory,
+            self.producer_state,
+            end if clean else self.active_segment.base_offset,
+            self.segments[0].base_offset,
+            end,
+        )
+        if start < end:
+            self._replay_producer_state(start)
+        self.producer_state.truncate_head(self.log_start_offset)
+
+    def _replay_producer_state(self, start: int) -> None:
+        """Apply every producer batch from ``start`` to the producer state and, for aborted
+        transactions the indexes miss (lost in a crash), to the transaction indexes."""
+        first = max(0, bisect.bisect_right(self._bases, start) - 1)
+        for segment in self.segments[first:]:
+            for position, header in segment.batches():
+                if header.base_offset < start or header.producer_id < 0:
+                    continue
+                size = header.size_in_bytes if header.is_control else 0
+                data = segment.read_slice(position, size)
+                for aborted in self.producer_state.replay(_producer_batch(data, 0, header)):
+                    segment.txn_index.append(aborted)
+
+    def _index_aborted(self, aborted: list[AbortedTxn]) -> None:
+        for entry in aborted:
+            self.active_segment.txn_index.append(entry)
+
+    def last_stable_offset(self, high_watermark: int) -> int:
+        """LSO: ``high_watermark``, or the first offset of a transaction still open (or whose
+        marker is not yet below ``high_watermark``) if lower."""
+        return self.producer_state.last_stable_offset(high_watermark)
+
+    def collect_aborted_transactions(self, start: int, end: int) -> list[AbortedTransaction]:
+        """Aborted transactions with records in [``start``, ``end``), oldest first."""
+        found: list[AbortedTransaction] = []
+        first = max(0, bisect.bisect_right(self._bases, start) - 1)
+        for segment in self.segments[first:]:
+            entries, complete = segment.txn_index.collect(start, end)
+            found.extend(AbortedTransaction(e.producer_id, e.first_offset) for e in entries)
+            if complete:
+                break
+        return found
+
+    def remove_expired_producers(self, expiration_ms: int) -> list[int]:
+        """Forget producer ids idle for ``expiration_ms`` (``producer.id.expiration.ms``) with no
+        open transaction; return them."""
+        return self.producer_state.remove_expired(self.clock(), expiration_ms)
 
     def _finish_interrupted_swaps(self) -> None:
         """Complete or undo what a crash interrupted: temp and cleaned files go, swaps complete."""
@@ -209,7 +285,9 @@ class Log:
 
     # ------------------------------------------------------------------ appending
 
-    def _validate(self, data: bytes | bytearray, deep: bool) -> list[tuple[int, BatchHeader]]:
+    def _validate(
+        self, data: bytes | bytearray, deep: bool, control: bool = True
+    ) -> list[tuple[int, BatchHeader]]:
         """Check every batch before anything is written; a bad one rejects the whole append."""
         batches = list(iter_batches(data))
         if not batches:
@@ -234,20 +312,34 @@ class Log:
                 )
             if header.record_count == 0:
                 raise CorruptMessageError(f"batch at byte {position} holds no records")
+            if header.is_control and not control:
+                raise InvalidRecordError(
+                    f"batch at byte {position} is a control batch, which only a transaction "
+                    "coordinator may append"
+                )
             verify_crc(data, position, header)
             if deep and None in validate_records(data, position, header).keys:
                 raise InvalidRecordError("a compacted topic cannot accept a record without a key")
         return batches
 
-    def append_as_leader(self, data: bytes | bytearray, leader_epoch: int) -> LogAppendInfo:
+    def append_as_leader(
+        self,
+        data: bytes | bytearray,
+        leader_epoch: int,
+        origin: AppendOrigin = AppendOrigin.CLIENT,
+    ) -> LogAppendInfo:
         """Validate producer batches, assign offsets from the LEO, stamp the epoch and append.
 
         Nothing is written unless every batch is valid: MESSAGE_TOO_LARGE over max.message.bytes,
         CORRUPT_MESSAGE for a bad CRC or framing, INVALID_RECORD for a null key on a compacted
-        topic. The CRC vouches for the bytes the producer built; records are decoded here only on
-        compacted topics, which must see keys, so appends cost O(batches), not O(records).
+        topic or a client's control batch, and the producer state's errors for batches with a
+        producer id (epoch, sequence, coordinator epoch). A retried batch already in the log is
+        not written again: the answer carries its first offsets with ``duplicate`` set. The CRC
+        vouches for the bytes the producer built; records are decoded here only on compacted
+        topics, which must see keys, so appends cost O(batches), not O(records).
         """
-        batches = self._validate(data, deep=self.config.compact)
+        coordinator = origin is AppendOrigin.COORDINATOR
+        batches = self._validate(data, deep=self.config.compact, control=coordinator)
         buffer = bytearray(data)
         next_offset = self.log_end_offset
         stamped: list[tuple[int, BatchHeader]] = []
@@ -255,8 +347,19 @@ class Log:
             stamp(buffer, position, next_offset, leader_epoch)
             stamped.append((position, _rebased(header, next_offset, leader_epoch)))
             next_offset += header.last_offset_delta + 1
+        pending: ProducerAppend | None = None
+        if any(header.producer_id >= 0 for _, header in stamped):
+            pending = self.producer_state.prepare(
+                [_producer_batch(buffer, p, h) for p, h in stamped if h.producer_id >= 0],
+                check_sequence=not coordinator,
+            )
+            if pending.duplicate is not None:
+                return LogAppendInfo.of_duplicate(pending.duplicate)
         self.epoch_cache.assign(leader_epoch, self.log_end_offset)
-        return self._append(buffer, stamped)
+        info = self._append(buffer, stamped)
+        if pending is not None:
+            self._index_aborted(self.producer_state.commit(pending))
+        return info
 
     def append_as_follower(self, data: bytes | bytearray) -> LogAppendInfo:
         """Append batches fetched from the leader, keeping their offsets and epochs.
@@ -278,7 +381,13 @@ class Log:
         for _, header in batches:
             if header.partition_leader_epoch > self.epoch_cache.latest_epoch:
                 self.epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
-        return self._append(data, batches)
+        info = self._append(data, batches)
+        for position, header in batches:
+            if header.producer_id >= 0:
+                self._index_aborted(
+                    self.producer_state.replay(_producer_batch(data, position, header))
+                )
+        return info
 
     def _append(
         self, data: bytes | bytearray, batches: list[tuple[int, BatchHeader]]
@@ -319,6 +428,8 @@ class Log:
         # Kafka flushes a segment when it rolls: everything below the new base becomes durable.
         self.active_segment.flush()
         self.recovery_point = max(self.recovery_point, self.active_segment.next_offset)
+        # Before the new segment exists: a new active segment implies its base's snapshot.
+        producer_snapshot.take(self.directory, base, self.producer_state)
         self._add_segment(self._new_segment(base))
         return self.active_segment
 
@@ -387,6 +498,10 @@ class Log:
         removed += self.active_segment.truncate_to(offset)
         self.epoch_cache.truncate_from_end(self.log_end_offset)
         self.recovery_point = min(self.recovery_point, self.log_end_offset)
+        producer_snapshot.delete_where(self.directory, above=self.log_end_offset)
+        # Truncation only removes producers: an empty state needs no rebuild.
+        if not self.producer_state.is_empty:
+            self._load_producer_state(clean=False)
         return removed
 
     def truncate_fully_and_start_at(self, offset: int) -> int:
@@ -398,6 +513,8 @@ class Log:
         self._add_segment(self._new_segment(offset))
         self.log_start_offset = self.recovery_point = offset
         self.epoch_cache.clear()
+        producer_snapshot.delete_where(self.directory, above=-1)
+        self.producer_state.clear()
         self.checkpoint()
         return removed
 
@@ -444,6 +561,8 @@ class Log:
             self.log_start_offset = max(self.log_start_offset, self.segments[0].base_offset)
             self.epoch_cache.truncate_from_start(self.log_start_offset)
             self._start_checkpoint.write(self.log_start_offset)
+            producer_snapshot.delete_where(self.directory, below=self.segments[0].base_offset)
+            self.producer_state.truncate_head(self.log_start_offset)
             fsync_dir(self.directory)
         return count
 
@@ -457,6 +576,7 @@ class Log:
             self.log_start_offset = offset
             self.epoch_cache.truncate_from_start(offset)
             self._start_checkpoint.write(offset)
+            self.producer_state.truncate_head(offset)
 
     # ------------------------------------------------------------------ durability and lifecycle
 
@@ -488,9 +608,11 @@ class Log:
             segment.index_interval_bytes = config.index_interval_bytes
 
     def close(self) -> None:
-        """Flush, checkpoint and mark the shutdown clean so the next open skips recovery."""
+        """Flush, checkpoint, snapshot the producer state and mark the shutdown clean so the next
+        open skips recovery."""
         self.flush()
         self.checkpoint()
+        producer_snapshot.take(self.directory, self.log_end_offset, self.producer_state)
         for segment in self.segments:
             segment.close()
         (self.directory / CLEAN_SHUTDOWN_FILE).touch()
@@ -511,6 +633,11 @@ class Log:
         assert renamed is not None
         self.directory = renamed
         return renamed
+
+
+def _producer_batch(data: bytes | bytearray, position: int, header: BatchHeader) -> AppendBatch:
+    """A batch with a producer id as producer state takes it: with its marker if a control batch."""
+    return AppendBatch(header, parse_marker(data, position, header) if header.is_control else None)
 
 
 def _rebased(header: BatchHeader, base_offset: int, leader_epoch: int) -> BatchHeader:

@@ -12,9 +12,16 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from rafka.log.files import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, segment_path
+from rafka.log.files import (
+    INDEX_SUFFIX,
+    LOG_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    TXN_INDEX_SUFFIX,
+    segment_path,
+)
 from rafka.log.offset_index import OffsetIndex
 from rafka.log.time_index import TimeIndex
+from rafka.log.transaction_index import TransactionIndex
 from rafka.protocol.errors import CorruptMessageError
 from rafka.protocol.records.batch import (
     HEADER_SIZE,
@@ -31,7 +38,7 @@ RECOVERY_CHUNK = 8 * 1024 * 1024
 
 
 class LogSegment:
-    """A ``.log`` file with its ``.index`` and ``.timeindex``; owned by exactly one Log."""
+    """A ``.log`` file with its ``.index``, ``.timeindex`` and ``.txnindex``; owned by one Log."""
 
     def __init__(
         self, directory: Path, base_offset: int, index_interval_bytes: int, max_index_bytes: int
@@ -44,6 +51,7 @@ class LogSegment:
         self.time_index = TimeIndex(
             segment_path(directory, base_offset, TIME_INDEX_SUFFIX), base_offset, max_index_bytes
         )
+        self.txn_index = TransactionIndex(segment_path(directory, base_offset, TXN_INDEX_SUFFIX))
         self.index_interval_bytes = index_interval_bytes
         self._fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         self.size = os.fstat(self._fd).st_size
@@ -115,6 +123,9 @@ class LogSegment:
         if cut:
             os.ftruncate(self._fd, valid_end)
             self.size = valid_end
+        # Entries for markers the cut removed go; the log's producer state replay adds back any
+        # the crash lost.
+        self.txn_index.truncate_to(self.next_offset)
         return cut
 
     def _verified_batches(self) -> Iterator[tuple[int, BatchHeader]]:
@@ -176,6 +187,7 @@ class LogSegment:
         self.size = position
         self.offset_index.truncate_values_from(position)
         self.time_index.truncate_values_from(first_removed.base_offset)
+        self.txn_index.truncate_to(first_removed.base_offset)
         self.next_offset = self.base_offset
         self._bytes_since_index = 0
         last = self.offset_index.last_entry
@@ -187,6 +199,7 @@ class LogSegment:
         os.fsync(self._fd)
         self.offset_index.flush()
         self.time_index.flush()
+        self.txn_index.flush()
 
     # ------------------------------------------------------------------ reading
 
@@ -270,6 +283,7 @@ class LogSegment:
         if self._fd >= 0:
             self.offset_index.flush()
             self.time_index.flush()
+            self.txn_index.flush()
             os.close(self._fd)
             self._fd = -1
 
@@ -285,3 +299,4 @@ class LogSegment:
         self.log_path.unlink(missing_ok=True)
         self.offset_index.delete()
         self.time_index.delete()
+        self.txn_index.delete()

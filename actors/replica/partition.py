@@ -10,6 +10,9 @@ truncation):
 - a follower appends what it fetched and sets HW = min(own LEO, leader's HW), one round late;
 - consumers read only below the HW, followers up to the LEO; a request naming another leader epoch
   is fenced (older) or refused as unknown (newer);
+- read_committed consumers read only below the last stable offset (LSO: the HW, or the first offset
+  of a transaction not yet ended below it) and are told the aborted transactions in what they read;
+- a transaction marker (WriteTxnMarkers) is appended by the leader like an acks=all produce;
 - an acks=all produce is answered once the HW passes its last record;
 - a follower that starts following truncates its log where it diverges from the leader's, found by
   leader epoch, and one whose fetch offset is outside the leader's log starts again inside it;
@@ -42,6 +45,9 @@ from rafka.protocol.messages.control import LeaderAndIsrPartitionState
 from rafka.protocol.messages.fetch import (
     CONSUMER_REPLICA_ID,
     NO_LEADER_EPOCH,
+    READ_COMMITTED,
+    READ_UNCOMMITTED,
+    AbortedTransaction,
     FetchRequest,
     FetchResponse,
 )
@@ -52,7 +58,10 @@ from rafka.protocol.messages.offsets import (
     OffsetsForLeaderEpochRequest,
     OffsetsForLeaderEpochResponse,
 )
-from rafka.protocol.messages.produce import ACKS_ALL, ProduceResponse
+from rafka.protocol.messages.produce import ACKS_ALL, AppendOrigin, ProduceResponse
+from rafka.protocol.messages.transactions import WriteTxnMarkersRequest
+from rafka.protocol.records.batch import iter_batches
+from rafka.protocol.records.control import ControlRecordType, build_marker
 from rafka.protocol.types import now_ms
 
 logger = logging.getLogger(__name__)
@@ -172,9 +181,16 @@ class Partition:
     # ------------------------------------------------------------------ leader: produce
 
     def append_as_leader(
-        self, records: bytes, acks: int, min_insync_replicas: int
+        self,
+        records: bytes,
+        acks: int,
+        min_insync_replicas: int,
+        origin: AppendOrigin = AppendOrigin.CLIENT,
     ) -> LogAppendInfo:
-        """Append a producer's batches; NOT_ENOUGH_REPLICAS refuses acks=all before any write."""
+        """Append a producer's batches; NOT_ENOUGH_REPLICAS refuses acks=all before any write.
+
+        A retried batch already in the log is answered with its original offsets (``duplicate``).
+        """
         if self.role is not Role.LEADER:
             raise NotLeaderOrFollowerError(
                 f"broker {self.broker_id} is not the leader of {self.name}"
@@ -184,9 +200,37 @@ class Partition:
                 f"{self.name} has {len(self.isr)} in-sync replicas {list(self.isr)}, "
                 f"min.insync.replicas is {min_insync_replicas}"
             )
-        info = self.log.append_as_leader(records, self.leader_epoch)
+        info = self.log.append_as_leader(records, self.leader_epoch, origin)
         self.maybe_increment_high_watermark()
         return info
+
+    def append_marker(
+        self, request: WriteTxnMarkersRequest, min_insync_replicas: int
+    ) -> LogAppendInfo:
+        """Append the COMMIT or ABORT marker a transaction coordinator asks for, stamped with this
+        leader's clock; it is then awaited like an acks=all produce."""
+        kind = ControlRecordType.COMMIT if request.committed else ControlRecordType.ABORT
+        marker = build_marker(
+            request.producer_id,
+            request.producer_epoch,
+            kind,
+            request.coordinator_epoch,
+            self.clock(),
+        )
+        return self.append_as_leader(
+            marker, ACKS_ALL, min_insync_replicas, AppendOrigin.COORDINATOR
+        )
+
+    @property
+    def last_stable_offset(self) -> int:
+        """LSO: the HW, or the first offset of a transaction not yet ended below it if lower."""
+        return self.log.last_stable_offset(self.high_watermark)
+
+    def consumer_bound(self, isolation_level: int) -> int:
+        """How far a consumer reads: the HW, or the LSO for read_committed."""
+        if isolation_level == READ_COMMITTED:
+            return self.last_stable_offset
+        return self.high_watermark
 
     @staticmethod
     def required_offset(info: LogAppendInfo, acks: int) -> int | None:
@@ -258,7 +302,11 @@ class Partition:
             return self._fetch_error(
                 error, f"{self.name} at broker {self.broker_id}: {error.message}"
             )
-        bound = None if request.replica_id != CONSUMER_REPLICA_ID else self.high_watermark
+        bound = (
+            None
+            if request.replica_id != CONSUMER_REPLICA_ID
+            else self.consumer_bound(request.isolation_level)
+        )
         limit = request.max_bytes if max_bytes is None else min(request.max_bytes, max_bytes)
         try:
             data = self.log.read(request.fetch_offset, limit, bound, min_one_batch=max_bytes != 0)
@@ -268,6 +316,9 @@ class Partition:
             return self._fetch_error(Errors.OFFSET_OUT_OF_RANGE, exc.message)
         if request.replica_id != CONSUMER_REPLICA_ID:
             self.update_follower(request.replica_id, request.fetch_offset)
+        aborted: tuple[AbortedTransaction, ...] = ()
+        if request.isolation_level == READ_COMMITTED and data:
+            aborted = self.aborted_transactions(request.fetch_offset, data)
         return FetchResponse(
             Errors.NONE,
             self.high_watermark,
@@ -275,7 +326,18 @@ class Partition:
             self.log.log_end_offset,
             data,
             self.leader_epoch,
+            last_stable_offset=self.last_stable_offset,
+            aborted_transactions=aborted,
         )
+
+    def aborted_transactions(
+        self, fetch_offset: int, data: bytes
+    ) -> tuple[AbortedTransaction, ...]:
+        """The aborted transactions with records in ``data`` read from ``fetch_offset``."""
+        end = fetch_offset
+        for _, header in iter_batches(data):
+            end = header.next_offset
+        return tuple(self.log.collect_aborted_transactions(fetch_offset, end))
 
     def _fetch_error(self, error: Errors, message: str) -> FetchResponse:
         return FetchResponse(
@@ -285,6 +347,7 @@ class Partition:
             self.log.log_end_offset,
             leader_epoch=self.leader_epoch,
             error_message=message,
+            last_stable_offset=self.last_stable_offset,
         )
 
     @staticmethod
@@ -300,14 +363,15 @@ class Partition:
         """DelayedFetch's test: True to answer a parked fetch now, None to keep it waiting.
 
         It is answered once ``min_bytes`` of new data lie below the fetcher's bound (the LEO for a
-        follower, the HW for a consumer), or when this replica stops leading.
+        follower, the HW for a consumer, the LSO for a read_committed one), or when this replica
+        stops leading.
         """
         if self.role is not Role.LEADER:
             return True
         bound = (
             self.log.log_end_offset
             if request.replica_id != CONSUMER_REPLICA_ID
-            else self.high_watermark
+            else self.consumer_bound(request.isolation_level)
         )
         if bound <= request.fetch_offset:
             return None
@@ -510,21 +574,28 @@ class Partition:
 
     # ------------------------------------------------------------------ offsets
 
-    def list_offsets(self, timestamp: int, current_leader_epoch: int) -> ListOffsetsResponse:
-        """ListOffsets at the leader: earliest, latest (the HW) or by timestamp below the HW."""
+    def list_offsets(
+        self,
+        timestamp: int,
+        current_leader_epoch: int,
+        isolation_level: int = READ_UNCOMMITTED,
+    ) -> ListOffsetsResponse:
+        """ListOffsets at the leader: earliest, latest (the HW, or the LSO for read_committed) or
+        by timestamp below that."""
         error = self.leader_error(current_leader_epoch)
         if error is not None:
             return ListOffsetsResponse(
                 error, error_message=f"{self.name} at broker {self.broker_id}: {error.message}"
             )
+        bound = self.consumer_bound(isolation_level)
         if timestamp == LATEST_TIMESTAMP:
-            return ListOffsetsResponse(Errors.NONE, self.high_watermark, -1, self.leader_epoch)
+            return ListOffsetsResponse(Errors.NONE, bound, -1, self.leader_epoch)
         if timestamp == EARLIEST_TIMESTAMP:
             return ListOffsetsResponse(
                 Errors.NONE, self.log.log_start_offset, -1, self.leader_epoch
             )
         found = self.log.offset_for_timestamp(timestamp)
-        if found is None or found[0] >= self.high_watermark:
+        if found is None or found[0] >= bound:
             return ListOffsetsResponse(Errors.NONE, -1, -1, self.leader_epoch)
         return ListOffsetsResponse(Errors.NONE, found[0], found[1], self.leader_epoch)
 
@@ -557,6 +628,7 @@ class Partition:
             "isr": list(self.isr),
             "replicas": list(self.replicas),
             "high_watermark": self.high_watermark,
+            "last_stable_offset": self.last_stable_offset,
             "log_start_offset": self.log.log_start_offset,
             "log_end_offset": self.log.log_end_offset,
             "size_in_bytes": self.log.size_in_bytes,

@@ -56,6 +56,7 @@ from rafka.protocol.messages.offsets import (
     OffsetsForLeaderEpochResponse,
 )
 from rafka.protocol.messages.produce import ProduceRequest, ProduceResponse
+from rafka.protocol.messages.transactions import WriteTxnMarkersRequest, WriteTxnMarkersResponse
 from rafka.protocol.types import now_ms
 
 logger = logging.getLogger(__name__)
@@ -220,35 +221,69 @@ class PartitionReplica:
     # ------------------------------------------------------------------ produce and fetch
 
     def produce(self, request: ProduceRequest) -> ProduceResponse:
-        """Append as leader; with acks=all, wait in the purgatory until the HW passes the batch."""
+        """Append as leader; with acks=all, wait in the purgatory until the HW passes the batch.
+
+        A retried batch already in the log is answered with its original base offset, once the HW
+        passes it (acks=all).
+        """
         with self._lock:
             partition = self.partition
             min_isr = self.log.config.min_insync_replicas
             try:
-                info = partition.append_as_leader(request.records, request.acks, min_isr)
+                info = partition.append_as_leader(
+                    request.records, request.acks, min_isr, request.origin
+                )
             except RafkaError as exc:
                 return ProduceResponse(exc.error, error_message=exc.message)
-            self._partition_changed()
+            if not info.duplicate:
+                self._partition_changed()
             required = partition.required_offset(info, request.acks)
             if required is None:
                 return partition.produce_response(info)
-            parked = time.monotonic()
-            error = self.produce_waiters.wait(
-                lambda: partition.produce_outcome(required, min_isr),
-                request.timeout_ms / 1000,
-                lambda: Errors.REQUEST_TIMED_OUT,
-            )
-            waited = time.monotonic() - parked
-            if error is not Errors.NONE or waited > SLOW_PRODUCE_S:
-                self._state_change(
-                    "acks=all produce up to offset %d answered %s after %.1fs: ISR %s, %s",
-                    required,
-                    error.name,
-                    waited,
-                    list(partition.isr),
-                    self._positions(),
-                )
+            error = self._await_high_watermark(required, min_isr, request.timeout_ms, "produce")
             return partition.produce_response(info, error)
+
+    def write_txn_markers(self, request: WriteTxnMarkersRequest) -> WriteTxnMarkersResponse:
+        """Append a transaction coordinator's COMMIT or ABORT marker as leader; answer once the
+        HW passes it (REQUEST_TIMED_OUT after ``request.timeout_ms``)."""
+        with self._lock:
+            partition = self.partition
+            min_isr = self.log.config.min_insync_replicas
+            try:
+                info = partition.append_marker(request, min_isr)
+            except RafkaError as exc:
+                return WriteTxnMarkersResponse(exc.error, exc.message)
+            self._partition_changed()
+            error = self._await_high_watermark(
+                info.last_offset + 1, min_isr, request.timeout_ms, "marker"
+            )
+            if error is Errors.NONE:
+                return WriteTxnMarkersResponse(Errors.NONE)
+            return WriteTxnMarkersResponse(error, f"{partition.name}: {error.message}")
+
+    def _await_high_watermark(
+        self, required: int, min_isr: int, timeout_ms: int, what: str
+    ) -> Errors:
+        """Park (the caller holds the lock) until the HW reaches ``required``; the outcome."""
+        partition = self.partition
+        parked = time.monotonic()
+        error = self.produce_waiters.wait(
+            lambda: partition.produce_outcome(required, min_isr),
+            timeout_ms / 1000,
+            lambda: Errors.REQUEST_TIMED_OUT,
+        )
+        waited = time.monotonic() - parked
+        if error is not Errors.NONE or waited > SLOW_PRODUCE_S:
+            self._state_change(
+                "acks=all %s up to offset %d answered %s after %.1fs: ISR %s, %s",
+                what,
+                required,
+                error.name,
+                waited,
+                list(partition.isr),
+                self._positions(),
+            )
+        return error
 
     def fetch(self, request: FetchRequest) -> FetchResponse:
         """Read for a consumer or follower; with nothing to return, wait up to ``max_wait_ms``.
@@ -320,9 +355,11 @@ class PartitionReplica:
         self.produce_waiters.check_and_complete()
 
     def list_offsets(self, request: ListOffsetsRequest) -> ListOffsetsResponse:
-        """ListOffsets: earliest, latest, or by timestamp."""
+        """ListOffsets: earliest, latest (the LSO for read_committed), or by timestamp."""
         with self._lock:
-            return self.partition.list_offsets(request.timestamp, request.current_leader_epoch)
+            return self.partition.list_offsets(
+                request.timestamp, request.current_leader_epoch, request.isolation_level
+            )
 
     @ray.method(concurrency_group="replication")
     def offsets_for_leader_epoch(
@@ -529,10 +566,11 @@ class PartitionReplica:
     # ------------------------------------------------------------------ housekeeping
 
     def _housekeep(self) -> None:
-        """Periodic work: ISR shrink, flush.ms, checkpoints, retention and compaction."""
+        """Periodic work: ISR shrink, flush.ms, checkpoints, retention, compaction and expiry of
+        idle producer ids."""
         clock = time.monotonic
         config = self.config
-        last_checkpoint = last_retention = clock()
+        last_checkpoint = last_retention = last_expiry = clock()
         while not self._stopped.wait(HOUSEKEEPING_TICK_S):
             now = clock()
             with self._lock:
@@ -553,5 +591,8 @@ class PartitionReplica:
                         self.log.delete_old_segments()
                         maybe_compact(self.log)
                         last_retention = now
+                    if now - last_expiry >= config.producer_id_expiration_check_interval_ms / 1000:
+                        self.log.remove_expired_producers(config.producer_id_expiration_ms)
+                        last_expiry = now
                 except Exception:
                     logger.exception("%s: housekeeping failed", self.partition.name)

@@ -21,7 +21,7 @@ from rafka.protocol.records.batch import (
     iter_batches,
     verify_crc,
 )
-from rafka.protocol.records.builder import build_batch
+from rafka.protocol.records.builder import RecordBatchBuilder, build_batch
 
 START_MS = 1_700_000_000_000
 
@@ -263,6 +263,29 @@ def random_batches(
             serial += 1
         batches.append(records)
     return batches
+
+
+def producer_batch(
+    pid: int, epoch: int, seq: int, count: int = 1, transactional: bool = False, ts: int = START_MS
+) -> bytes:
+    """A batch of ``count`` records from producer ``pid`` at ``epoch`` starting at sequence
+    ``seq``."""
+    builder = RecordBatchBuilder(
+        batch_size=1 << 20,
+        producer_id=pid,
+        producer_epoch=epoch,
+        base_sequence=seq,
+        is_transactional=transactional,
+    )
+    for i in range(count):
+        builder.append(ts + i, None, b"value-%d" % i)
+    return builder.build()
+
+
+@pytest.fixture
+def pbatch():
+    """``producer_batch``: a batch with a producer id, epoch and base sequence."""
+    return producer_batch
 
 
 @pytest.fixture
