@@ -23,7 +23,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -33,12 +33,15 @@ from rafka.clients.accumulator import ProducerBatch, RecordAccumulator
 from rafka.clients.cluster import ClusterConnection
 from rafka.clients.config import CONNECT_TIMEOUT_MS, merge_config
 from rafka.clients.partitioner import DefaultPartitioner
-from rafka.clients.producer_transactions import ProducerTransactions
+from rafka.clients.producer_transactions import ProducerTransactions, TransactionalApi
 from rafka.clients.records import FutureRecordMetadata
 from rafka.clients.transaction_manager import (
+    SEQUENCE_ANSWERS,
+    UNKNOWN_OUTCOME,
+    SequenceReaction,
     TransactionManager,
-    is_fatal,
     resolve_idempotence,
+    sequence_reaction,
 )
 from rafka.clients.transactional_requests import TransactionalRequests
 from rafka.clients.transport import RemoteError, Transport, UnreachableError
@@ -60,27 +63,11 @@ from rafka.protocol.messages.produce import (
 from rafka.protocol.records.builder import RECORD_OVERHEAD
 from rafka.protocol.records.compression import Compression
 from rafka.protocol.types import (
-    ConsumerGroupMetadata,
-    OffsetAndMetadata,
     TopicPartition,
     now_ms,
 )
 
 logger = logging.getLogger(__name__)
-SEQUENCE_ANSWERS = frozenset(
-    {
-        Errors.DUPLICATE_SEQUENCE_NUMBER,
-        Errors.OUT_OF_ORDER_SEQUENCE_NUMBER,
-        Errors.UNKNOWN_PRODUCER_ID,
-        Errors.INVALID_PRODUCER_EPOCH,
-        Errors.PRODUCER_FENCED,
-    }
-)
-"""Produce answers about an idempotent producer's sequence numbers or epoch."""
-UNKNOWN_OUTCOME = frozenset(
-    {Errors.REQUEST_TIMED_OUT, Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND, Errors.NETWORK_EXCEPTION}
-)
-"""Produce errors after which the batch may be in the log all the same."""
 # A produce request unanswered this long makes the sender ask whether its partition's leader moved:
 # a leader that froze (a paused process, a lost node not yet noticed by Ray) answers nothing, and
 # waiting for it would keep the partition unavailable after a new leader has taken over.
@@ -133,7 +120,7 @@ class InFlight:
     leader: int
 
 
-class Producer:
+class Producer(TransactionalApi):
     """Publish records to rafka topics (``send(...).get()``, ``flush()``, ``close()``)."""
 
     def __init__(
@@ -311,43 +298,6 @@ class Producer:
             self._wakeup.set()
             self._sender.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
 
-    def init_transactions(self) -> None:
-        """Get this transactional producer's id and epoch, fencing older producers with the same
-        ``transactional_id`` and completing their open transaction. Call once, before the first
-        transaction."""
-        self._transactional("init_transactions").init_transactions()
-
-    def begin_transaction(self) -> None:
-        """Open a transaction: every record sent until commit or abort belongs to it."""
-        self._transactional("begin_transaction").begin_transaction()
-
-    def send_offsets_to_transaction(
-        self,
-        offsets: Mapping[TopicPartition, OffsetAndMetadata | int],
-        group_metadata: ConsumerGroupMetadata | str,
-    ) -> None:
-        """Commit the consumer group's ``offsets`` with the transaction (they count only if it
-        commits); ``group_metadata`` is ``consumer.group_metadata()`` or the group id."""
-        transactions = self._transactional("send_offsets_to_transaction")
-        transactions.send_offsets_to_transaction(offsets, group_metadata)
-
-    def commit_transaction(self) -> None:
-        """Flush the transaction's records, then commit it."""
-        self._transactional("commit_transaction").commit_transaction()
-
-    def abort_transaction(self) -> None:
-        """Abort the transaction: records not sent yet fail, those written are never read by
-        read_committed consumers."""
-        self._transactional("abort_transaction").abort_transaction()
-
-    def _transactional(self, method: str) -> ProducerTransactions:
-        transactions = self._transactions
-        if transactions is None or not transactions.txn.is_transactional:
-            raise Errors.INVALID_TXN_STATE.exception(
-                f"{method}() needs a transactional producer: set transactional_id"
-            )
-        return transactions
-
     def partitions_for(self, topic: str) -> set[int]:
         """Partition ids of a topic."""
         return set(range(self._load_partitions(topic).partition_count))
@@ -524,8 +474,8 @@ class Producer:
             refresh = tp in self._stale
             self._stale.discard(tp)
             leader, metadata = self._cluster.leader_replica(tp.topic, tp.partition, refresh=refresh)
-            if self._txn is not None and not batch.is_stamped:
-                self._stamp(batch, self._txn)
+            if self._transactions is not None and not batch.is_stamped:
+                self._transactions.stamp(batch)
             request = ProduceRequest(batch.encoded(), self.acks, self.request_timeout_ms)
             call = self._transport.send(leader, "produce", request)
         except (RafkaError, UnreachableError) as exc:
@@ -551,17 +501,6 @@ class Producer:
             # run: a replica actor runs concurrent requests, and only one at a time per partition
             # keeps order.
             self._finish(batch, -1, None)
-
-    @staticmethod
-    def _stamp(batch: ProducerBatch, txn: TransactionManager) -> None:
-        """Give a batch about to be sent for the first time its producer id, epoch and sequence."""
-        producer = txn.producer
-        batch.stamp(
-            producer.producer_id,
-            producer.epoch,
-            txn.next_sequence(batch.topic_partition, batch.builder.record_count),
-            txn.is_transactional,
-        )
 
     def _complete(self, request: InFlight, answer: Future[Any]) -> None:
         batch = request.batch
@@ -604,31 +543,25 @@ class Producer:
             self._retry_or_fail(batch, error.exception(response.error_message))
 
     def _sequence_answer(self, batch: ProducerBatch, response: ProduceResponse) -> None:
-        """An idempotent producer's batch answered with a sequence or epoch error.
-
-        A duplicate was written before: success. The leader lost this producer's state (unknown
-        producer, or a sequence gap): take a new producer id (KIP-360) and send the batch again
-        under it, unless an earlier attempt may have been written (that could write it twice) or
-        the batch belongs to a transaction, which must abort instead. A fenced epoch is fatal.
-        """
+        """An idempotent producer's batch answered with a sequence or epoch error."""
         assert self._txn is not None
-        error = response.error
-        if error is Errors.DUPLICATE_SEQUENCE_NUMBER:
+        reaction = sequence_reaction(
+            response.error, self._txn.is_transactional, batch.maybe_written
+        )
+        if reaction is SequenceReaction.SUCCEED:
             self._finish(batch, response.base_offset, None)
             return
-        exc = error.exception(response.error_message)
-        if is_fatal(error):
-            self._fatal(exc)
-            self._finish(batch, -1, exc)
+        error = response.error.exception(response.error_message)
+        if reaction is SequenceReaction.RESEND_UNDER_NEW_ID:
+            logger.info("%s; taking a new producer id to send the batch again", error)
+            self._txn.request_new_producer_id()
+            batch.unstamp()
+            self.stats["retries"] += 1
+            self._accumulator.reenqueue(batch, time.monotonic())
             return
-        if self._txn.is_transactional or batch.maybe_written:
-            self._finish(batch, -1, exc)
-            return
-        logger.info("%s; taking a new producer id to send the batch again", exc)
-        self._txn.request_new_producer_id()
-        batch.unstamp()
-        self.stats["retries"] += 1
-        self._accumulator.reenqueue(batch, time.monotonic())
+        if reaction is SequenceReaction.FAIL_PRODUCER:
+            self._fatal(error)
+        self._finish(batch, -1, error)
 
     def _sent_unacknowledged(self, request: InFlight, answer: Future[Any]) -> None:
         """acks=0: the batch completed when sent and errors go unreported (as in Kafka); a dead

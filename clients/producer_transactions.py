@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 
-from rafka.clients.accumulator import RecordAccumulator
+from rafka.clients.accumulator import ProducerBatch, RecordAccumulator
 from rafka.clients.coordinator_lookup import pause
 from rafka.clients.transaction_manager import (
     ProducerIdAndEpoch,
@@ -85,6 +85,18 @@ class ProducerTransactions:
         return time.monotonic() + self.max_block_s
 
     # ------------------------------------------------------------------ the sender thread
+
+    def stamp(self, batch: ProducerBatch) -> None:
+        """Give a batch about to be sent for the first time the producer id, epoch and its
+        partition's next sequence."""
+        txn = self.txn
+        producer = txn.producer
+        batch.stamp(
+            producer.producer_id,
+            producer.epoch,
+            txn.next_sequence(batch.topic_partition, batch.builder.record_count),
+            txn.is_transactional,
+        )
 
     def prepare(self) -> None:
         """Before a sender turn: fail what waits in a failed transaction, get an idempotent
@@ -308,3 +320,47 @@ class ProducerTransactions:
                 producer.epoch,
             )
         )
+
+
+class TransactionalApi:
+    """Kafka's transactional producer methods, for the producer class to inherit; they act through
+    its ``_transactions`` (None for a producer that is not idempotent)."""
+
+    _transactions: ProducerTransactions | None
+
+    def init_transactions(self) -> None:
+        """Get this transactional producer's id and epoch, fencing older producers with the same
+        ``transactional_id`` and completing their open transaction. Call once, before the first
+        transaction."""
+        self._transactional("init_transactions").init_transactions()
+
+    def begin_transaction(self) -> None:
+        """Open a transaction: every record sent until commit or abort belongs to it."""
+        self._transactional("begin_transaction").begin_transaction()
+
+    def send_offsets_to_transaction(
+        self,
+        offsets: Mapping[TopicPartition, OffsetAndMetadata | int],
+        group_metadata: ConsumerGroupMetadata | str,
+    ) -> None:
+        """Commit the consumer group's ``offsets`` with the transaction (they count only if it
+        commits); ``group_metadata`` is ``consumer.group_metadata()`` or the group id."""
+        transactions = self._transactional("send_offsets_to_transaction")
+        transactions.send_offsets_to_transaction(offsets, group_metadata)
+
+    def commit_transaction(self) -> None:
+        """Flush the transaction's records, then commit it."""
+        self._transactional("commit_transaction").commit_transaction()
+
+    def abort_transaction(self) -> None:
+        """Abort the transaction: records not sent yet fail, those written are never read by
+        read_committed consumers."""
+        self._transactional("abort_transaction").abort_transaction()
+
+    def _transactional(self, method: str) -> ProducerTransactions:
+        transactions = self._transactions
+        if transactions is None or not transactions.txn.is_transactional:
+            raise Errors.INVALID_TXN_STATE.exception(
+                f"{method}() needs a transactional producer: set transactional_id"
+            )
+        return transactions

@@ -93,6 +93,45 @@ COORDINATOR_RETRIABLE = frozenset(
 """Coordinator answers that a later attempt (after a FindCoordinator for the first three) fixes."""
 
 
+SEQUENCE_ANSWERS = frozenset(
+    {
+        Errors.DUPLICATE_SEQUENCE_NUMBER,
+        Errors.OUT_OF_ORDER_SEQUENCE_NUMBER,
+        Errors.UNKNOWN_PRODUCER_ID,
+        Errors.INVALID_PRODUCER_EPOCH,
+        Errors.PRODUCER_FENCED,
+    }
+)
+"""Produce answers about an idempotent producer's sequence numbers or epoch."""
+UNKNOWN_OUTCOME = frozenset(
+    {Errors.REQUEST_TIMED_OUT, Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND, Errors.NETWORK_EXCEPTION}
+)
+"""Produce errors after which the batch may be in the log all the same."""
+
+
+class SequenceReaction(enum.Enum):
+    """What an idempotent producer does with a batch answered with one of SEQUENCE_ANSWERS."""
+
+    SUCCEED = "succeed"
+    RESEND_UNDER_NEW_ID = "resend under a new producer id"
+    FAIL = "fail the batch"
+    FAIL_PRODUCER = "fail the batch and the producer"
+
+
+def sequence_reaction(error: Errors, transactional: bool, maybe_written: bool) -> SequenceReaction:
+    """Kafka's reactions: a duplicate was written before (success); a fenced epoch ends the
+    producer; a leader that lost the producer's state (unknown producer, sequence gap) gets the
+    batch again under a new producer id (KIP-360), unless an earlier attempt may have been written
+    (resending could write it twice) or the batch is a transaction's, which must abort instead."""
+    if error is Errors.DUPLICATE_SEQUENCE_NUMBER:
+        return SequenceReaction.SUCCEED
+    if is_fatal(error):
+        return SequenceReaction.FAIL_PRODUCER
+    if transactional or maybe_written:
+        return SequenceReaction.FAIL
+    return SequenceReaction.RESEND_UNDER_NEW_ID
+
+
 @dataclass(frozen=True)
 class ProducerIdAndEpoch:
     """The producer id and epoch stamped on batches; NONE before the producer has one."""

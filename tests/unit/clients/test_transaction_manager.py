@@ -8,10 +8,12 @@ from rafka.clients.transaction_manager import (
     MAX_SEQUENCE,
     VALID_TRANSITIONS,
     ProducerIdAndEpoch,
+    SequenceReaction,
     TransactionManager,
     TransactionState,
     check_transactional_id,
     resolve_idempotence,
+    sequence_reaction,
 )
 from rafka.protocol.errors import (
     Errors,
@@ -319,3 +321,25 @@ def test_a_new_transaction_starts_with_no_partitions() -> None:
     manager.begin_transaction()
     assert manager.partitions_to_add([TP]) == [TP]
     assert not manager.started
+
+
+# ------------------------------------------------------------------ sequence answers
+
+
+@pytest.mark.parametrize(
+    ("error", "transactional", "maybe_written", "reaction"),
+    [
+        (Errors.DUPLICATE_SEQUENCE_NUMBER, False, True, SequenceReaction.SUCCEED),
+        (Errors.DUPLICATE_SEQUENCE_NUMBER, True, False, SequenceReaction.SUCCEED),
+        (Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, False, False, SequenceReaction.RESEND_UNDER_NEW_ID),
+        (Errors.UNKNOWN_PRODUCER_ID, False, False, SequenceReaction.RESEND_UNDER_NEW_ID),
+        (Errors.UNKNOWN_PRODUCER_ID, False, True, SequenceReaction.FAIL),
+        (Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, True, False, SequenceReaction.FAIL),
+        (Errors.INVALID_PRODUCER_EPOCH, False, False, SequenceReaction.FAIL_PRODUCER),
+        (Errors.PRODUCER_FENCED, True, False, SequenceReaction.FAIL_PRODUCER),
+    ],
+)
+def test_each_sequence_answer_gets_kafkas_reaction(
+    error: Errors, transactional: bool, maybe_written: bool, reaction: SequenceReaction
+) -> None:
+    assert sequence_reaction(error, transactional, maybe_written) is reaction
