@@ -248,21 +248,23 @@ class Producer(TransactionalApi):
         )
         if closed and key is None and hasattr(self._partitioner, "on_new_batch"):
             self._partitioner.on_new_batch(topic, count, partition, available)
-        if (closed or opened) and time.monotonic() >= expires_at:
-            # Checked once per batch, not per record: the next send asks the cluster again.
-            self._partitions.pop(topic, None)
-        if closed or (opened and self._linger_zero):
-            # Ship from this thread when the sender is not mid-turn: waiting for the sender thread
-            # to win the GIL back from a busy send() loop would cost a switch interval per batch.
-            if self._io_lock.acquire(blocking=False):
-                try:
-                    self._turn()
-                finally:
-                    self._io_lock.release()
-            else:
-                self._wakeup.set()
-        if opened and self._txn is not None and self._txn.blocks(tps[partition]):
-            self._wakeup.set()  # the sender thread gets the producer id or adds the partition
+        if closed or opened:
+            # Checked once per batch, not per record.
+            if time.monotonic() >= expires_at:
+                self._partitions.pop(topic, None)  # the next send asks the cluster again
+            if closed or self._linger_zero:
+                # Ship from this thread when the sender is not mid-turn: waiting for the sender
+                # thread to win the GIL back from a busy send() loop would cost a switch interval
+                # per batch.
+                if self._io_lock.acquire(blocking=False):
+                    try:
+                        self._turn()
+                    finally:
+                        self._io_lock.release()
+                else:
+                    self._wakeup.set()
+            if self._txn is not None and self._txn.blocks(tps[partition]):
+                self._wakeup.set()  # the sender thread gets the producer id or adds the partition
         return future
 
     def _check_send(self) -> None:

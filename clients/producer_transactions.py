@@ -108,13 +108,12 @@ class ProducerTransactions:
                     txn.last_error or Errors.INVALID_TXN_STATE.exception("the producer failed")
                 )
             return
-        if not self.accumulator.has_unsent():
-            return
-        if not txn.is_transactional:
-            if txn.needs_producer_id:
-                self._idempotent_producer_id()
-        elif not txn.needs_producer_id:
-            self._add_partitions()
+        # Cheap checks first: this runs on every sender wake-up.
+        if txn.is_transactional:
+            if not txn.needs_producer_id and self.accumulator.has_unsent():
+                self._add_partitions()
+        elif txn.needs_producer_id and self.accumulator.has_unsent():
+            self._idempotent_producer_id()
 
     def _idempotent_producer_id(self) -> None:
         """Get an idempotent producer's id (again, naming the current one, after a broker lost its

@@ -11,14 +11,13 @@ coordinator up again when it moved; offsets go to the group's coordinator throug
 
 from __future__ import annotations
 
-import logging
 import time
 from typing import Any
 
 from rafka.actors import names
 from rafka.clients.cluster import COORDINATOR_MOVING, ClusterConnection
-from rafka.clients.coordinator_lookup import CoordinatorLookup, pause
-from rafka.clients.transport import Endpoint, TransportError, UnreachableError
+from rafka.clients.coordinator_lookup import RETRY_BACKOFF_S, CoordinatorLookup, pause
+from rafka.clients.transport import Call, Endpoint, TransportError, UnreachableError
 from rafka.protocol.errors import Errors, KafkaTimeoutError
 from rafka.protocol.messages.transactions import (
     COORDINATOR_TYPE_TRANSACTION,
@@ -28,7 +27,8 @@ from rafka.protocol.messages.transactions import (
     TxnOffsetCommitResponse,
 )
 
-logger = logging.getLogger(__name__)
+HEDGE_AFTER_S = 1.0
+"""How long a broker may keep an InitProducerId unanswered before another broker is asked too."""
 
 
 class TransactionalRequests:
@@ -45,28 +45,63 @@ class TransactionalRequests:
     def producer_id_from_broker(
         self, request: InitProducerIdRequest, deadline: float
     ) -> InitProducerIdResponse:
-        """InitProducerId for an idempotent producer, asking the live brokers in turn until one
-        answers without a retriable error or ``deadline`` passes (KafkaTimeoutError)."""
-        last = "no broker was asked"
+        """InitProducerId for an idempotent producer from the first broker that answers without a
+        retriable error, by ``deadline`` (KafkaTimeoutError then).
+
+        A broker that stays silent for HEDGE_AFTER_S (a paused process) is not waited for: the next
+        one is asked too, and whichever answers first wins (a lost answer costs one unused id).
+        """
+        pending: dict[Call, int] = {}
+        last = ["no broker was asked"]
         while True:
             for broker_id in self.cluster.broker_ids():
+                if broker_id in pending.values():
+                    continue
                 try:
-                    response: InitProducerIdResponse = self.cluster.request(
-                        self.cluster.broker(broker_id),
-                        "init_producer_id",
-                        request,
-                        timeout_s=max(0.0, deadline - time.monotonic()),
+                    call = self.cluster.transport.send(
+                        self.cluster.broker(broker_id), "init_producer_id", request
                     )
+                except UnreachableError as exc:
+                    self.cluster.forget(names.broker_actor_name(broker_id))
+                    last[0] = f"broker {broker_id}: {exc}"
+                    continue
+                pending[call] = broker_id
+                until = min(deadline, time.monotonic() + HEDGE_AFTER_S)
+                found = self._first_answer(pending, until, last)
+                if found is not None:
+                    return found
+            if pending:
+                until = min(deadline, time.monotonic() + RETRY_BACKOFF_S)
+                found = self._first_answer(pending, until, last)
+                if found is not None:
+                    return found
+            else:
+                pause(deadline)
+            if time.monotonic() >= deadline:
+                raise KafkaTimeoutError(f"no producer id within max_block_ms (last: {last[0]})")
+
+    def _first_answer(
+        self, pending: dict[Call, int], until: float, last: list[str]
+    ) -> InitProducerIdResponse | None:
+        """The first answer of ``pending`` brokers that is not a retriable error, waited for until
+        ``until``; answered calls leave ``pending``, and ``last`` describes the latest failure."""
+        transport = self.cluster.transport
+        while pending:
+            ready = transport.ready(list(pending), 1, max(0.0, until - time.monotonic()))
+            if not ready:
+                return None
+            for call in ready:
+                broker_id = pending.pop(call)
+                try:
+                    response: InitProducerIdResponse = transport.result(call, 0)
                 except TransportError as exc:
                     self.cluster.forget(names.broker_actor_name(broker_id))
-                    last = f"broker {broker_id}: {type(exc).__name__} {exc}"
+                    last[0] = f"broker {broker_id}: {type(exc).__name__} {exc}"
                     continue
                 if not response.error.retriable:
                     return response
-                last = f"broker {broker_id}: {response.error.name} {response.error_message or ''}"
-                break
-            if not pause(deadline):
-                raise KafkaTimeoutError(f"no producer id within max_block_ms (last: {last})")
+                last[0] = f"broker {broker_id}: {response.error.name} {response.error_message}"
+        return None
 
     def coordinator_request(self, method: str, request: Any, deadline: float) -> Any:
         """``method(request)`` on the transaction coordinator, retrying the answers a later attempt
@@ -80,7 +115,9 @@ class TransactionalRequests:
                         coordinator,
                         method,
                         request,
-                        timeout_s=max(0.0, deadline - time.monotonic()),
+                        timeout_s=min(
+                            self.cluster.request_timeout_s, max(0.0, deadline - time.monotonic())
+                        ),
                     )
                 except TransportError as exc:
                     last = f"coordinator {self._coordinator_id}: {type(exc).__name__}"

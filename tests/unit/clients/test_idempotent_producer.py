@@ -4,12 +4,14 @@ with each sequence-related answer of a leader."""
 from __future__ import annotations
 
 import time
+from concurrent.futures import Future
 from typing import Any
 
 import pytest
 
 from rafka.actors import names
 from rafka.clients.producer import Producer
+from rafka.clients.transactional_requests import HEDGE_AFTER_S
 from rafka.protocol.errors import Errors, InvalidConfigError, KafkaTimeoutError, RafkaError
 from rafka.protocol.messages.produce import ACKS_ALL, ProduceRequest, ProduceResponse
 from rafka.protocol.messages.transactions import InitProducerIdRequest, InitProducerIdResponse
@@ -231,3 +233,26 @@ def test_records_wait_for_the_producer_id_without_blocking_send(
         wait_until(lambda: all(f.is_done for f in futures), TIMEOUT_S, "the records")
         assert [f.get(0).offset for f in futures] == [0, 1, 2]
     assert all(h.producer_id == 1000 for h in leader.headers)
+
+
+def test_a_broker_that_never_answers_does_not_hold_up_the_producer_id(
+    fake_cluster: Any,
+) -> None:
+    fake_cluster.add_brokers(2)
+    fake_cluster.add_topic("events", [(0, 0)])
+    leader = SequencedLeader()
+    fake_cluster.actors[names.replica_actor_name("events", 0, 0)] = leader
+    asked: list[InitProducerIdRequest] = []
+
+    def frozen(request: InitProducerIdRequest) -> Future[InitProducerIdResponse]:
+        asked.append(request)
+        return Future()  # a paused broker: the answer never comes
+
+    fake_cluster.broker(0).init_producer_id = frozen
+    fake_cluster.broker(1).next_producer_id = 2000
+    with Producer(transport=fake_cluster.transport, linger_ms=0) as producer:
+        started = time.monotonic()
+        producer.send("events", b"a").get(TIMEOUT_S)
+        assert time.monotonic() - started < HEDGE_AFTER_S + 1.0
+    assert asked
+    assert stamps(leader) == [(2000, 0, 0)]
