@@ -205,7 +205,9 @@ class TransactionManager:
     """Producer id, epoch, per-partition sequences and, for a transactional producer, the state of
     its transaction."""
 
-    def __init__(self, transactional_id: str | None = None, transaction_timeout_ms: int = 60_000):
+    def __init__(
+        self, transactional_id: str | None = None, transaction_timeout_ms: int = 60_000
+    ) -> None:
         check_transactional_id(transactional_id)
         if transaction_timeout_ms <= 0:
             raise InvalidConfigError(
