@@ -14,6 +14,7 @@ from collections import deque
 
 from rafka.clients.records import FutureRecordMetadata, ProduceRequestResult
 from rafka.protocol.errors import KafkaTimeoutError
+from rafka.protocol.records.batch import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE
 from rafka.protocol.records.builder import RecordBatchBuilder
 from rafka.protocol.records.compression import Compression
 from rafka.protocol.types import TopicPartition
@@ -28,6 +29,7 @@ class ProducerBatch:
         "builder",
         "closed",
         "created",
+        "maybe_written",
         "reserved",
         "result",
         "retry_at",
@@ -46,6 +48,9 @@ class ProducerBatch:
         self.closed = False
         self._bytes: bytes | None = None
         self.reserved = batch_size
+        # Whether an attempt may have been appended though no answer said so (it timed out, or its
+        # leader died): resending it under a new producer id could write it twice.
+        self.maybe_written = False
 
     def encoded(self) -> bytes:
         """The batch's bytes, built once so a retry resends exactly the same batch."""
@@ -53,6 +58,26 @@ class ProducerBatch:
             self.closed = True
             self._bytes = self.builder.build()
         return self._bytes
+
+    @property
+    def is_stamped(self) -> bool:
+        """Whether the batch took a sequence number (an idempotent producer's batch once sent)."""
+        return self.builder.base_sequence != NO_SEQUENCE
+
+    def stamp(
+        self, producer_id: int, producer_epoch: int, base_sequence: int, transactional: bool
+    ) -> None:
+        """Give the batch its producer id, epoch and base sequence (before it is first encoded)."""
+        builder = self.builder
+        builder.producer_id = producer_id
+        builder.producer_epoch = producer_epoch
+        builder.base_sequence = base_sequence
+        builder.is_transactional = transactional
+        self._bytes = None
+
+    def unstamp(self) -> None:
+        """Forget the sequence taken: the batch is stamped afresh under a new producer id."""
+        self.stamp(NO_PRODUCER_ID, NO_PRODUCER_EPOCH, NO_SEQUENCE, False)
 
 
 class RecordAccumulator:
@@ -132,14 +157,20 @@ class RecordAccumulator:
                 f"while sending to {tp.topic}-{tp.partition}"
             )
 
-    def ready(self, now: float, busy: set[TopicPartition]) -> tuple[list[ProducerBatch], float]:
-        """Drain the oldest sendable batch of every partition not in ``busy``; also return how long
-        the sender may sleep before the next batch becomes sendable by ``linger_ms``."""
+    def ready(
+        self,
+        now: float,
+        busy: set[TopicPartition],
+        allowed: set[TopicPartition] | None = None,
+    ) -> tuple[list[ProducerBatch], float]:
+        """Drain the oldest sendable batch of every partition not in ``busy`` (and in ``allowed``,
+        when given: a transaction's partitions); also return how long the sender may sleep before
+        the next batch becomes sendable by ``linger_ms``."""
         drained: list[ProducerBatch] = []
         next_check = self.linger_s if self.linger_s > 0 else 0.05
         with self._lock:
             for tp, queue in self._batches.items():
-                if not queue or tp in busy:
+                if not queue or tp in busy or (allowed is not None and tp not in allowed):
                     continue
                 batch = queue[0]
                 if batch.retry_at > now:
@@ -169,6 +200,23 @@ class RecordAccumulator:
             self.incomplete.discard(batch)
             self._used -= batch.reserved
             self._room.notify_all()
+
+    def queued_partitions(self) -> list[TopicPartition]:
+        """Partitions with a batch waiting to be sent."""
+        with self._lock:
+            return [tp for tp, queue in self._batches.items() if queue]
+
+    def take_unsent(self) -> list[ProducerBatch]:
+        """Remove and return every batch waiting to be sent (to fail them: the transaction is
+        aborting, or no producer id could be had)."""
+        with self._lock:
+            taken = [batch for queue in self._batches.values() for batch in queue]
+            for queue in self._batches.values():
+                queue.clear()
+            self._open.clear()
+            for batch in taken:
+                batch.closed = True
+            return taken
 
     def has_unsent(self) -> bool:
         """Whether any batch waits to be sent."""

@@ -35,6 +35,7 @@ from rafka.protocol.messages.metadata import (
     PartitionMetadata,
     TopicMetadata,
 )
+from rafka.protocol.messages.transactions import COORDINATOR_TYPE_GROUP
 
 # A broker briefed on a new topic may answer a loaded machine's metadata request well after the
 # others; a shorter grace made a topic created a moment ago read as unknown.
@@ -222,19 +223,25 @@ class ClusterConnection:
         return answers
 
     def find_coordinator(
-        self, group_id: str, timeout_s: float | None = None
+        self,
+        key: str,
+        timeout_s: float | None = None,
+        key_type: int = COORDINATOR_TYPE_GROUP,
     ) -> FindCoordinatorResponse:
-        """Which broker coordinates ``group_id``, as the first broker that answers says (brokers
+        """Which broker coordinates ``key`` (a group id, or a transactional id with
+        ``key_type`` COORDINATOR_TYPE_TRANSACTION), as the first broker that answers says (brokers
         answer from the same metadata); COORDINATOR_NOT_AVAILABLE if none answers within
         ``timeout_s`` (default: the request timeout). Callers retry the retriable answers
         (COORDINATOR_MOVING) with their own deadlines."""
         deadline = time.monotonic() + (self.request_timeout_s if timeout_s is None else timeout_s)
+        # A group lookup passes the key alone, as brokers have always been asked.
+        args = (key,) if key_type == COORDINATOR_TYPE_GROUP else (key, key_type)
         for broker_id in self.broker_ids():
             try:
                 found: FindCoordinatorResponse = self.request(
                     self.broker(broker_id),
                     "find_coordinator",
-                    group_id,
+                    *args,
                     timeout_s=max(0.0, deadline - time.monotonic()),
                 )
                 return found

@@ -9,6 +9,12 @@ Responses are not polled for: each request's completion callback queues it and w
 an acknowledgement reaches its futures as soon as the sender thread gets the GIL. A request left
 unanswered is given up on and its batch sent again once the metadata names another leader for its
 partition (a frozen leader never answers) or ``request_timeout_ms`` has passed.
+
+Idempotence (``enable_idempotence``, on by default as in Kafka 3.x) stamps each batch, when it is
+first sent, with the producer id and epoch a broker gave and the partition's next sequence number;
+a retry resends the same bytes, so the leader can drop a batch it already has. The id is fetched by
+the sender thread before the first batch goes. A transactional producer (``transactional_id``) adds
+Kafka's transactional API; its state lives in ``TransactionManager``.
 """
 
 from __future__ import annotations
@@ -27,7 +33,17 @@ from rafka.clients.accumulator import ProducerBatch, RecordAccumulator
 from rafka.clients.cluster import ClusterConnection
 from rafka.clients.config import CONNECT_TIMEOUT_MS, merge_config
 from rafka.clients.partitioner import DefaultPartitioner
+from rafka.clients.producer_transactions import ProducerTransactions, TransactionalApi
 from rafka.clients.records import FutureRecordMetadata
+from rafka.clients.transaction_manager import (
+    SEQUENCE_ANSWERS,
+    UNKNOWN_OUTCOME,
+    SequenceReaction,
+    TransactionManager,
+    resolve_idempotence,
+    sequence_reaction,
+)
+from rafka.clients.transactional_requests import TransactionalRequests
 from rafka.clients.transport import RemoteError, Transport, UnreachableError
 from rafka.protocol.errors import (
     Errors,
@@ -46,7 +62,10 @@ from rafka.protocol.messages.produce import (
 )
 from rafka.protocol.records.builder import RECORD_OVERHEAD
 from rafka.protocol.records.compression import Compression
-from rafka.protocol.types import TopicPartition, now_ms
+from rafka.protocol.types import (
+    TopicPartition,
+    now_ms,
+)
 
 logger = logging.getLogger(__name__)
 # A produce request unanswered this long makes the sender ask whether its partition's leader moved:
@@ -56,7 +75,9 @@ IN_FLIGHT_CHECK_S = 0.25
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "client_id": "rafka-producer",
-    "acks": 1,
+    "acks": "all",
+    "enable_idempotence": True,
+    "max_in_flight_requests_per_connection": 5,
     "batch_size": 16384,
     "linger_ms": 0,
     "buffer_memory": 32 * 1024 * 1024,
@@ -74,6 +95,10 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "partitioner": None,
     "bootstrap_servers": None,
 }
+
+TRANSACTION_CONFIG: dict[str, Any] = {"transactional_id": None, "transaction_timeout_ms": 60_000}
+"""A transactional producer's settings, apart from DEFAULT_CONFIG: the Spark sink offers the
+producer's DEFAULT_CONFIG as its options, and a transactional id is not one of them."""
 
 
 class TopicPartitions(NamedTuple):
@@ -95,7 +120,7 @@ class InFlight:
     leader: int
 
 
-class Producer:
+class Producer(TransactionalApi):
     """Publish records to rafka topics (``send(...).get()``, ``flush()``, ``close()``)."""
 
     def __init__(
@@ -105,11 +130,24 @@ class Producer:
         transport: Transport | None = None,
         **configs: Any,
     ) -> None:
-        self.config = merge_config("producer", DEFAULT_CONFIG, configs)
+        self.config = merge_config("producer", {**DEFAULT_CONFIG, **TRANSACTION_CONFIG}, configs)
         acks = self.config["acks"]
         if acks not in (0, 1, -1, "all", "0", "1", "-1"):
             raise InvalidConfigError(f"acks={acks!r} must be 0, 1, -1 or 'all'")
         self.acks = ACKS_ALL if acks in ("all", -1, "-1") else int(acks)
+        transactional_id = self.config["transactional_id"]
+        self.idempotent = resolve_idempotence(
+            configs.get("enable_idempotence"),
+            self.acks,
+            self.config["max_in_flight_requests_per_connection"],
+            transactional_id,
+        )
+        # Idempotence state, None for a plain producer (whose sends check nothing more).
+        self._txn = (
+            TransactionManager(transactional_id, int(self.config["transaction_timeout_ms"]))
+            if self.idempotent
+            else None
+        )
         self.retries = int(self.config["retries"])
         self.retry_backoff_s = self.config["retry_backoff_ms"] / 1000
         self.metadata_max_age_s = self.config["metadata_max_age_ms"] / 1000
@@ -149,6 +187,23 @@ class Producer:
         self._next_check = 0.0
         self._linger_zero = int(self.config["linger_ms"]) == 0
         self._closed = False
+        # Whether send() must look before appending: the producer is closed, transactional (sends
+        # only inside a transaction) or failed fatally. One flag keeps the plain path's one test.
+        self._guarded = self._txn is not None and self._txn.is_transactional
+        self._transactions = (
+            ProducerTransactions(
+                self._txn,
+                TransactionalRequests(self._cluster, transactional_id),
+                self._accumulator,
+                self.flush,
+                self._fail_unsent,
+                self._fatal,
+                self._wakeup,
+                self.max_block_s,
+            )
+            if self._txn is not None
+            else None
+        )
         self.stats = {"records": 0, "batches": 0, "retries": 0, "errors": 0}
         self._sender = threading.Thread(
             target=self._run, name=f"{self.config['client_id']}-sender", daemon=True
@@ -167,8 +222,8 @@ class Producer:
         timestamp_ms: int | None = None,
     ) -> FutureRecordMetadata:
         """Queue a record; the future's ``get()`` returns its RecordMetadata once acknowledged."""
-        if self._closed:
-            raise KafkaTimeoutError("send() after close(): the producer is closed")
+        if self._guarded:
+            self._check_send()
         if self._key_serializer is not None and key is not None:
             key = self._key_serializer(key)
         if self._value_serializer is not None and value is not None:
@@ -193,20 +248,32 @@ class Producer:
         )
         if closed and key is None and hasattr(self._partitioner, "on_new_batch"):
             self._partitioner.on_new_batch(topic, count, partition, available)
-        if (closed or opened) and time.monotonic() >= expires_at:
-            # Checked once per batch, not per record: the next send asks the cluster again.
-            self._partitions.pop(topic, None)
-        if closed or (opened and self._linger_zero):
-            # Ship from this thread when the sender is not mid-turn: waiting for the sender thread
-            # to win the GIL back from a busy send() loop would cost a switch interval per batch.
-            if self._io_lock.acquire(blocking=False):
-                try:
-                    self._turn()
-                finally:
-                    self._io_lock.release()
-            else:
-                self._wakeup.set()
+        if closed or opened:
+            # Checked once per batch, not per record.
+            if time.monotonic() >= expires_at:
+                self._partitions.pop(topic, None)  # the next send asks the cluster again
+            if closed or self._linger_zero:
+                # Ship from this thread when the sender is not mid-turn: waiting for the sender
+                # thread to win the GIL back from a busy send() loop would cost a switch interval
+                # per batch.
+                if self._io_lock.acquire(blocking=False):
+                    try:
+                        self._turn()
+                    finally:
+                        self._io_lock.release()
+                else:
+                    self._wakeup.set()
+            if self._txn is not None and self._txn.blocks(tps[partition]):
+                self._wakeup.set()  # the sender thread gets the producer id or adds the partition
         return future
+
+    def _check_send(self) -> None:
+        """Refuse a send after close, after a fatal error, or (transactional) outside a
+        transaction."""
+        if self._closed:
+            raise KafkaTimeoutError("send() after close(): the producer is closed")
+        if self._txn is not None:
+            self._txn.check_can_send()
 
     def flush(self, timeout: float | None = None) -> None:
         """Send everything queued and wait for every outstanding record to complete."""
@@ -229,7 +296,7 @@ class Producer:
         try:
             self.flush(timeout)
         finally:
-            self._closed = True
+            self._closed = self._guarded = True
             self._wakeup.set()
             self._sender.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
 
@@ -275,7 +342,15 @@ class Producer:
         """Complete answered requests, then ship every sendable batch (the caller holds
         ``_io_lock``)."""
         self._drain_responses()
-        batches, self._next_check = self._accumulator.ready(time.monotonic(), self._busy)
+        txn = self._txn
+        if txn is None:
+            batches, self._next_check = self._accumulator.ready(time.monotonic(), self._busy)
+        elif txn.needs_producer_id:
+            return  # nothing is stamped before the sender thread has a producer id
+        else:
+            batches, self._next_check = self._accumulator.ready(
+                time.monotonic(), self._busy, txn.partitions if txn.is_transactional else None
+            )
         for batch in batches:
             self._send_batch(batch)
 
@@ -296,6 +371,8 @@ class Producer:
         while True:
             self._wakeup.clear()
             self._check_in_flight()
+            if self._transactions is not None:
+                self._transactions.prepare()
             with self._io_lock:
                 self._turn()
                 sleep_s = self._next_check
@@ -303,6 +380,18 @@ class Producer:
             if idle and self._closed and not self._accumulator.has_unsent():
                 return
             self._wakeup.wait(sleep_s)
+
+    def _fail_unsent(self, error: RafkaError) -> None:
+        """Fail every batch not sent yet with ``error``."""
+        with self._io_lock:
+            for batch in self._accumulator.take_unsent():
+                self._finish(batch, -1, error)
+
+    def _fatal(self, error: RafkaError) -> None:
+        """The producer cannot go on: every later send raises ``error``."""
+        assert self._txn is not None
+        self._txn.fail(error)
+        self._guarded = True
 
     def _answered(self, request: InFlight, answer: Future[Any]) -> None:
         """The transport's callback for a finished produce request: hand it to the sender thread."""
@@ -373,6 +462,7 @@ class Producer:
         tp = request.batch.topic_partition
         del self._in_flight[tp]
         self._busy.discard(tp)
+        request.batch.maybe_written = True
         logger.info("%s; sending the batch again", error)
         if self.acks != ACKS_NONE:  # acks=0: the batch completed when sent
             self._retry_or_fail(request.batch, error, backoff_s)
@@ -386,6 +476,8 @@ class Producer:
             refresh = tp in self._stale
             self._stale.discard(tp)
             leader, metadata = self._cluster.leader_replica(tp.topic, tp.partition, refresh=refresh)
+            if self._transactions is not None and not batch.is_stamped:
+                self._transactions.stamp(batch)
             request = ProduceRequest(batch.encoded(), self.acks, self.request_timeout_ms)
             call = self._transport.send(leader, "produce", request)
         except (RafkaError, UnreachableError) as exc:
@@ -423,6 +515,7 @@ class Producer:
             response: ProduceResponse = self._transport.answer(answer)
         except UnreachableError as exc:
             self._forget_leader(request)
+            batch.maybe_written = True
             self._retry_or_fail(
                 batch,
                 NotLeaderOrFollowerError(
@@ -441,10 +534,36 @@ class Producer:
                 ),
             )
             return
-        if response.error is Errors.NONE:
+        error = response.error
+        if error is Errors.NONE:
             self._finish(batch, response.base_offset, None)
+        elif self._txn is not None and error in SEQUENCE_ANSWERS:
+            self._sequence_answer(batch, response)
         else:
-            self._retry_or_fail(batch, response.error.exception(response.error_message))
+            if error in UNKNOWN_OUTCOME:
+                batch.maybe_written = True
+            self._retry_or_fail(batch, error.exception(response.error_message))
+
+    def _sequence_answer(self, batch: ProducerBatch, response: ProduceResponse) -> None:
+        """An idempotent producer's batch answered with a sequence or epoch error."""
+        assert self._txn is not None
+        reaction = sequence_reaction(
+            response.error, self._txn.is_transactional, batch.maybe_written
+        )
+        if reaction is SequenceReaction.SUCCEED:
+            self._finish(batch, response.base_offset, None)
+            return
+        error = response.error.exception(response.error_message)
+        if reaction is SequenceReaction.RESEND_UNDER_NEW_ID:
+            logger.info("%s; taking a new producer id to send the batch again", error)
+            self._txn.request_new_producer_id()
+            batch.unstamp()
+            self.stats["retries"] += 1
+            self._accumulator.reenqueue(batch, time.monotonic())
+            return
+        if reaction is SequenceReaction.FAIL_PRODUCER:
+            self._fatal(error)
+        self._finish(batch, -1, error)
 
     def _sent_unacknowledged(self, request: InFlight, answer: Future[Any]) -> None:
         """acks=0: the batch completed when sent and errors go unreported (as in Kafka); a dead
@@ -489,6 +608,12 @@ class Producer:
             self.stats["records"] += batch.builder.record_count
         else:
             self.stats["errors"] += 1
+            if self._txn is not None and batch.is_stamped:
+                # The batch took a sequence number the leader may never see: the next batch would
+                # leave a gap, so the producer takes a new id first (a transaction must abort).
+                self._txn.request_new_producer_id()
+                assert self._transactions is not None
+                self._transactions.error(error)
         self._accumulator.release(batch)
         batch.result.complete(base_offset, error)
 

@@ -25,6 +25,7 @@ from rafka.actors import names, spawn
 from rafka.actors.broker.config import BrokerConfig
 from rafka.actors.broker.config_manager import ConfigManager
 from rafka.actors.broker.metadata_cache import MetadataCache
+from rafka.actors.broker.producer_id_manager import ProducerIdManager, ZkProducerIdBlockStore
 from rafka.actors.broker.replication_quota import QuotaType, ReplicationQuotas, Throttle
 from rafka.actors.process import configure_actor_logging
 from rafka.actors.state_change import (
@@ -73,6 +74,8 @@ from rafka.protocol.messages.transactions import (
     COORDINATOR_TYPE_GROUP,
     COORDINATOR_TYPE_TRANSACTION,
     MAX_TRANSACTIONAL_ID_LENGTH,
+    InitProducerIdRequest,
+    InitProducerIdResponse,
 )
 from rafka.protocol.types import NewTopic, ReplicaPlacement, TopicPartition
 from rafka.transactions.transaction_log import TRANSACTION_STATE_TOPIC
@@ -101,6 +104,7 @@ class Broker:
             config.zookeeper_connect, config.cluster_name, config.zookeeper_session_timeout_ms
         )
         self.cluster_id = self.zk.cluster_id()
+        self.producer_ids = ProducerIdManager(self.broker_id, ZkProducerIdBlockStore(self.zk.zk))
         self.configs = ConfigManager(self.zk, config)
         self.replication_quotas = ReplicationQuotas(self.configs.broker_config())
         self._config_changes = asyncio.Lock()
@@ -658,6 +662,30 @@ class Broker:
         """Bytes a throttled replica moved with a grant of ``granted``, settled against this
         broker's ``kind`` quota."""
         self.replication_quotas[kind].settle(granted, nbytes)
+
+    async def init_producer_id(self, request: InitProducerIdRequest) -> InitProducerIdResponse:
+        """InitProducerId for an idempotent producer: a new producer id at epoch 0 (also when the
+        producer names its current id to recover from lost state, as Kafka answers). A
+        transactional id is the transaction coordinator's business: NOT_COORDINATOR here."""
+        if request.transactional_id is not None:
+            return InitProducerIdResponse(
+                Errors.NOT_COORDINATOR,
+                error_message=(
+                    f"broker {self.broker_id} gives producer ids only to producers without a "
+                    "transactional id; ask the transaction coordinator (FindCoordinator with "
+                    "COORDINATOR_TYPE_TRANSACTION)"
+                ),
+            )
+        try:
+            producer_id = await self.allocate_producer_id()
+        except RafkaError as exc:
+            return InitProducerIdResponse(exc.error, error_message=exc.message)
+        return InitProducerIdResponse(Errors.NONE, producer_id, 0)
+
+    async def allocate_producer_id(self) -> int:
+        """A producer id no other broker hands out (the transaction coordinator's source); claiming
+        a new block writes ZooKeeper, so it runs off the event loop."""
+        return await asyncio.get_running_loop().run_in_executor(None, self.producer_ids.next_id)
 
     async def describe_log_dirs(self) -> tuple[LogDirDescription, ...]:
         """DescribeLogDirs: this broker's log directory and each hosted replica's size on disk and

@@ -48,6 +48,12 @@ from rafka.protocol.messages.offsets import (
     ListOffsetsRequest,
     ListOffsetsResponse,
 )
+from rafka.protocol.messages.transactions import (
+    COORDINATOR_TYPE_GROUP,
+    COORDINATOR_TYPE_TRANSACTION,
+    InitProducerIdRequest,
+    InitProducerIdResponse,
+)
 from rafka.protocol.types import TopicPartition
 
 NAMESPACE = names.DEFAULT_NAMESPACE
@@ -102,8 +108,25 @@ class FakeReplica:
         )
 
 
-class FakeBroker:
-    """A broker: metadata, topic configs and FindCoordinator."""
+class ProducerIdSource:
+    """A broker's InitProducerId for idempotent producers: ids counted from 1000, epoch 0."""
+
+    next_producer_id = 1000
+    init_producer_id_requests: list[InitProducerIdRequest]
+
+    def init_producer_id(self, request: InitProducerIdRequest) -> InitProducerIdResponse:
+        if not hasattr(self, "init_producer_id_requests"):
+            self.init_producer_id_requests = []
+        self.init_producer_id_requests.append(request)
+        if request.transactional_id is not None:
+            return InitProducerIdResponse(Errors.NOT_COORDINATOR)
+        producer_id = self.next_producer_id
+        self.next_producer_id += 1
+        return InitProducerIdResponse(Errors.NONE, producer_id, 0)
+
+
+class FakeBroker(ProducerIdSource):
+    """A broker: metadata, topic configs, FindCoordinator and InitProducerId."""
 
     def __init__(self, fake: FakeCluster, broker_id: int) -> None:
         self.fake = fake
@@ -129,8 +152,12 @@ class FakeBroker:
     def topic_config(self, topic: str) -> dict[str, str]:
         return {}
 
-    def find_coordinator(self, group_id: str) -> FindCoordinatorResponse:
+    def find_coordinator(
+        self, group_id: str, key_type: int = COORDINATOR_TYPE_GROUP
+    ) -> FindCoordinatorResponse:
         self.find_coordinator_calls.append(group_id)
+        if key_type == COORDINATOR_TYPE_TRANSACTION:
+            return FindCoordinatorResponse(Errors.NONE, self.fake.transaction_coordinator)
         if not group_id:
             return FindCoordinatorResponse(
                 Errors.INVALID_GROUP_ID, error_message="the group id is empty"
@@ -237,6 +264,8 @@ class FakeCluster:
         self.group_owner: dict[str, int] = {}
         self.find_coordinator_errors: list[Errors] = []
         self.stale_coordinator_answers: list[int] = []
+        # The broker whose transaction coordinator FindCoordinator names for every transactional id.
+        self.transaction_coordinator = 0
 
     # ------------------------------------------------------------------ building the cluster
 

@@ -23,6 +23,7 @@ from rafka.protocol.messages.metadata import (
     TopicMetadata,
 )
 from rafka.protocol.messages.produce import ProduceRequest, ProduceResponse
+from rafka.protocol.messages.transactions import InitProducerIdRequest, InitProducerIdResponse
 from rafka.testing import wait_until
 
 SLACK_S = 0.25
@@ -86,6 +87,9 @@ class Leadership:
         self.brokers = brokers
         self.leader = 0
         self.leader_epoch = 0
+
+    def init_producer_id(self, request: InitProducerIdRequest) -> InitProducerIdResponse:
+        return InitProducerIdResponse(Errors.NONE, 1000, 0)
 
     def metadata(self, request: MetadataRequest) -> MetadataResponse:
         replicas = tuple(range(self.brokers))

@@ -16,6 +16,7 @@ from rafka.protocol.messages.metadata import (
     TopicMetadata,
 )
 from rafka.protocol.messages.produce import ProduceRequest, ProduceResponse
+from rafka.protocol.messages.transactions import InitProducerIdRequest, InitProducerIdResponse
 from rafka.testing import wait_until
 
 
@@ -36,6 +37,9 @@ class TwoPartitions:
 
     def __init__(self) -> None:
         self.second_leader = -1
+
+    def init_producer_id(self, request: InitProducerIdRequest) -> InitProducerIdResponse:
+        return InitProducerIdResponse(Errors.NONE, 1000, 0)
 
     def metadata(self, request: MetadataRequest) -> MetadataResponse:
         partitions = (
@@ -85,6 +89,9 @@ def test_a_topic_whose_partitions_all_have_leaders_is_not_asked_for_again_on_eve
     asked = 0
 
     class CountingMetadata:
+        def init_producer_id(self, request: InitProducerIdRequest) -> InitProducerIdResponse:
+            return InitProducerIdResponse(Errors.NONE, 1000, 0)
+
         def metadata(self, request: MetadataRequest) -> MetadataResponse:
             nonlocal asked
             asked += 1
