@@ -597,11 +597,16 @@ class ConsumerCoordinator:
         self, partitions: list[TopicPartition], timeout_s: float | None = None
     ) -> dict[TopicPartition, OffsetAndMetadata | None]:
         """Committed offsets of ``partitions`` (None where the group has none), within
-        ``timeout_s``."""
+        ``timeout_s``. Offsets an open transaction is committing are waited for (KIP-447's
+        require_stable, as Kafka's consumer always asks)."""
         request = OffsetFetchRequest(
-            self.group_id, tuple((tp.topic, tp.partition) for tp in partitions)
+            self.group_id, tuple((tp.topic, tp.partition) for tp in partitions), True
         )
-        response = self._coordinator.request("offset_fetch", request, self._deadline(timeout_s))
+        deadline = self._deadline(timeout_s)
+        while True:
+            response = self._coordinator.request("offset_fetch", request, deadline)
+            if response.error is not Errors.UNSTABLE_OFFSET_COMMIT or not pause(deadline):
+                break
         if response.error is not Errors.NONE:
             raise response.error.exception(
                 f"fetching offsets of group {self.group_id!r}: {response.error_message}"

@@ -166,7 +166,9 @@ class GroupCoordinator:
         error = self.manager.ownership_error(request.group_id)
         if error is not None:
             return OffsetFetchResponse(error[0], error_message=error[1])
-        return self.manager.fetch_offsets(request.group_id, request.partitions)
+        return self.manager.fetch_offsets(
+            request.group_id, request.partitions, request.require_stable
+        )
 
     async def txn_offset_commit(self, request: TxnOffsetCommitRequest) -> TxnOffsetCommitResponse:
         """TxnOffsetCommit: fence as KIP-447 says, then append the offsets as the producer's

@@ -59,7 +59,7 @@ from rafka.protocol.messages.transactions import (
 from rafka.protocol.records.batch import NO_SEQUENCE, iter_batches
 from rafka.protocol.records.builder import RecordBatchBuilder, build_batch
 from rafka.protocol.records.control import ControlRecordType, build_marker
-from rafka.protocol.types import TopicPartition, now_ms
+from rafka.protocol.types import TopicPartition, now_ms, partition_name
 
 logger = logging.getLogger(__name__)
 
@@ -553,15 +553,32 @@ class GroupMetadataManager:
         return None
 
     def fetch_offsets(
-        self, group_id: str, partitions: Iterable[tuple[str, int]] | None
+        self,
+        group_id: str,
+        partitions: Iterable[tuple[str, int]] | None,
+        require_stable: bool = False,
     ) -> OffsetFetchResponse:
-        """The committed offsets of ``partitions`` (-1 where none); of every partition if None."""
+        """The committed offsets of ``partitions`` (-1 where none); of every partition if None.
+        ``require_stable``: UNSTABLE_OFFSET_COMMIT while an open transaction commits one of
+        them."""
         committed = self.offsets.get(group_id, {})
         wanted = (
             sorted(committed)
             if partitions is None
             else [TopicPartition(t, p) for t, p in partitions]
         )
+        if require_stable:
+            unstable = [
+                tp
+                for tp in wanted
+                if self.pending.has_pending(OffsetKey(group_id, tp.topic, tp.partition))
+            ]
+            if unstable:
+                return OffsetFetchResponse(
+                    Errors.UNSTABLE_OFFSET_COMMIT,
+                    error_message=f"group {group_id!r} has transactional offsets pending for "
+                    + ", ".join(partition_name(tp) for tp in unstable),
+                )
         result = []
         for tp in wanted:
             value = committed.get(tp)

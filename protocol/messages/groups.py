@@ -139,10 +139,13 @@ class OffsetCommitResponse:
 
 @dataclass(frozen=True)
 class OffsetFetchRequest:
-    """Committed offsets of ``partitions`` ((topic, partition) pairs), or of all if None."""
+    """Committed offsets of ``partitions`` ((topic, partition) pairs), or of all if None. With
+    ``require_stable`` (KIP-447) a partition whose offset an open transaction is committing is
+    answered UNSTABLE_OFFSET_COMMIT, to ask again once the transaction ends."""
 
     group_id: str
     partitions: tuple[tuple[str, int], ...] | None = None
+    require_stable: bool = False
 
 
 @dataclass(frozen=True)

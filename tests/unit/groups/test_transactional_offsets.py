@@ -111,6 +111,28 @@ def test_txn_offsets_stay_invisible_until_the_commit_marker_then_are_committed(
     run(scenario)
 
 
+def test_a_fetch_requiring_stable_offsets_is_told_to_wait_while_a_transaction_commits_one(
+    offsets_log: Any, topic_metadata: Any
+) -> None:
+    async def scenario() -> None:
+        c = await coordinator(offsets_log, topic_metadata)
+        assert (await c.txn_offset_commit(txn_commit(42))).error is Errors.NONE
+        stable = OffsetFetchRequest(GROUP, (("orders", 0),), require_stable=True)
+        unstable = await c.offset_fetch(stable)
+        assert unstable.error is Errors.UNSTABLE_OFFSET_COMMIT
+        assert "orders-0" in (unstable.error_message or "")
+        # Another partition of the group, and a fetch not requiring stability, are answered.
+        other = await c.offset_fetch(OffsetFetchRequest(GROUP, (("orders", 1),), True))
+        assert other.error is Errors.NONE
+        assert await committed(c) == -1
+        assert (await c.write_txn_markers(PARTITION, marker(committed=True))).error is Errors.NONE
+        settled = await c.offset_fetch(stable)
+        assert settled.error is Errors.NONE
+        assert settled.offsets[0].offset == 42
+
+    run(scenario)
+
+
 def test_the_log_holds_a_transactional_batch_of_the_producer_then_its_marker(
     offsets_log: Any, topic_metadata: Any
 ) -> None:
