@@ -13,6 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import consumer_groups
+import exactly_once
 import failover
 import reassignment
 import recovery
@@ -53,6 +54,7 @@ def main() -> None:
             "spark",
             "topics",
             "reassignment",
+            "exactly-once",
         ),
         default=None,
         help="run one area",
@@ -106,6 +108,10 @@ def main() -> None:
             f"Reassignment ({reassignment.MIB} MiB, 2 brokers)",
             reassignment.HEADER,
             reassignment.run(),
+        )
+    if args.only in (None, "exactly-once"):
+        print_table(
+            exactly_once.title(exactly_once.RECORDS), exactly_once.HEADER, exactly_once.run()
         )
 
 

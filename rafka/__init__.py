@@ -42,6 +42,7 @@ _EXPORTS = {
     "LocalCluster": "rafka.cluster.local_cluster",
     "TopicPartition": "rafka.protocol.types",
     "OffsetAndMetadata": "rafka.protocol.types",
+    "ConsumerGroupMetadata": "rafka.protocol.types",
     "RecordMetadata": "rafka.clients.records",
     "ConsumerRecord": "rafka.clients.records",
     "OffsetAndTimestamp": "rafka.clients.records",

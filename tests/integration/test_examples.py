@@ -93,3 +93,14 @@ def test_spark_streaming_job_keeps_its_checkpoint_out_of_the_repository(run: Run
 def test_spark_batch_job_writes_nothing_into_the_repository(run: Run) -> None:
     result = run.example("examples/spark_batch_job.py", "--local", "--sample", "1000")
     assert "versions" in result.stdout
+
+
+@pytest.mark.timeout(600)
+def test_the_exactly_once_example_writes_each_entry_once_and_hides_the_aborted_one(
+    run: Run,
+) -> None:
+    result = run.example("examples/exactly_once.py")
+    assert "transformed 100 payments in transactions" in result.stdout
+    assert "a read_committed reader sees 100 ledger entries, 100 distinct" in result.stdout
+    assert "the aborted entry is visible: False" in result.stdout
+    assert "committed offsets covering 100 payments" in result.stdout
