@@ -13,8 +13,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import consumer_groups
-import exactly_once
 import failover
+import idempotence
 import reassignment
 import recovery
 import spark
@@ -110,9 +110,7 @@ def main() -> None:
             reassignment.run(),
         )
     if args.only in (None, "exactly-once"):
-        print_table(
-            exactly_once.title(exactly_once.RECORDS), exactly_once.HEADER, exactly_once.run()
-        )
+        print_table(idempotence.title(idempotence.RECORDS), idempotence.HEADER, idempotence.run())
 
 
 if __name__ == "__main__":

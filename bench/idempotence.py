@@ -5,7 +5,7 @@ One cluster of 3 brokers, a 6-partition topic at RF 3 with min.insync.replicas 2
 (``enable_idempotence=False``), an idempotent one, and a transactional one committing every 100 ms
 and every 1,000 records. The plain and idempotent runs alternate ``ROUNDS`` times and each keeps its
 best, so the ratio compares like with like on a noisy machine. Run it alone:
-``.venv/bin/python bench/exactly_once.py``.
+``.venv/bin/python bench/idempotence.py``.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from rafka.cli.perf import producer_perf
 from rafka.clients.producer import Producer
@@ -26,7 +27,7 @@ TOPIC = "eos"
 RECORDS = 300_000
 RECORD = b"x" * 100
 ROUNDS = 3
-BATCHING = {"batch_size": 1_048_576, "linger_ms": 5, "acks": "all"}
+BATCHING: dict[str, Any] = {"batch_size": 1_048_576, "linger_ms": 5, "acks": "all"}
 HEADER = ("producer", "records/s", "vs plain acks=all", "target")
 
 
