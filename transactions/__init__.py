@@ -6,6 +6,7 @@ their valid transitions as data), a transactional id's metadata, the records of
 their timeout. ``coordinator`` is the actor, one per broker, leading the ``__transaction_state``
 partitions its broker leads.
 
-The core may import ``rafka.protocol`` only; the coordinator actor also imports Ray,
+The core may import ``rafka.protocol`` and the Ray-free ``rafka.groups`` modules (the partition of
+a key, the offsets topic's name); the coordinator actor and its replica log also import Ray,
 ``rafka.actors.names`` and ``rafka.actors.broker.config``.
 """
