@@ -58,7 +58,7 @@ from rafka.protocol.messages.transactions import (
 )
 from rafka.protocol.records.batch import NO_SEQUENCE, iter_batches
 from rafka.protocol.records.builder import RecordBatchBuilder, build_batch
-from rafka.protocol.records.control import ControlRecordType, build_marker
+from rafka.protocol.records.control import marker_for
 from rafka.protocol.types import TopicPartition, now_ms, partition_name
 
 logger = logging.getLogger(__name__)
@@ -447,20 +447,13 @@ class GroupMetadataManager:
             return WriteTxnMarkersResponse(
                 error, f"broker {self.broker_id} does not own {OFFSETS_TOPIC}-{partition} now"
             )
-        kind = ControlRecordType.COMMIT if request.committed else ControlRecordType.ABORT
-        marker = build_marker(
-            request.producer_id,
-            request.producer_epoch,
-            kind,
-            request.coordinator_epoch,
-            self.clock(),
-        )
+        marker = marker_for(request, self.clock())
         appended = await self._write(partition, marker)
         if appended.error is not Errors.NONE:
             return WriteTxnMarkersResponse(
                 appended.error,
-                f"appending the {kind.name} marker to {OFFSETS_TOPIC}-{partition}: "
-                f"{appended.error.name}",
+                f"appending the {'COMMIT' if request.committed else 'ABORT'} marker to "
+                f"{OFFSETS_TOPIC}-{partition}: {appended.error.name}",
             )
         if self.owned.get(partition) == epoch:
             ended = self.pending.complete(

@@ -61,7 +61,7 @@ from rafka.protocol.messages.offsets import (
 from rafka.protocol.messages.produce import ACKS_ALL, AppendOrigin, ProduceResponse
 from rafka.protocol.messages.transactions import WriteTxnMarkersRequest
 from rafka.protocol.records.batch import iter_batches
-from rafka.protocol.records.control import ControlRecordType, build_marker
+from rafka.protocol.records.control import marker_for
 from rafka.protocol.types import now_ms
 
 logger = logging.getLogger(__name__)
@@ -209,14 +209,7 @@ class Partition:
     ) -> LogAppendInfo:
         """Append the COMMIT or ABORT marker a transaction coordinator asks for, stamped with this
         leader's clock; it is then awaited like an acks=all produce."""
-        kind = ControlRecordType.COMMIT if request.committed else ControlRecordType.ABORT
-        marker = build_marker(
-            request.producer_id,
-            request.producer_epoch,
-            kind,
-            request.coordinator_epoch,
-            self.clock(),
-        )
+        marker = marker_for(request, self.clock())
         return self.append_as_leader(
             marker, ACKS_ALL, min_insync_replicas, AppendOrigin.COORDINATOR
         )

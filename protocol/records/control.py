@@ -14,6 +14,7 @@ import struct
 from dataclasses import dataclass
 
 from rafka.protocol.errors import CorruptMessageError
+from rafka.protocol.messages.transactions import WriteTxnMarkersRequest
 from rafka.protocol.records.batch import (
     NO_SEQUENCE,
     BatchHeader,
@@ -63,6 +64,14 @@ def build_marker(
         producer_id=producer_id,
         producer_epoch=producer_epoch,
         base_sequence=NO_SEQUENCE,
+    )
+
+
+def marker_for(request: WriteTxnMarkersRequest, timestamp_ms: int) -> bytes:
+    """The control batch a WriteTxnMarkers request asks a partition to append."""
+    kind = ControlRecordType.COMMIT if request.committed else ControlRecordType.ABORT
+    return build_marker(
+        request.producer_id, request.producer_epoch, kind, request.coordinator_epoch, timestamp_ms
     )
 
 
