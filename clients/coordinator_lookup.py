@@ -25,12 +25,13 @@ logger = logging.getLogger(__name__)
 RETRY_BACKOFF_S = 0.1
 
 
-def pause(deadline: float) -> bool:
-    """Back off before a retry, never past ``deadline``; False if the deadline has passed."""
+def pause(deadline: float, backoff_s: float = RETRY_BACKOFF_S) -> bool:
+    """Back off ``backoff_s`` before a retry, never past ``deadline``; False if the deadline has
+    passed."""
     remaining = deadline - time.monotonic()
     if remaining <= 0:
         return False
-    time.sleep(min(RETRY_BACKOFF_S, remaining))
+    time.sleep(min(backoff_s, remaining))
     return True
 
 

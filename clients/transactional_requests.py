@@ -27,6 +27,9 @@ from rafka.protocol.messages.transactions import (
     TxnOffsetCommitResponse,
 )
 
+CONCURRENT_TRANSACTIONS_BACKOFF_S = 0.02
+"""The retry pause while the previous transaction's markers are being written: they take a few
+replication round trips, and the next transaction waits on them (Kafka's client uses 20 ms too)."""
 HEDGE_AFTER_S = 1.0
 """How long a broker may keep an InitProducerId unanswered before another broker is asked too."""
 
@@ -108,6 +111,7 @@ class TransactionalRequests:
         fixes until ``deadline`` (KafkaTimeoutError then)."""
         last = "no coordinator found"
         while True:
+            backoff_s = RETRY_BACKOFF_S
             coordinator = self._find(deadline)
             if coordinator is not None:
                 try:
@@ -128,11 +132,12 @@ class TransactionalRequests:
                         self._forget()
                     elif response.error is Errors.CONCURRENT_TRANSACTIONS:
                         last = "CONCURRENT_TRANSACTIONS: the previous transaction is completing"
+                        backoff_s = CONCURRENT_TRANSACTIONS_BACKOFF_S
                     else:
                         return response
             else:
                 last = "FindCoordinator found no transaction coordinator"
-            if not pause(deadline):
+            if not pause(deadline, backoff_s):
                 raise KafkaTimeoutError(
                     f"transactional id {self.transactional_id!r}: {method} did not complete "
                     f"within max_block_ms ({last})"
