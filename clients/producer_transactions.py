@@ -5,8 +5,9 @@ after a broker lost its state) and adds a transaction's new partitions with AddP
 before their first batch goes; once the transaction failed it fails the batches still waiting.
 The application's threads run Kafka's transactional API here: ``init_transactions``,
 ``begin_transaction``, ``send_offsets_to_transaction``, ``commit_transaction`` and
-``abort_transaction``. Every decision about states is ``TransactionManager``'s; each call waits at
-most ``max_block_ms``.
+``abort_transaction``, and ``prepare_transaction``, a commit's first half for a two-phase commit
+(clients/prepared_transaction.py). Every decision about states is ``TransactionManager``'s; each
+call waits at most ``max_block_ms``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Callable, Mapping
 
 from rafka.clients.accumulator import ProducerBatch, RecordAccumulator
 from rafka.clients.coordinator_lookup import pause
+from rafka.clients.prepared_transaction import PreparedTransaction
 from rafka.clients.transaction_manager import (
     ProducerIdAndEpoch,
     TransactionManager,
@@ -279,6 +281,20 @@ class ProducerTransactions:
         txn.check_can_commit()
         self._end(True)
 
+    def prepare_transaction(self) -> PreparedTransaction:
+        """Send every record of the transaction and check it can commit, but leave its EndTxn to
+        ``end_prepared_transaction``: the producer may only be closed afterwards."""
+        txn = self.txn
+        txn.begin_commit("prepare_transaction")
+        self.flush(self.max_block_s)
+        txn.check_can_commit()
+        txn.mark_prepared()
+        assert txn.transactional_id is not None
+        producer = txn.producer
+        return PreparedTransaction(
+            txn.transactional_id, producer.producer_id, producer.epoch, txn.started
+        )
+
     def abort_transaction(self) -> None:
         """Drop the batches not sent yet, wait for those in flight, and abort the transaction
         (EndTxn); after a batch failed with an unknown outcome, bump the epoch (KIP-360)."""
@@ -350,6 +366,13 @@ class TransactionalApi:
     def commit_transaction(self) -> None:
         """Flush the transaction's records, then commit it."""
         self._transactional("commit_transaction").commit_transaction()
+
+    def prepare_transaction(self) -> PreparedTransaction:
+        """Flush the transaction's records and check it can commit, without committing it: the
+        first phase of a two-phase commit. Pass the answer to ``end_prepared_transaction`` (from
+        any process) to commit or abort; this producer may then only be closed, which leaves the
+        transaction open."""
+        return self._transactional("prepare_transaction").prepare_transaction()
 
     def abort_transaction(self) -> None:
         """Abort the transaction: records not sent yet fail, those written are never read by

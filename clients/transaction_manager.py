@@ -4,7 +4,9 @@ An idempotent producer stamps every batch with its producer id, epoch and the pa
 sequence number, so a broker can drop a retried batch it already has. A transactional producer
 (``transactional_id`` set) also walks a state machine: ``init_transactions`` (UNINITIALIZED ->
 INITIALIZING -> READY), ``begin_transaction`` (-> IN_TRANSACTION), then ``commit_transaction`` or
-``abort_transaction`` (-> COMMITTING_TRANSACTION / ABORTING_TRANSACTION -> READY). An error that
+``abort_transaction`` (-> COMMITTING_TRANSACTION / ABORTING_TRANSACTION -> READY), or
+``prepare_transaction`` (-> COMMITTING_TRANSACTION for good: the first phase of a two-phase commit,
+whose EndTxn someone else sends, after which the producer may only be closed). An error that
 spoils only the current transaction moves it to ABORTABLE_ERROR, where only an abort is allowed; one
 that spoils the producer (fenced by a newer instance) to FATAL_ERROR, where nothing is. The valid
 transitions are data (``VALID_TRANSITIONS``) and every change of state consults them.
@@ -226,6 +228,9 @@ class TransactionManager:
         self.partitions: set[TopicPartition] = set()
         self.started = False
         self.needs_producer_id = True
+        # Set by prepare_transaction: the transaction is flushed and its EndTxn is left to whoever
+        # holds the PreparedTransaction, so this producer must not touch it again.
+        self.prepared = False
         self._lock = threading.RLock()
 
     @property
@@ -283,6 +288,7 @@ class TransactionManager:
             self.check_not_failed()
             if not self.is_transactional:
                 return
+            self.check_not_prepared("send")
             if self.state is TransactionState.ABORTABLE_ERROR:
                 raise self._stored(
                     "the transaction hit an error; call abort_transaction() before sending again"
@@ -301,6 +307,16 @@ class TransactionManager:
             return Errors.INVALID_TXN_STATE.exception(advice)
         return error.error.exception(f"{error.message}; {advice}")
 
+    def check_not_prepared(self, method: str) -> None:
+        """INVALID_TXN_STATE once ``prepare_transaction`` handed the transaction's end to someone
+        else."""
+        if self.prepared:
+            raise Errors.INVALID_TXN_STATE.exception(
+                f"{method}() on transactional producer {self.transactional_id!r} after "
+                "prepare_transaction(): its transaction is ended with end_prepared_transaction(); "
+                "close this producer"
+            )
+
     def _require_transactional(self, method: str) -> None:
         if not self.is_transactional:
             raise Errors.INVALID_TXN_STATE.exception(
@@ -313,6 +329,7 @@ class TransactionManager:
         with self._lock:
             self._require_transactional("init_transactions")
             self.check_not_failed()
+            self.check_not_prepared("init_transactions")
             if self.state is TransactionState.INITIALIZING:
                 return  # an earlier call timed out: carry on with it
             if self.state is not TransactionState.UNINITIALIZED:
@@ -327,31 +344,43 @@ class TransactionManager:
         with self._lock:
             self._require_transactional("begin_transaction")
             self.check_not_failed()
+            self.check_not_prepared("begin_transaction")
             if self.state is not TransactionState.READY:
                 raise Errors.INVALID_TXN_STATE.exception(self._order_advice("begin_transaction"))
             self.partitions.clear()
             self.started = False
             self.transition(TransactionState.IN_TRANSACTION)
 
-    def begin_commit(self) -> None:
-        """``commit_transaction``: IN_TRANSACTION -> COMMITTING_TRANSACTION (a retried commit stays
-        there); an abortable error must be aborted instead."""
+    def begin_commit(self, method: str = "commit_transaction") -> None:
+        """``commit_transaction`` or ``prepare_transaction``: IN_TRANSACTION ->
+        COMMITTING_TRANSACTION (a retried call stays there); an abortable error must be aborted
+        instead."""
         with self._lock:
-            self._require_transactional("commit_transaction")
+            self._require_transactional(method)
             self.check_not_failed()
+            self.check_not_prepared(method)
             if self.state is TransactionState.COMMITTING_TRANSACTION:
                 return
             if self.state is TransactionState.ABORTABLE_ERROR:
                 raise self._stored("the transaction cannot commit; call abort_transaction()")
             if self.state is not TransactionState.IN_TRANSACTION:
-                raise Errors.INVALID_TXN_STATE.exception(self._order_advice("commit_transaction"))
+                raise Errors.INVALID_TXN_STATE.exception(self._order_advice(method))
             self.transition(TransactionState.COMMITTING_TRANSACTION)
+
+    def mark_prepared(self) -> None:
+        """``prepare_transaction`` flushed a transaction that can commit: it stays in
+        COMMITTING_TRANSACTION and this producer refuses every further transactional call."""
+        with self._lock:
+            if self.state is not TransactionState.COMMITTING_TRANSACTION:
+                raise Errors.INVALID_TXN_STATE.exception(self._order_advice("prepare_transaction"))
+            self.prepared = True
 
     def begin_abort(self) -> None:
         """``abort_transaction``: IN_TRANSACTION or ABORTABLE_ERROR -> ABORTING_TRANSACTION."""
         with self._lock:
             self._require_transactional("abort_transaction")
             self.check_not_failed()
+            self.check_not_prepared("abort_transaction")
             if self.state is TransactionState.ABORTING_TRANSACTION:
                 return
             if self.state not in (
@@ -366,6 +395,7 @@ class TransactionManager:
         with self._lock:
             self._require_transactional(method)
             self.check_not_failed()
+            self.check_not_prepared(method)
             if self.state is TransactionState.ABORTABLE_ERROR:
                 raise self._stored("call abort_transaction()")
             if self.state is not TransactionState.IN_TRANSACTION:

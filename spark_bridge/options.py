@@ -181,6 +181,7 @@ class SinkOptions:
     topic: str | None
     producer_config: tuple[tuple[str, Any], ...]
     transactional_id_prefix: str | None = None
+    transaction_timeout_ms: int | None = None
 
 
 def _lower(options: Mapping[str, str]) -> dict[str, str]:
@@ -445,14 +446,20 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     writes them (``kafka.linger.ms``); other options
     (``checkpointLocation``, ``path``) belong to Spark and are ignored here.
     ``transactional.id.prefix`` (bare or ``kafka.``-prefixed) makes each task's output one
-    transaction of the producer ``<prefix>-<Spark partition id>``.
+    transaction of the producer ``<prefix>-<Spark partition id>``, which the driver commits once
+    every task prepared; ``transaction.timeout.ms`` (bare or prefixed, only with a prefix) is those
+    producers' transaction timeout, and must exceed the job's duration.
     """
     lowered = _lower(options)
     known = producer_options()
     _check_kafka_keys(
         lowered,
         {f"kafka.{name}" for name in known}
-        | {"kafka.request.timeout.ms", "kafka.transactional.id.prefix"},
+        | {
+            "kafka.request.timeout.ms",
+            "kafka.transactional.id.prefix",
+            "kafka.transaction.timeout.ms",
+        },
     )
     config: dict[str, Any] = {}
     for key, raw in lowered.items():
@@ -466,8 +473,13 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     cluster = parse_cluster(options)
     config["request_timeout_ms"] = cluster.request_timeout_ms
     topic = lowered.get("topic", "").strip() or None
+    prefix = _transactional_prefix(lowered)
     return SinkOptions(
-        cluster, topic, tuple(sorted(config.items())), _transactional_prefix(lowered)
+        cluster,
+        topic,
+        tuple(sorted(config.items())),
+        prefix,
+        _transaction_timeout(lowered, prefix is not None),
     )
 
 
@@ -479,6 +491,17 @@ def _transactional_prefix(options: dict[str, str]) -> str | None:
             if not raw.strip():
                 raise option_error(name, "the prefix is empty")
             return raw.strip()
+    return None
+
+
+def _transaction_timeout(options: dict[str, str], transactional: bool) -> int | None:
+    """``kafka.transaction.timeout.ms`` or ``transaction.timeout.ms`` (the prefixed one wins), which
+    only a transactional sink has a use for."""
+    for name in ("kafka.transaction.timeout.ms", "transaction.timeout.ms"):
+        if name in options:
+            if not transactional:
+                raise option_error(name, "only applies with the option 'transactional.id.prefix'")
+            return _int(options, name, None, 1)
     return None
 
 

@@ -3,18 +3,35 @@
 Input columns: ``value`` (required, string or binary), ``key`` (string or binary),
 ``headers`` (``array<struct<key:string,value:binary>>``), ``topic`` (string; the ``topic``
 option wins) and ``partition`` (int; null leaves it to the producer's partitioner). Each
-task sends through its Python worker's long-lived producer, reads Arrow batches column by
-column, flushes before it reports success and fails on the first record the cluster refused.
+task reads Arrow batches column by column, flushes before it reports success and fails on the
+first record the cluster refused.
 
-Delivery is at-least-once, as with Spark's Kafka sink: a retried task or a replayed micro-batch
+Without ``transactional.id.prefix`` each task sends through its Python worker's long-lived producer
+and delivery is at-least-once, as with Spark's Kafka sink: a retried task or a replayed micro-batch
 writes its records again. Exactly-once results downstream need a deterministic identity per record
 (e.g. the source coordinates, or the streaming batch id plus a key) that consumers deduplicate on.
 
-With the option ``transactional.id.prefix`` each task writes its rows in one transaction of a
-producer whose transactional id is ``<prefix>-<Spark partition id>``: a task that fails aborts
-it, and a retried attempt of the task fences the previous attempt (``init_transactions``), whose
-open transaction is aborted, so ``read_committed`` consumers see each task's rows once or not at
-all. A micro-batch Spark replays after a driver failure is still written again.
+With the option ``transactional.id.prefix`` a batch write (or a streaming micro-batch) is all or
+nothing for ``read_committed`` consumers, by a two-phase commit over Kafka transactions (as Flink's
+Kafka sink does it). Each task sends its rows in one transaction of a new producer whose
+transactional id is ``<prefix>-<Spark partition id>``, flushes and prepares it
+(``prepare_transaction``: no EndTxn), closes the producer and hands the ``PreparedTransaction`` to
+the driver in its commit message; a task that fails aborts its transaction, and a retried attempt
+of the task reuses the transactional id, so its ``init_transactions`` fences the failed attempt and
+aborts whatever it left open. The driver's ``commit`` then commits every task's transaction; its
+``abort`` (the job failed) aborts those of the tasks that finished. So the rows of a batch write
+become visible to ``read_committed`` consumers together when the driver commits, and if the job
+fails none do. Each transaction stays open from its task's first row until the driver ends it, and
+the coordinator aborts a transaction older than ``transaction.timeout.ms`` (60 s unless set): it
+must exceed the job's duration.
+
+What remains possible:
+- the driver dying halfway through its commit loop leaves some tasks' transactions committed and
+  the others aborted on timeout: transactions on several coordinators cannot commit atomically;
+- speculative execution must stay off: a speculative attempt of a task fences the first attempt,
+  whose transaction it aborts, and only one of them reports to the driver;
+- a streaming micro-batch is committed the same way, but one that Spark replays because the driver
+  committed it and died before the checkpoint recorded it is written again.
 """
 
 from __future__ import annotations
@@ -41,7 +58,8 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from rafka.protocol.errors import UnknownTopicOrPartitionError
+from rafka.clients.prepared_transaction import PreparedTransaction, end_prepared_transaction
+from rafka.protocol.errors import RafkaError, UnknownTopicOrPartitionError
 from rafka.spark_bridge.options import SinkOptions, option_error, parse_sink_options
 
 logger = logging.getLogger(__name__)
@@ -51,9 +69,11 @@ COLUMNS = ("value", "key", "headers", "topic", "partition")
 
 @dataclass
 class RafkaCommitMessage(WriterCommitMessage):
-    """What one task reports: how many records the cluster acknowledged."""
+    """What one task reports: how many records the cluster acknowledged and, with
+    ``transactional.id.prefix``, its prepared transaction for the driver to end."""
 
     records: int
+    prepared: PreparedTransaction | None = None
 
 
 def _is_header_array(data_type: DataType) -> bool:
@@ -154,25 +174,26 @@ def send_batches(sink: SinkOptions, batches: Iterator[pa.RecordBatch]) -> RafkaC
 def send_in_transaction(
     sink: SinkOptions, batches: Iterator[pa.RecordBatch], transactional_id: str
 ) -> RafkaCommitMessage:
-    """Send every row in one transaction of a new producer with ``transactional_id``: committed
-    once all are acknowledged, aborted if anything fails."""
+    """Send every row in one transaction of a new producer with ``transactional_id`` and prepare
+    it once all are acknowledged (the driver commits it); abort it if anything fails."""
     from rafka.spark_bridge import connection
 
-    producer: Any = connection.transactional_producer(
-        sink.cluster, sink.producer_config, transactional_id
-    )
+    config = sink.producer_config
+    if sink.transaction_timeout_ms is not None:
+        config = (*config, ("transaction_timeout_ms", sink.transaction_timeout_ms))
+    producer: Any = connection.transactional_producer(sink.cluster, config, transactional_id)
     try:
         producer.init_transactions()
         producer.begin_transaction()
         try:
             records = _send_rows(producer, sink, batches)
-            producer.commit_transaction()
+            prepared = producer.prepare_transaction()
         except BaseException:
             _abort(producer, transactional_id)
             raise
     finally:
         producer.close()
-    return RafkaCommitMessage(records)
+    return RafkaCommitMessage(records, prepared)
 
 
 def _abort(producer: Any, transactional_id: str) -> None:
@@ -180,6 +201,47 @@ def _abort(producer: Any, transactional_id: str) -> None:
         producer.abort_transaction()
     except Exception:  # fenced or unreachable: the coordinator aborts it on timeout or fencing
         logger.exception("aborting the transaction of %s failed", transactional_id)
+
+
+def _prepared(messages: list[WriterCommitMessage | None]) -> list[PreparedTransaction]:
+    return [
+        m.prepared for m in messages if isinstance(m, RafkaCommitMessage) and m.prepared is not None
+    ]
+
+
+def commit_prepared(sink: SinkOptions, messages: list[WriterCommitMessage | None]) -> None:
+    """Driver side: commit every task's prepared transaction. All are tried, since once one is
+    committed the others should be too; the failures raise together afterwards."""
+    failures: list[str] = []
+    first: RafkaError | None = None
+    for prepared in _prepared(messages):
+        try:
+            end_prepared_transaction(
+                prepared, True, sink.cluster.namespace, sink.cluster.ray_address
+            )
+        except RafkaError as exc:
+            failures.append(f"{prepared.transactional_id}: {exc}")
+            first = first or exc
+    if first is not None:
+        raise first.error.exception(
+            f"committing {len(failures)} of the tasks' transactions failed: " + "; ".join(failures)
+        )
+
+
+def abort_prepared(sink: SinkOptions, messages: list[WriterCommitMessage | None]) -> None:
+    """Driver side: abort the prepared transactions of the tasks that finished. Failures are only
+    logged: the coordinator aborts a transaction on timeout anyway."""
+    for prepared in _prepared(messages):
+        try:
+            end_prepared_transaction(
+                prepared, False, sink.cluster.namespace, sink.cluster.ray_address
+            )
+        except Exception:
+            logger.exception(
+                "aborting the transaction of %s failed; the coordinator aborts it after "
+                "transaction.timeout.ms",
+                prepared.transactional_id,
+            )
 
 
 def _task_partition_id() -> int:
@@ -229,7 +291,8 @@ def _raise_failures(pending: deque[Any], wait: bool) -> None:
 
 
 class RafkaBatchWriter(DataSourceArrowWriter):
-    """``df.write.format("rafka").mode("append")``: at-least-once, a producer per Python worker."""
+    """``df.write.format("rafka").mode("append")``: at-least-once through a producer per Python
+    worker, or all or nothing with ``transactional.id.prefix``."""
 
     def __init__(self, options: Mapping[str, str], schema: StructType, overwrite: bool) -> None:
         if overwrite:
@@ -245,17 +308,20 @@ class RafkaBatchWriter(DataSourceArrowWriter):
         return send_batches(self.sink, iterator)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
-        """Driver side: every task flushed, so the records are in the log."""
-        logger.info(
-            "rafka sink wrote %d records",
-            sum(m.records for m in messages if isinstance(m, RafkaCommitMessage)),
-        )
+        """Driver side: every task flushed, so the records are in the log; with
+        ``transactional.id.prefix``, commit the tasks' transactions."""
+        commit_prepared(self.sink, messages)
+        logger.info("rafka sink wrote %d records", _written(messages))
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
-        """Nothing to undo: records already acknowledged stay in the log (at-least-once)."""
-        written = sum(m.records for m in messages if isinstance(m, RafkaCommitMessage))
+        """Records already acknowledged stay in the log (at-least-once), unless the tasks wrote in
+        transactions, which are aborted."""
+        abort_prepared(self.sink, messages)
+        transactional = self.sink.transactional_id_prefix is not None
         logger.warning(
-            "rafka write aborted; %d records from finished tasks stay in the log", written
+            "rafka write aborted; %d records from finished tasks %s",
+            _written(messages),
+            "were aborted" if transactional else "stay in the log",
         )
 
 
@@ -276,12 +342,19 @@ class RafkaStreamWriter(DataSourceStreamArrowWriter):
         return send_batches(self.sink, iterator)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
-        """Driver side: micro-batch ``batchId`` is fully in the log."""
-        written = sum(m.records for m in messages if isinstance(m, RafkaCommitMessage))
-        logger.info("rafka sink committed micro-batch %d: %d records", batchId, written)
+        """Driver side: micro-batch ``batchId`` is fully in the log; with
+        ``transactional.id.prefix``, commit the tasks' transactions."""
+        commit_prepared(self.sink, messages)
+        logger.info("rafka sink committed micro-batch %d: %d records", batchId, _written(messages))
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
-        """Nothing to undo; a replay of ``batchId`` writes its records again (at-least-once)."""
+        """Abort the tasks' transactions, if any; a replay of ``batchId`` writes its records
+        again."""
+        abort_prepared(self.sink, messages)
         logger.warning(
             "rafka sink aborted micro-batch %d; it will be written again when replayed", batchId
         )
+
+
+def _written(messages: list[WriterCommitMessage | None]) -> int:
+    return sum(m.records for m in messages if isinstance(m, RafkaCommitMessage))

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from rafka.clients.admin import Admin
+from rafka.clients.consumer import Consumer
 from rafka.clients.partitioner import partition_for_key
 from rafka.clients.producer import Producer
+from rafka.protocol.types import TopicPartition
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 NS = "rafka-test"
@@ -177,3 +180,64 @@ def test_a_write_to_a_missing_topic_fails_before_any_task_with_one_message_namin
     ), message
     assert "JVM stacktrace" not in message and "at org.apache.spark" not in message, message
     assert len(message.splitlines()) < 30, message
+
+
+def read_committed(
+    topic: str, partitions: int, eventually: Callable[..., Any]
+) -> tuple[list[Any], dict[TopicPartition, int]]:
+    """Every value a read_committed consumer reads from ``topic`` once no transaction is open on it
+    (its last stable offsets reached the high watermarks), and those high watermarks."""
+    tps = [TopicPartition(topic, p) for p in range(partitions)]
+    with (
+        Consumer(namespace=NS, isolation_level="read_committed", fetch_max_wait_ms=100) as c,
+        Consumer(namespace=NS) as uncommitted,
+    ):
+
+        def settled() -> dict[TopicPartition, int] | None:
+            high_watermarks = uncommitted.end_offsets(tps)
+            return high_watermarks if c.end_offsets(tps) == high_watermarks else None
+
+        ends = eventually(settled, 30, f"every transaction on {topic} to end")
+        c.assign(tps)
+        for tp in tps:
+            c.seek(tp, 0)
+        seen: list[Any] = []
+
+        def caught_up() -> bool:
+            for records in c.poll(timeout_ms=200).values():
+                seen.extend(r.value for r in records)
+            return all(c.position(tp) >= ends[tp] for tp in tps)
+
+        eventually(caught_up, 30, f"a read_committed consumer to read {topic} to its end")
+    return seen, ends
+
+
+def test_a_transactional_write_is_read_committed_once_and_a_failed_one_not_at_all(
+    spark: Any, rafka_options: dict, admin: Admin, topic_name: str, eventually: Any
+) -> None:
+    from pyspark.sql.functions import udf
+
+    admin.create_topic(topic_name, num_partitions=2, replication_factor=1)
+    options = {**rafka_options, "topic": topic_name, "transactional.id.prefix": topic_name}
+    spark.range(0, 400, 1, 4).selectExpr("cast(id as string) as value").write.format(
+        "rafka"
+    ).options(**options).mode("append").save()
+    written, ends = read_committed(topic_name, 2, eventually)
+    assert sorted(written) == sorted(str(i).encode() for i in range(400))
+
+    @udf("string")
+    def fail_on_the_last_row(n: int) -> str:
+        if n == 399:
+            raise ValueError("the last partition fails")
+        return f"again-{n}"
+
+    failing = spark.range(0, 400, 1, 4).select(fail_on_the_last_row("id").alias("value"))
+    with pytest.raises(Exception, match="the last partition fails"):
+        failing.write.format("rafka").options(**options).option(
+            "transaction.timeout.ms", "5000"
+        ).mode("append").save()
+    after, ends_after = read_committed(topic_name, 2, eventually)
+    # Tasks wrote rows (the log grew: an empty transaction writes no marker either), but their
+    # transactions were aborted: nothing new is read.
+    assert sum(ends_after.values()) > sum(ends.values())
+    assert sorted(after) == sorted(written)

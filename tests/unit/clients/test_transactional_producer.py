@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from rafka.actors import names
+from rafka.clients.prepared_transaction import PreparedTransaction, end_prepared_transaction
 from rafka.clients.producer import Producer
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.produce import ProduceRequest, ProduceResponse
@@ -29,6 +30,7 @@ from rafka.protocol.types import ConsumerGroupMetadata, OffsetAndMetadata, Topic
 
 TIMEOUT_S = 5
 PRODUCER_ID = 5000
+NAMESPACE = names.DEFAULT_NAMESPACE
 
 
 class Journal:
@@ -373,4 +375,90 @@ def test_a_fenced_group_member_makes_the_transaction_abortable(cluster: TxnClust
         )
         assert error.error is Errors.ILLEGAL_GENERATION
         assert "abort_transaction()" in str(error_of(producer.commit_transaction))
+        producer.abort_transaction()
+
+
+def test_prepare_flushes_the_transaction_and_sends_no_end_txn(cluster: TxnCluster) -> None:
+    with cluster.producer() as producer:
+        producer.init_transactions()
+        producer.begin_transaction()
+        future = producer.send("events", b"x", partition=0)
+        prepared = producer.prepare_transaction()
+        assert future.succeeded()
+    assert prepared == PreparedTransaction("txn", PRODUCER_ID, 0, started=True)
+    assert cluster.journal.of("end_txn") == []
+
+
+def test_an_empty_prepared_transaction_is_not_started(cluster: TxnCluster) -> None:
+    with cluster.producer() as producer:
+        producer.init_transactions()
+        producer.begin_transaction()
+        prepared = producer.prepare_transaction()
+    assert not prepared.started
+    end_prepared_transaction(prepared, True, NAMESPACE, timeout_ms=2000)
+    assert cluster.journal.of("end_txn") == []
+
+
+def test_after_prepare_every_transactional_call_is_refused_and_close_aborts_nothing(
+    cluster: TxnCluster,
+) -> None:
+    producer = cluster.producer()
+    producer.init_transactions()
+    producer.begin_transaction()
+    producer.send("events", b"x", partition=0)
+    producer.prepare_transaction()
+    calls: list[tuple[Any, ...]] = [
+        (producer.commit_transaction,),
+        (producer.abort_transaction,),
+        (producer.prepare_transaction,),
+        (producer.begin_transaction,),
+        (producer.init_transactions,),
+        (producer.send, "events", b"y"),
+        (producer.send_offsets_to_transaction, {TopicPartition("in", 0): 1}, "group"),
+    ]
+    for call, *args in calls:
+        error = error_of(call, *args)
+        assert error.error is Errors.INVALID_TXN_STATE
+        assert "after prepare_transaction()" in str(error)
+    producer.close()
+    assert cluster.journal.of("end_txn") == []
+    assert len(cluster.journal.of("produce")) == 1
+
+
+def test_a_prepared_transaction_is_committed_or_aborted_by_its_producer_id_and_epoch(
+    cluster: TxnCluster,
+) -> None:
+    with cluster.producer() as producer:
+        producer.init_transactions()
+        producer.begin_transaction()
+        producer.send("events", b"x", partition=1)
+        prepared = producer.prepare_transaction()
+    cluster.coordinator.errors = {"end_txn": [Errors.COORDINATOR_NOT_AVAILABLE]}
+    end_prepared_transaction(prepared, True, NAMESPACE, timeout_ms=2000)
+    end_prepared_transaction(prepared, False, NAMESPACE, timeout_ms=2000)
+    assert cluster.journal.of("end_txn") == [
+        EndTxnRequest("txn", PRODUCER_ID, 0, True),
+        EndTxnRequest("txn", PRODUCER_ID, 0, True),
+        EndTxnRequest("txn", PRODUCER_ID, 0, False),
+    ]
+
+
+def test_ending_a_prepared_transaction_raises_the_coordinators_error(cluster: TxnCluster) -> None:
+    prepared = PreparedTransaction("txn", PRODUCER_ID, 0, started=True)
+    cluster.coordinator.errors = {"end_txn": [Errors.PRODUCER_FENCED]}
+    error = error_of(end_prepared_transaction, prepared, True, NAMESPACE, None, 2000)
+    assert error.error is Errors.PRODUCER_FENCED
+    assert "'txn'" in str(error) and "commit" in str(error)
+
+
+def test_a_prepare_after_an_abortable_error_raises_it_and_abort_stays_allowed(
+    cluster: TxnCluster,
+) -> None:
+    cluster.coordinator.errors = {"add_partitions_to_txn": [Errors.TOPIC_AUTHORIZATION_FAILED]}
+    with cluster.producer() as producer:
+        producer.init_transactions()
+        producer.begin_transaction()
+        producer.send("events", b"x", partition=0)
+        error = error_of(producer.prepare_transaction)
+        assert error.error is Errors.TOPIC_AUTHORIZATION_FAILED
         producer.abort_transaction()
