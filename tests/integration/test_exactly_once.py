@@ -3,6 +3,7 @@ offsets committed in transactions, under zombies, timeouts, and broker and produ
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -10,9 +11,9 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 import ray
@@ -216,13 +217,41 @@ class Killer(threading.Thread):
             self.error = exc
 
 
+T = TypeVar("T")
+
+
+def retried(call: Callable[[], T], deadline: float) -> T:
+    """``call()``, again after any retriable error or timeout until ``deadline``: while a broker is
+    down its coordinators may be unavailable for a while, which costs time, never correctness."""
+    while True:
+        try:
+            return call()
+        except RafkaError as exc:
+            if exc.error in FENCED or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.2)
+
+
+def transactional_producer(
+    cluster: LocalCluster, transactional_id: str, deadline: float
+) -> Producer:
+    """A new producer for ``transactional_id``, initialised: its epoch fences the previous one,
+    whose open transaction the coordinator aborts."""
+    producer: Producer = cluster.producer(transactional_id=transactional_id)
+    retried(producer.init_transactions, deadline)
+    return producer
+
+
 def transform_all(
     cluster: LocalCluster, source: str, sink: str, group: str, total: int, deadline_s: float
 ) -> dict[str, int]:
     """Consume-transform-produce ``source`` into ``sink`` in transactions until the group's
-    committed offsets cover ``total`` records; on any error abort, rewind to the committed offsets
-    and go on (Kafka's recipe). Returns how often each outcome happened."""
+    committed offsets cover ``total`` records. On any error the transaction is given up: a new
+    producer with the same transactional id fences the old one (aborting its transaction), and the
+    consumer rewinds to the committed offsets (Kafka's recipe). Returns how often each outcome
+    happened."""
     outcomes: Counter[str] = Counter()
+    deadline = time.monotonic() + deadline_s
     consumer: Consumer = cluster.consumer(
         source,
         group_id=group,
@@ -230,13 +259,16 @@ def transform_all(
         enable_auto_commit=False,
         auto_offset_reset="earliest",
     )
-    producer: Producer = cluster.producer(transactional_id=f"{group}-worker")
-    producer.init_transactions()
-    deadline = time.monotonic() + deadline_s
+    transactional_id = f"{group}-worker"
+    producer = transactional_producer(cluster, transactional_id, deadline)
+
+    def committed(tp: TopicPartition) -> int | None:
+        offset = retried(lambda: consumer.committed(tp), deadline)
+        return offset if isinstance(offset, int) else None
 
     def done() -> bool:
-        committed = [consumer.committed(tp) for tp in consumer.assignment()]
-        return bool(committed) and sum(o for o in committed if isinstance(o, int)) >= total
+        offsets = [committed(tp) for tp in consumer.assignment()]
+        return bool(offsets) and sum(o for o in offsets if o is not None) >= total
 
     try:
         while not done():
@@ -261,15 +293,18 @@ def transform_all(
                 if exc.error in FENCED:
                     raise
                 outcomes[type(exc).__name__] += 1
-                producer.abort_transaction()
+                with contextlib.suppress(RafkaError):
+                    producer.close(timeout=5)
+                producer = transactional_producer(cluster, transactional_id, deadline)
                 for tp in batch:
-                    committed = consumer.committed(tp)
-                    if isinstance(committed, int):
-                        consumer.seek(tp, committed)
-                    else:
+                    offset = committed(tp)
+                    if offset is None:
                         consumer.seek_to_beginning(tp)
+                    else:
+                        consumer.seek(tp, offset)
     finally:
-        producer.close()
+        with contextlib.suppress(RafkaError):
+            producer.close(timeout=5)
         consumer.close(autocommit=False)
     return dict(outcomes)
 
