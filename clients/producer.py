@@ -62,10 +62,7 @@ from rafka.protocol.messages.produce import (
 )
 from rafka.protocol.records.builder import RECORD_OVERHEAD
 from rafka.protocol.records.compression import Compression
-from rafka.protocol.types import (
-    TopicPartition,
-    now_ms,
-)
+from rafka.protocol.types import TopicPartition, now_ms
 
 logger = logging.getLogger(__name__)
 # A produce request unanswered this long makes the sender ask whether its partition's leader moved:

@@ -21,7 +21,6 @@ import ray
 from rafka.clients.consumer import Consumer
 from rafka.clients.producer import Producer
 from rafka.cluster.local_cluster import LocalCluster
-from rafka.cluster.zookeeper_server import ZooKeeperServer
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.types import OffsetAndMetadata, TopicPartition
 from rafka.testing import wait_until
@@ -33,28 +32,16 @@ FENCED = (Errors.PRODUCER_FENCED, Errors.INVALID_PRODUCER_EPOCH)
 
 
 @pytest.fixture(scope="module")
-def ecluster(
-    session_dir: Path, zookeeper: ZooKeeperServer, ray_nodes: list[str]
-) -> Iterator[LocalCluster]:
+def ecluster(own_cluster: Callable[..., LocalCluster]) -> Iterator[LocalCluster]:
     """Three brokers with one offsets and one transaction-state partition (so one broker is every
     transaction's coordinator), and a coordinator that looks for timed-out transactions twice a
     second."""
-    local = LocalCluster(
-        brokers=3,
-        data_dir=session_dir / CLUSTER,
-        zookeeper=zookeeper.connect_string,
-        cluster_name=CLUSTER,
-        namespace=NS,
-        node_ids=ray_nodes,
-        broker_config={
-            "zookeeper_session_timeout_ms": 4000,
-            "replica_fetch_backoff_ms": 100,
-            "offsets_topic_num_partitions": 1,
-            "transaction_state_log_num_partitions": 1,
-            "transaction_abort_timed_out_transaction_cleanup_interval_ms": 500,
-        },
-    )
-    with local:
+    with own_cluster(
+        CLUSTER,
+        NS,
+        transaction_state_log_num_partitions=1,
+        transaction_abort_timed_out_transaction_cleanup_interval_ms=500,
+    ) as local:
         yield local
 
 

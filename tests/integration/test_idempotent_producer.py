@@ -4,8 +4,7 @@ with them, and every record written exactly once across a leader's death."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterator
 
 import pytest
 import ray
@@ -16,7 +15,6 @@ from rafka.actors.zk.client import ZkClient
 from rafka.clients.admin import Admin
 from rafka.clients.producer import Producer
 from rafka.cluster.local_cluster import LocalCluster
-from rafka.cluster.zookeeper_server import ZooKeeperServer
 from rafka.protocol.errors import Errors
 from rafka.protocol.messages.fetch import FetchRequest, FetchResponse
 from rafka.protocol.messages.transactions import InitProducerIdRequest, InitProducerIdResponse
@@ -30,26 +28,14 @@ CLUSTER = "idem-producer"
 
 
 @pytest.fixture(scope="module")
-def pcluster(
-    session_dir: Path, zookeeper: ZooKeeperServer, ray_nodes: list[str]
-) -> Iterator[LocalCluster]:
+def pcluster(own_cluster: Callable[..., LocalCluster]) -> Iterator[LocalCluster]:
     """Three brokers with quick failure detection and one offsets partition."""
-    local = LocalCluster(
-        brokers=3,
-        data_dir=session_dir / CLUSTER,
-        zookeeper=zookeeper.connect_string,
-        cluster_name=CLUSTER,
-        namespace=NS,
-        node_ids=ray_nodes,
-        broker_config={
-            "zookeeper_session_timeout_ms": 4000,
-            "replica_lag_time_max_ms": 2000,
-            "replica_fetch_backoff_ms": 100,
-            "replica_fetch_wait_max_ms": 200,
-            "offsets_topic_num_partitions": 1,
-        },
-    )
-    with local:
+    with own_cluster(
+        CLUSTER,
+        NS,
+        replica_lag_time_max_ms=2000,
+        replica_fetch_wait_max_ms=200,
+    ) as local:
         yield local
 
 

@@ -3,8 +3,7 @@ with producer ids and sequences go straight to a partition's leader replica."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -12,7 +11,6 @@ import ray
 
 from rafka.clients.admin import Admin
 from rafka.cluster.local_cluster import LocalCluster
-from rafka.cluster.zookeeper_server import ZooKeeperServer
 from rafka.protocol.errors import Errors
 from rafka.protocol.messages.fetch import (
     READ_COMMITTED,
@@ -34,25 +32,13 @@ CLUSTER = "idempotent"
 
 
 @pytest.fixture(scope="module")
-def icluster(
-    session_dir: Path, zookeeper: ZooKeeperServer, ray_nodes: list[str]
-) -> Iterator[LocalCluster]:
+def icluster(own_cluster: Callable[..., LocalCluster]) -> Iterator[LocalCluster]:
     """Three brokers with quick failure detection."""
-    local = LocalCluster(
-        brokers=3,
-        data_dir=session_dir / CLUSTER,
-        zookeeper=zookeeper.connect_string,
-        cluster_name=CLUSTER,
-        namespace=NS,
-        node_ids=ray_nodes,
-        broker_config={
-            "zookeeper_session_timeout_ms": 4000,
-            "replica_fetch_backoff_ms": 100,
-            "replica_fetch_wait_max_ms": 200,
-            "offsets_topic_num_partitions": 1,
-        },
-    )
-    with local:
+    with own_cluster(
+        CLUSTER,
+        NS,
+        replica_fetch_wait_max_ms=200,
+    ) as local:
         yield local
 
 

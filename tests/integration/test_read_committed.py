@@ -8,8 +8,7 @@ write them: transactional batches produced straight to the leader replica actor,
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -19,7 +18,6 @@ from rafka.actors import names
 from rafka.clients.admin import Admin
 from rafka.clients.consumer import Consumer
 from rafka.cluster.local_cluster import LocalCluster
-from rafka.cluster.zookeeper_server import ZooKeeperServer
 from rafka.groups.offsets_codec import OFFSETS_TOPIC
 from rafka.protocol.errors import Errors
 from rafka.protocol.messages.groups import OffsetCommitEntry, OffsetFetchRequest
@@ -38,25 +36,13 @@ GROUP = "txn-group"
 
 
 @pytest.fixture(scope="module")
-def rcluster(
-    session_dir: Path, zookeeper: ZooKeeperServer, ray_nodes: list[str]
-) -> Iterator[LocalCluster]:
+def rcluster(own_cluster: Callable[..., LocalCluster]) -> Iterator[LocalCluster]:
     """Three brokers, one offsets partition (so one coordinator answers for every group)."""
-    local = LocalCluster(
-        brokers=3,
-        data_dir=session_dir / CLUSTER,
-        zookeeper=zookeeper.connect_string,
-        cluster_name=CLUSTER,
-        namespace=NS,
-        node_ids=ray_nodes,
-        broker_config={
-            "zookeeper_session_timeout_ms": 4000,
-            "replica_fetch_backoff_ms": 100,
-            "offsets_topic_num_partitions": 1,
-            "group_initial_rebalance_delay_ms": 0,
-        },
-    )
-    with local:
+    with own_cluster(
+        CLUSTER,
+        NS,
+        group_initial_rebalance_delay_ms=0,
+    ) as local:
         yield local
 
 

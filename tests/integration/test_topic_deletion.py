@@ -7,7 +7,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -31,28 +31,16 @@ CLUSTER = "deletion"
 
 
 @pytest.fixture(scope="module")
-def dcluster(
-    session_dir: Path, zookeeper: ZooKeeperServer, ray_nodes: list[str]
-) -> Iterator[LocalCluster]:
+def dcluster(own_cluster: Callable[..., LocalCluster]) -> Iterator[LocalCluster]:
     """Three brokers that remove deleted directories half a second after renaming them, and do
     not create topics on a client's metadata request (a producer still sending to a deleted topic
     would create it again, as in Kafka)."""
-    local = LocalCluster(
-        brokers=3,
-        data_dir=session_dir / CLUSTER,
-        zookeeper=zookeeper.connect_string,
-        cluster_name=CLUSTER,
-        namespace=NS,
-        node_ids=ray_nodes,
-        broker_config={
-            "zookeeper_session_timeout_ms": 4000,
-            "replica_fetch_backoff_ms": 100,
-            "log_segment_delete_delay_ms": 500,
-            "auto_create_topics_enable": False,
-            "offsets_topic_num_partitions": 1,
-        },
-    )
-    with local:
+    with own_cluster(
+        CLUSTER,
+        NS,
+        log_segment_delete_delay_ms=500,
+        auto_create_topics_enable=False,
+    ) as local:
         yield local
 
 

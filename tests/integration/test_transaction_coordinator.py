@@ -8,8 +8,7 @@ helper's actor method not yet on this branch are marked xfail (not run) until it
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -20,7 +19,6 @@ from rafka.actors.broker.broker import Broker
 from rafka.actors.replica.replica import PartitionReplica
 from rafka.clients.admin import Admin
 from rafka.cluster.local_cluster import LocalCluster
-from rafka.cluster.zookeeper_server import ZooKeeperServer
 from rafka.protocol.errors import Errors
 from rafka.protocol.messages.metadata import MetadataRequest
 from rafka.protocol.messages.transactions import (
@@ -55,28 +53,16 @@ NEEDS_MARKERS = pytest.mark.xfail(
 
 
 @pytest.fixture(scope="module")
-def tcluster(
-    session_dir: Path, zookeeper: ZooKeeperServer, ray_nodes: list[str]
-) -> Iterator[LocalCluster]:
+def tcluster(own_cluster: Callable[..., LocalCluster]) -> Iterator[LocalCluster]:
     """Three brokers with one ``__consumer_offsets`` and one ``__transaction_state`` partition,
     quick to notice a dead broker and a transaction past its timeout."""
-    local = LocalCluster(
-        brokers=3,
-        data_dir=session_dir / CLUSTER,
-        zookeeper=zookeeper.connect_string,
-        cluster_name=CLUSTER,
-        namespace=NS,
-        node_ids=ray_nodes,
-        broker_config={
-            "zookeeper_session_timeout_ms": 4000,
-            "replica_fetch_backoff_ms": 100,
-            "replica_lag_time_max_ms": 3000,
-            "offsets_topic_num_partitions": 1,
-            "transaction_state_log_num_partitions": 1,
-            "transaction_abort_timed_out_transaction_cleanup_interval_ms": 200,
-        },
-    )
-    with local:
+    with own_cluster(
+        CLUSTER,
+        NS,
+        replica_lag_time_max_ms=3000,
+        transaction_state_log_num_partitions=1,
+        transaction_abort_timed_out_transaction_cleanup_interval_ms=200,
+    ) as local:
         yield local
 
 
