@@ -19,6 +19,7 @@ from ray.cluster_utils import Cluster
 from rafka.clients import ray_address
 from rafka.clients.admin import Admin
 from rafka.cluster.local_cluster import LocalCluster
+from rafka.cluster.ray_head import RAY_ENV_DEFAULTS
 from rafka.cluster.zookeeper_server import ZooKeeperServer
 
 NAMESPACE = "rafka-test"
@@ -45,6 +46,8 @@ def ray_nodes(session_dir: Path) -> Iterator[list[str]]:
     ray_tmp = session_dir / "ray"
     (ray_tmp / "ray").mkdir(parents=True)
     os.environ["RAY_TMPDIR"] = str(ray_tmp)
+    for name, value in RAY_ENV_DEFAULTS.items():
+        os.environ.setdefault(name, value)  # as LocalCluster's own Ray gets them
     ray_address.loopback_mode(True)  # the nodes share this machine's loopback, as LocalCluster's
     cluster = Cluster(
         initialize_head=True,
@@ -120,7 +123,32 @@ def cluster(
         },
     )
     with local:
+        _shared.append(local)
         yield local
+        _shared.clear()
+
+
+_shared: list[LocalCluster] = []
+"""The session's shared cluster while it runs (it starts with the first module that asks for it)."""
+
+
+def _user_topics() -> set[str]:
+    """The shared cluster's topics other than the internal ones; none before it started."""
+    if not _shared:
+        return set()
+    return {name for name in _shared[0].admin().list_topics() if not name.startswith("__")}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _module_topics_deleted() -> Iterator[None]:
+    """Delete the topics a module created on the shared cluster when the module ends: every
+    replica is a process with its own idle cost, and a session's worth of them would keep a
+    2-core machine busy under the tests that follow."""
+    before = _user_topics()
+    yield
+    created = sorted(_user_topics() - before)
+    if created:
+        _shared[0].admin().delete_topics(created, timeout_ms=120_000)
 
 
 @pytest.fixture(scope="session")
@@ -171,6 +199,12 @@ _MODULE_ORDER = (
     "test_partition_reassignment",
     "test_reassign_partitions_cli",
     "test_replication_throttle",
+    "test_topic_deletion",
+    "test_idempotent_replica",
+    "test_idempotent_producer",
+    "test_transaction_coordinator",
+    "test_read_committed",
+    "test_exactly_once",
     "test_readme",
     "test_examples",
 )
