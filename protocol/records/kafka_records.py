@@ -29,7 +29,11 @@ from collections.abc import Iterator
 
 import crc32c
 
-from rafka.protocol.errors import CorruptMessageError, UnsupportedVersionError
+from rafka.protocol.errors import (
+    CorruptMessageError,
+    InvalidRecordError,
+    UnsupportedVersionError,
+)
 from rafka.protocol.records.batch import (
     ATTRIBUTES_OFFSET,
     CRC_OFFSET,
@@ -104,8 +108,11 @@ def read_varint(
     Raises CORRUPT_MESSAGE when the varint runs past ``limit`` (default: the end of ``data``) or
     takes more than ``max_bytes`` bytes.
     """
-    start = position
     limit = len(data) if limit is None else min(limit, len(data))
+    if position < limit and data[position] < 0x80:  # most lengths and deltas take one byte
+        byte = data[position]
+        return (byte >> 1) ^ -(byte & 1), position + 1
+    start = position
     end = min(limit, position + max_bytes)
     result = 0
     shift = 0
@@ -300,6 +307,27 @@ def validate_kafka_batch(
     return header, columns
 
 
+def check_client_batch(header: BatchHeader, columns: RecordColumns) -> None:
+    """Kafka's checks on a batch a client produces, beyond those the log makes on every batch.
+
+    A client numbers its records 0..n-1 with no gaps, and an idempotent producer (one with a
+    producer id) gives every batch a sequence; anything else is INVALID_RECORD. Control batches,
+    empty batches and null keys on compacted topics are the log's to refuse.
+    """
+    where = f"batch at offset {header.base_offset} from a client"
+    if columns.offset_deltas != range(header.record_count) or (
+        header.last_offset_delta != header.record_count - 1
+    ):
+        raise InvalidRecordError(
+            f"{where} has {header.record_count} records but offset deltas up to "
+            f"{header.last_offset_delta} with gaps: a producer numbers them 0..n-1"
+        )
+    if header.producer_id >= 0 and header.base_sequence < 0:
+        raise InvalidRecordError(
+            f"{where} has producer id {header.producer_id} but base sequence {header.base_sequence}"
+        )
+
+
 def decode_kafka_records(buf: bytes | bytearray | memoryview, position: int = 0) -> list[Record]:
     """Validate the Kafka-format batch at ``position``; its records, offsets and times absolute."""
     header, columns = validate_kafka_batch(buf, position)
@@ -309,7 +337,7 @@ def decode_kafka_records(buf: bytes | bytearray | memoryview, position: int = 0)
     ]
 
 
-def _reseal(buf: bytearray, position: int, size: int) -> None:
+def _reseal(buf: bytearray | memoryview, position: int, size: int) -> None:
     """Recompute the CRC-32C of the batch of ``size`` bytes at ``position`` after a change."""
     crc = crc32c.crc32c(memoryview(buf)[position + ATTRIBUTES_OFFSET : position + size])
     _CRC_FIELD.pack_into(buf, position + CRC_OFFSET, crc)
@@ -377,7 +405,7 @@ def native_batches_to_kafka(buf: bytes | bytearray | memoryview) -> bytes:
 
 
 def stamp_kafka_batch(
-    buf: bytearray,
+    buf: bytearray | memoryview,
     position: int,
     base_offset: int,
     partition_leader_epoch: int,

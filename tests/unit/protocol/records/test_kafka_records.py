@@ -40,6 +40,7 @@ from rafka.protocol.records.builder import build_batch
 from rafka.protocol.records.compression import Compression
 from rafka.protocol.records.control import ControlRecordType, build_marker, parse_marker
 from rafka.protocol.records.kafka_records import (
+    check_client_batch,
     decode_kafka_records,
     decode_record_section,
     encode_kafka_batch,
@@ -333,6 +334,17 @@ def test_a_gzip_batch_written_by_another_compressor_decodes() -> None:
     assert [r.value for r in decode_kafka_records(batch)] == [b"hi", b"v"]
 
 
+@pytest.mark.parametrize(
+    ("codec", "module"), [(Compression.LZ4, "lz4"), (Compression.ZSTD, "zstandard")]
+)
+def test_an_installed_optional_codec_round_trips(codec: Compression, module: str) -> None:
+    pytest.importorskip(module)
+    kafka = encode_kafka_batch(GOLDEN_COLUMNS, dataclasses.replace(GOLDEN_HEADER, attributes=codec))
+    assert read_header(kafka).compression is codec
+    assert decode_kafka_records(kafka) == decode_kafka_records(GOLDEN)
+    assert decode_records(kafka_to_native(kafka)) == decode_kafka_records(GOLDEN)
+
+
 def test_a_transaction_marker_converts_both_ways() -> None:
     native = build_marker(7, 3, ControlRecordType.COMMIT, 11, 1234)
     kafka = native_to_kafka(native)
@@ -371,6 +383,17 @@ def test_stamping_sets_offset_and_epoch_and_keeps_the_records_and_crc() -> None:
     assert (header.base_offset, header.partition_leader_epoch) == (500, 9)
     assert batch[CRC_OFFSET:] == GOLDEN[CRC_OFFSET:]
     assert [r.offset for r in decode_kafka_records(batch)] == [500, 501]
+
+
+def test_stamping_works_through_a_memoryview_into_a_larger_buffer() -> None:
+    buffer = bytearray(b"\xff" * 7 + GOLDEN)
+    stamp_kafka_batch(memoryview(buffer), 7, 42, 3, log_append_time_ms=5_000)
+    header, _ = validate_kafka_batch(buffer, 7)
+    assert (header.base_offset, header.partition_leader_epoch, header.max_timestamp) == (
+        42,
+        3,
+        5_000,
+    )
 
 
 def test_stamping_log_append_time_sets_the_type_bit_and_max_timestamp_and_reseals() -> None:
@@ -490,3 +513,39 @@ def test_any_mangled_records_section_raises_only_a_rafka_error(data: st.DataObje
         validate_kafka_batch(batch)
     except (CorruptMessageError, UnsupportedVersionError):
         pass
+
+
+# --- a client's batch ---------------------------------------------------------------------------
+
+
+def test_a_client_batch_numbered_from_zero_without_gaps_passes() -> None:
+    check_client_batch(*validate_kafka_batch(GOLDEN))
+
+
+def test_a_client_batch_with_offset_gaps_is_an_invalid_record() -> None:
+    columns = GOLDEN_COLUMNS._replace(offset_deltas=(0, 2))
+    header, columns = validate_kafka_batch(frame(encode_record_section(columns), 2, 2))
+    error = error_of(check_client_batch, header, columns)
+    assert error.error is Errors.INVALID_RECORD and "0..n-1" in str(error)
+
+
+def test_an_idempotent_client_batch_without_a_sequence_is_an_invalid_record() -> None:
+    header = dataclasses.replace(GOLDEN_HEADER, producer_id=5, producer_epoch=0)
+    header, columns = validate_kafka_batch(encode_kafka_batch(GOLDEN_COLUMNS, header))
+    error = error_of(check_client_batch, header, columns)
+    assert error.error is Errors.INVALID_RECORD and "base sequence -1" in str(error)
+
+
+@TIMEOUT
+@given(st.data())
+@PROPERTY
+def test_any_flipped_byte_of_a_batch_raises_only_a_rafka_error(data: st.DataObject) -> None:
+    batch = bytearray(GOLDEN)
+    index = data.draw(st.integers(0, len(batch) - 1))
+    batch[index] ^= data.draw(st.integers(1, 255))
+    try:
+        validate_kafka_batch(bytes(batch))
+    except (CorruptMessageError, UnsupportedVersionError, UnsupportedCompressionTypeError):
+        return
+    # Only the fields outside the CRC may change without an error.
+    assert index < MAGIC_OFFSET
