@@ -62,9 +62,9 @@ _ATTRIBUTES_FIELD = struct.Struct(">h")
 _MAX_TIMESTAMP_FIELD = struct.Struct(">q")
 # max_timestamp follows attributes (int16), last_offset_delta (int32) and first_timestamp (int64).
 MAX_TIMESTAMP_OFFSET = ATTRIBUTES_OFFSET + 2 + 4 + 8
-# A varint (int32) takes at most 5 bytes, a varlong (int64) at most 10.
-_VARINT_BYTES = 5
-_VARLONG_BYTES = 10
+# Kafka's varint holds an int32, its varlong an int64.
+_VARINT_BITS = 32
+_VARLONG_BITS = 64
 # Zigzag varints of small numbers, the common case for lengths and deltas, precomputed.
 _SMALL = tuple(
     bytes([(n << 1) & 0x7F | (0x80 if n >= 64 else 0)]) + (b"\x01" if n >= 64 else b"")
@@ -101,19 +101,19 @@ def encode_varint(value: int) -> bytes:
 
 
 def read_varint(
-    data: bytes, position: int, limit: int | None = None, max_bytes: int = _VARLONG_BYTES
+    data: bytes, position: int, limit: int | None = None, bits: int = 64
 ) -> tuple[int, int]:
     """Decode the zigzag varint at ``position``; return ``(value, position after it)``.
 
-    Raises CORRUPT_MESSAGE when the varint runs past ``limit`` (default: the end of ``data``) or
-    takes more than ``max_bytes`` bytes.
+    ``bits`` is 32 for Kafka's varint, 64 for its varlong. Raises CORRUPT_MESSAGE when the varint
+    runs past ``limit`` (default: the end of ``data``) or does not fit in ``bits``.
     """
     limit = len(data) if limit is None else min(limit, len(data))
     if position < limit and data[position] < 0x80:  # most lengths and deltas take one byte
         byte = data[position]
         return (byte >> 1) ^ -(byte & 1), position + 1
     start = position
-    end = min(limit, position + max_bytes)
+    end = min(limit, position + (bits + 6) // 7)
     result = 0
     shift = 0
     while position < end:
@@ -121,11 +121,14 @@ def read_varint(
         position += 1
         result |= (byte & 0x7F) << shift
         if not byte & 0x80:
+            if result >> bits:
+                break
             return (result >> 1) ^ -(result & 1), position
         shift += 7
-    if end == limit:
-        raise CorruptMessageError(f"varint at byte {start} runs past the end of its field")
-    raise CorruptMessageError(f"varint at byte {start} is longer than {max_bytes} bytes")
+    else:
+        if end == limit:
+            raise CorruptMessageError(f"varint at byte {start} runs past the end of its field")
+    raise CorruptMessageError(f"varint at byte {start} does not fit in {bits} bits")
 
 
 def _append_bytes(out: bytearray, data: bytes | None) -> None:
@@ -170,9 +173,12 @@ class _RecordReader:
         """The error for a malformed field of the current record."""
         return CorruptMessageError(f"{self.where}: record {self.index} {what}")
 
-    def varint(self, end: int, max_bytes: int = _VARINT_BYTES) -> int:
-        """The next varint, which must end by ``end``."""
-        value, position = read_varint(self.data, self.position, end, max_bytes)
+    def varint(self, end: int, bits: int = _VARINT_BITS) -> int:
+        """The next varint of ``bits`` bits, which must end by ``end``."""
+        try:
+            value, position = read_varint(self.data, self.position, end, bits)
+        except CorruptMessageError as exc:
+            raise self.fail(f"is malformed: {exc.message}") from None
         self.position = position
         return value
 
@@ -196,7 +202,7 @@ class _RecordReader:
                 f"is truncated: declares {length} bytes, {len(self.data) - self.position} remain"
             )
         self.position += 1  # attributes: unused in v2
-        timestamp_delta = self.varint(end, _VARLONG_BYTES)
+        timestamp_delta = self.varint(end, _VARLONG_BITS)
         offset_delta = self.varint(end)
         key = self.nullable(end, "key")
         value = self.nullable(end, "value")

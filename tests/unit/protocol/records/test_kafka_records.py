@@ -195,7 +195,14 @@ def test_every_int64_survives_a_varint_round_trip(value: int) -> None:
 
 def test_a_varint_cut_short_or_overlong_is_a_corrupt_message() -> None:
     assert error_of(read_varint, b"\x80\x80", 0).error is Errors.CORRUPT_MESSAGE
-    assert error_of(read_varint, b"\x80" * 11, 0, None, 10).error is Errors.CORRUPT_MESSAGE
+    assert error_of(read_varint, b"\x80" * 11, 0).error is Errors.CORRUPT_MESSAGE
+    # Eleven bytes, or ten whose last sets bits past the 64th, do not fit an int64 varlong.
+    assert error_of(read_varint, b"\xff" * 9 + b"\x03", 0).error is Errors.CORRUPT_MESSAGE
+    # Five bytes hold an int32 varint only if the last adds no more than 4 bits.
+    assert read_varint(b"\xfe\xff\xff\xff\x0f", 0, None, 32) == (2**31 - 1, 5)
+    assert error_of(read_varint, b"\xfe\xff\xff\xff\x1f", 0, None, 32).error is (
+        Errors.CORRUPT_MESSAGE
+    )
 
 
 # --- golden bytes -------------------------------------------------------------------------------
@@ -481,6 +488,15 @@ def test_offset_deltas_that_do_not_increase_are_a_corrupt_message() -> None:
     columns = GOLDEN_COLUMNS._replace(offset_deltas=(1, 1))
     error = error_of(validate_kafka_batch, frame(encode_record_section(columns), 2, 1))
     assert error.error is Errors.CORRUPT_MESSAGE and "offset deltas" in str(error)
+
+
+def test_a_timestamp_delta_past_int64_is_a_corrupt_message_naming_the_record() -> None:
+    records = bytearray(GOLDEN_RECORDS)
+    records[2:3] = b"\xff" * 9 + b"\x03"  # record 0's timestamp delta, 2**65 zigzagged
+    records[0] = 0x22  # its length, now 17
+    error = error_of(validate_kafka_batch, frame(bytes(records), 2, 1))
+    assert error.error is Errors.CORRUPT_MESSAGE
+    assert "record 0" in str(error) and "64 bits" in str(error)
 
 
 def test_a_header_key_that_is_not_utf8_is_a_corrupt_message() -> None:
