@@ -352,11 +352,6 @@ def test_an_installed_optional_codec_round_trips(codec: Compression, module: str
     assert decode_records(kafka_to_native(kafka)) == decode_kafka_records(GOLDEN)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="compression.py decompresses zstd with ZstdDecompressor().decompress, which needs the "
-    "content size in the frame header; Java clients stream frames without it",
-)
 def test_a_zstd_frame_without_content_size_decodes() -> None:
     zstandard = pytest.importorskip("zstandard")
     body = zstandard.ZstdCompressor(write_content_size=False).compress(GOLDEN_RECORDS)
