@@ -62,7 +62,11 @@ def _codec(codec: Compression) -> tuple[Callable[[bytes], bytes], Callable[[byte
         if codec is Compression.ZSTD:
             import zstandard
 
-            return zstandard.ZstdCompressor().compress, zstandard.ZstdDecompressor().decompress
+            def zstd_decompress(data: bytes) -> bytes:
+                # A streaming decompressor: Java clients write frames without a content size.
+                return zstandard.ZstdDecompressor().decompressobj().decompress(data)
+
+            return zstandard.ZstdCompressor().compress, zstd_decompress
     except ImportError:
         raise UnsupportedCompressionTypeError(
             f"{codec.name.lower()} needs the optional extra rafka[{codec.name.lower()}]"
