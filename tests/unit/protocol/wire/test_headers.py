@@ -39,15 +39,15 @@ def test_response_header_follows_flexibility_except_for_api_versions() -> None:
 
 def test_request_header_layouts_per_version() -> None:
     header = RequestHeader(api_key=3, api_version=9, correlation_id=258, client_id="ab")
-    assert _encode_request_header(header, 0).hex() == "0003000900000102"
-    assert _encode_request_header(header, 1).hex() == "000300090000010200026162"
+    assert _encode_request_header(header, 0) == bytes.fromhex("0003 0009 00000102")
+    assert _encode_request_header(header, 1) == bytes.fromhex("0003 0009 00000102 0002 6162")
     # v2 keeps the classic int16 client id, then an empty tagged-fields section.
-    assert _encode_request_header(header, 2).hex() == "00030009000001020002616200"
+    assert _encode_request_header(header, 2) == bytes.fromhex("0003 0009 00000102 0002 6162 00")
 
 
 def test_null_client_id_is_written_as_minus_one() -> None:
     header = RequestHeader(18, 0, 1, None)
-    assert _encode_request_header(header, 1).hex() == "0012000000000001ffff"
+    assert _encode_request_header(header, 1) == bytes.fromhex("0012 0000 00000001 ffff")
 
 
 @pytest.mark.parametrize("version", [0, 1, 2])
@@ -66,7 +66,7 @@ def test_request_header_round_trips_with_the_version_the_callback_picks(version:
 
 
 def test_request_header_v2_skips_unknown_tagged_fields() -> None:
-    data = bytes.fromhex("0001000c00000001ffff010502abcd")
+    data = bytes.fromhex("0001 000c 00000001 ffff 01 05 02 abcd")
     assert RequestHeader.read(Reader(data), lambda key, version: 2) == RequestHeader(1, 12, 1)
 
 

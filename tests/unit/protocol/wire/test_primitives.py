@@ -157,7 +157,7 @@ def test_compact_and_classic_string_prefixes_follow_the_spec() -> None:
     writer.write_compact_string("ab")
     writer.write_nullable_string(None)
     writer.write_compact_nullable_string(None)
-    assert writer.getvalue().hex() == "00026162036162ffff00"
+    assert writer.getvalue() == bytes.fromhex("0002 6162 03 6162 ffff 00")
 
 
 @pytest.mark.parametrize(

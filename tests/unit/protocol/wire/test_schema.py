@@ -68,29 +68,21 @@ def test_version_ranges_parse_kafkas_syntax() -> None:
 
 def test_classic_version_encodes_only_the_fields_present() -> None:
     body = {"name": "ab", "parts": [{"index": 3, "epoch": 9}], "flag": False}
-    assert DEMO.encode(body, 0).hex() == (
-        "0002"
-        "6162"  # name
-        "00000001"
-        "00000003"  # parts: one element, index only (epoch is v1+)
+    assert DEMO.encode(body, 0) == bytes.fromhex(
+        "0002 6162"  # name
+        "00000001 00000003"  # parts: one element, index only (epoch is v1+)
         "00"  # flag
     )
 
 
 def test_flexible_version_uses_compact_forms_and_tagged_sections() -> None:
     body = {"name": "ab", "id": uuid.UUID(int=1), "parts": None, "ids": [5]}
-    assert (
-        DEMO.encode(body, 2).hex()
-        == (
-            "03"
-            "6162"  # compact name
-            + "00" * 15
-            + "01"  # id
-            + "00"  # null compact array
-            "02"
-            "0000000000000005"  # ids: compact count 1+1, one int64
-             + "00"  # empty tagged section: trace and leader hold their defaults
-        )
+    assert DEMO.encode(body, 2) == bytes.fromhex(
+        "03 6162"  # compact name
+        "00000000000000000000000000000001"  # id
+        "00"  # null compact array
+        "02 0000000000000005"  # ids: compact count 1 + 1, one int64
+        "00"  # empty tagged section: trace and leader hold their defaults
     )
 
 
@@ -152,7 +144,7 @@ def test_tagged_field_is_written_only_when_it_differs_from_its_default() -> None
     tagged = DEMO.encode({"name": "", "parts": [], "trace": "t", "leader": {"id": 4}}, 2)
     assert plain.endswith(b"\x00")
     # Section: two fields; tag 0 holds compact "t", tag 5 the struct (4, -1) and its own tags.
-    assert tagged.endswith(bytes.fromhex("0200020274050900000004ffffffff00"))
+    assert tagged.endswith(bytes.fromhex("02 00 02 0274 05 09 00000004 ffffffff 00"))
     decoded = DEMO.decode(tagged, 2)
     assert decoded["trace"] == "t"
     assert decoded["leader"] == {"id": 4, "epoch": -1}
@@ -161,9 +153,9 @@ def test_tagged_field_is_written_only_when_it_differs_from_its_default() -> None
 def test_unknown_tagged_fields_are_skipped_on_decode() -> None:
     known = DEMO.encode({"name": "n", "parts": [], "trace": "t"}, 2)
     # Replace the final section (one field: tag 0 holding "t") with tag 0 plus an unknown tag 7.
-    section = bytes.fromhex("0100020274")
+    section = bytes.fromhex("01 00 02 0274")
     assert known.endswith(section)
-    extended = known[: -len(section)] + bytes.fromhex("02000202740702beef")
+    extended = known[: -len(section)] + bytes.fromhex("02 00 02 0274 07 02 beef")
     decoded = DEMO.decode(extended, 2)
     assert decoded["trace"] == "t"
     assert decoded["name"] == "n"
@@ -196,7 +188,7 @@ def test_truncated_body_names_the_field_that_failed() -> None:
 
 def test_truncated_tagged_payload_names_the_tagged_field() -> None:
     # Empty name, zero id, empty parts and ids, then tag 0 whose string claims 4 bytes but has 1.
-    bad = bytes.fromhex("01" + "00" * 16 + "01010100020561")
+    bad = bytes.fromhex("01" + "00" * 16 + "01 01 01 00 02 0561")
     with pytest.raises(WireFormatError) as caught:
         DEMO.decode(bad, 2)
     assert caught.value.field == "trace"
@@ -214,7 +206,7 @@ def test_nullable_struct_carries_a_presence_byte() -> None:
     assert message.encode({"s": None}, 0) == b"\xff"
     assert message.decode(b"\xff", 0) == {"s": None}
     present = message.encode({"s": {"id": 1, "epoch": 2}}, 0)
-    assert present.hex() == "010000000100000002"
+    assert present == bytes.fromhex("01 00000001 00000002")
     assert message.decode(present, 0) == {"s": {"id": 1, "epoch": 2}}
 
 
