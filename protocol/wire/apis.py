@@ -27,6 +27,22 @@ from rafka.protocol.wire.schema import (
     Struct,
 )
 
+
+def _api(
+    key: int,
+    name: str,
+    versions: str,
+    flexible: str,
+    request: tuple[Field, ...],
+    response: tuple[Field, ...],
+) -> Api:
+    """An API whose request and response share key, valid versions and flexible versions."""
+    return Api(
+        Message(key, f"{name}Request", versions, flexible, request),
+        Message(key, f"{name}Response", versions, flexible, response),
+    )
+
+
 # Metadata's "authorized operations" value meaning "not requested" (INT32_MIN).
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 
@@ -51,43 +67,35 @@ _FINALIZED_FEATURE_KEY = Struct(
     ),
 )
 
-API_VERSIONS = Api(
-    request=Message(
-        api_key=18,
-        name="ApiVersionsRequest",
-        valid_versions="0-3",
-        flexible_versions="3+",
-        fields=(
-            Field("client_software_name", STRING, "3+"),
-            Field("client_software_version", STRING, "3+"),
-        ),
+API_VERSIONS = _api(
+    18,
+    "ApiVersions",
+    versions="0-3",
+    flexible="3+",
+    request=(
+        Field("client_software_name", STRING, "3+"),
+        Field("client_software_version", STRING, "3+"),
     ),
-    response=Message(
-        api_key=18,
-        name="ApiVersionsResponse",
-        valid_versions="0-3",
-        flexible_versions="3+",
-        fields=(
-            Field("error_code", INT16),
-            Field("api_keys", ArrayOf(_API_VERSION)),
-            Field("throttle_time_ms", INT32, "1+"),
-            Field(
-                "supported_features",
-                ArrayOf(_SUPPORTED_FEATURE_KEY),
-                "3+",
-                tagged_versions="3+",
-                tag=0,
-            ),
-            Field("finalized_features_epoch", INT64, "3+", tagged_versions="3+", tag=1, default=-1),
-            Field(
-                "finalized_features",
-                ArrayOf(_FINALIZED_FEATURE_KEY),
-                "3+",
-                tagged_versions="3+",
-                tag=2,
-            ),
-            Field("zk_migration_ready", BOOL, "3+", tagged_versions="3+", tag=3, default=False),
+    response=(
+        Field("error_code", INT16),
+        Field("api_keys", ArrayOf(_API_VERSION)),
+        Field("throttle_time_ms", INT32, "1+"),
+        Field(
+            "supported_features",
+            ArrayOf(_SUPPORTED_FEATURE_KEY),
+            "3+",
+            tagged_versions="3+",
+            tag=0,
         ),
+        Field("finalized_features_epoch", INT64, "3+", tagged_versions="3+", tag=1, default=-1),
+        Field(
+            "finalized_features",
+            ArrayOf(_FINALIZED_FEATURE_KEY),
+            "3+",
+            tagged_versions="3+",
+            tag=2,
+        ),
+        Field("zk_migration_ready", BOOL, "3+", tagged_versions="3+", tag=3, default=False),
     ),
 )
 
@@ -128,37 +136,29 @@ _METADATA_RESPONSE_TOPIC = Struct(
     ),
 )
 
-METADATA = Api(
-    request=Message(
-        api_key=3,
-        name="MetadataRequest",
-        valid_versions="0-12",
-        flexible_versions="9+",
-        fields=(
-            # v0: an empty list means all topics; v1+: null means all topics, empty means none.
-            Field("topics", ArrayOf(_METADATA_REQUEST_TOPIC), nullable_versions="1+"),
-            Field("allow_auto_topic_creation", BOOL, "4+", default=True),
-            Field("include_cluster_authorized_operations", BOOL, "8-10"),
-            Field("include_topic_authorized_operations", BOOL, "8+"),
-        ),
+METADATA = _api(
+    3,
+    "Metadata",
+    versions="0-12",
+    flexible="9+",
+    request=(
+        # v0: an empty list means all topics; v1+: null means all topics, empty means none.
+        Field("topics", ArrayOf(_METADATA_REQUEST_TOPIC), nullable_versions="1+"),
+        Field("allow_auto_topic_creation", BOOL, "4+", default=True),
+        Field("include_cluster_authorized_operations", BOOL, "8-10"),
+        Field("include_topic_authorized_operations", BOOL, "8+"),
     ),
-    response=Message(
-        api_key=3,
-        name="MetadataResponse",
-        valid_versions="0-12",
-        flexible_versions="9+",
-        fields=(
-            Field("throttle_time_ms", INT32, "3+"),
-            Field("brokers", ArrayOf(_METADATA_RESPONSE_BROKER)),
-            Field("cluster_id", STRING, "2+", nullable_versions="2+", default=None),
-            Field("controller_id", INT32, "1+", default=-1),
-            Field("topics", ArrayOf(_METADATA_RESPONSE_TOPIC)),
-            Field(
-                "cluster_authorized_operations",
-                INT32,
-                "8-10",
-                default=AUTHORIZED_OPERATIONS_OMITTED,
-            ),
+    response=(
+        Field("throttle_time_ms", INT32, "3+"),
+        Field("brokers", ArrayOf(_METADATA_RESPONSE_BROKER)),
+        Field("cluster_id", STRING, "2+", nullable_versions="2+", default=None),
+        Field("controller_id", INT32, "1+", default=-1),
+        Field("topics", ArrayOf(_METADATA_RESPONSE_TOPIC)),
+        Field(
+            "cluster_authorized_operations",
+            INT32,
+            "8-10",
+            default=AUTHORIZED_OPERATIONS_OMITTED,
         ),
     ),
 )
@@ -195,28 +195,20 @@ _TOPIC_PRODUCE_RESPONSE = Struct(
     (Field("name", STRING), Field("partition_responses", ArrayOf(_PARTITION_PRODUCE_RESPONSE))),
 )
 
-PRODUCE = Api(
-    request=Message(
-        api_key=0,
-        name="ProduceRequest",
-        valid_versions="3-9",
-        flexible_versions="9+",
-        fields=(
-            Field("transactional_id", STRING, "3+", nullable_versions="3+", default=None),
-            Field("acks", INT16),
-            Field("timeout_ms", INT32),
-            Field("topic_data", ArrayOf(_TOPIC_PRODUCE_DATA)),
-        ),
+PRODUCE = _api(
+    0,
+    "Produce",
+    versions="3-9",
+    flexible="9+",
+    request=(
+        Field("transactional_id", STRING, "3+", nullable_versions="3+", default=None),
+        Field("acks", INT16),
+        Field("timeout_ms", INT32),
+        Field("topic_data", ArrayOf(_TOPIC_PRODUCE_DATA)),
     ),
-    response=Message(
-        api_key=0,
-        name="ProduceResponse",
-        valid_versions="3-9",
-        flexible_versions="9+",
-        fields=(
-            Field("responses", ArrayOf(_TOPIC_PRODUCE_RESPONSE)),
-            Field("throttle_time_ms", INT32, "1+", default=0),
-        ),
+    response=(
+        Field("responses", ArrayOf(_TOPIC_PRODUCE_RESPONSE)),
+        Field("throttle_time_ms", INT32, "1+", default=0),
     ),
 )
 
@@ -288,45 +280,37 @@ _FETCHABLE_TOPIC_RESPONSE = Struct(
 )
 
 # Fetch's and ListOffsets' isolation level: 0 is READ_UNCOMMITTED, 1 READ_COMMITTED.
-FETCH = Api(
-    request=Message(
-        api_key=1,
-        name="FetchRequest",
-        valid_versions="4-12",
-        flexible_versions="12+",
-        fields=(
-            Field(
-                "cluster_id",
-                STRING,
-                "12+",
-                nullable_versions="12+",
-                tagged_versions="12+",
-                tag=0,
-                default=None,
-            ),
-            Field("replica_id", INT32, "0-14", default=-1),
-            Field("max_wait_ms", INT32),
-            Field("min_bytes", INT32),
-            Field("max_bytes", INT32, "3+", default=0x7FFFFFFF),
-            Field("isolation_level", INT8, "4+", default=0),
-            Field("session_id", INT32, "7+", default=0),
-            Field("session_epoch", INT32, "7+", default=-1),
-            Field("topics", ArrayOf(_FETCH_TOPIC)),
-            Field("forgotten_topics_data", ArrayOf(_FORGOTTEN_TOPIC), "7+"),
-            Field("rack_id", STRING, "11+", default=""),
+FETCH = _api(
+    1,
+    "Fetch",
+    versions="4-12",
+    flexible="12+",
+    request=(
+        Field(
+            "cluster_id",
+            STRING,
+            "12+",
+            nullable_versions="12+",
+            tagged_versions="12+",
+            tag=0,
+            default=None,
         ),
+        Field("replica_id", INT32, "0-14", default=-1),
+        Field("max_wait_ms", INT32),
+        Field("min_bytes", INT32),
+        Field("max_bytes", INT32, "3+", default=0x7FFFFFFF),
+        Field("isolation_level", INT8, "4+", default=0),
+        Field("session_id", INT32, "7+", default=0),
+        Field("session_epoch", INT32, "7+", default=-1),
+        Field("topics", ArrayOf(_FETCH_TOPIC)),
+        Field("forgotten_topics_data", ArrayOf(_FORGOTTEN_TOPIC), "7+"),
+        Field("rack_id", STRING, "11+", default=""),
     ),
-    response=Message(
-        api_key=1,
-        name="FetchResponse",
-        valid_versions="4-12",
-        flexible_versions="12+",
-        fields=(
-            Field("throttle_time_ms", INT32, "1+"),
-            Field("error_code", INT16, "7+"),
-            Field("session_id", INT32, "7+", default=0),
-            Field("responses", ArrayOf(_FETCHABLE_TOPIC_RESPONSE)),
-        ),
+    response=(
+        Field("throttle_time_ms", INT32, "1+"),
+        Field("error_code", INT16, "7+"),
+        Field("session_id", INT32, "7+", default=0),
+        Field("responses", ArrayOf(_FETCHABLE_TOPIC_RESPONSE)),
     ),
 )
 
@@ -357,27 +341,19 @@ _LIST_OFFSETS_TOPIC_RESPONSE = Struct(
     (Field("name", STRING), Field("partitions", ArrayOf(_LIST_OFFSETS_PARTITION_RESPONSE))),
 )
 
-LIST_OFFSETS = Api(
-    request=Message(
-        api_key=2,
-        name="ListOffsetsRequest",
-        valid_versions="1-7",
-        flexible_versions="6+",
-        fields=(
-            Field("replica_id", INT32),
-            Field("isolation_level", INT8, "2+"),
-            Field("topics", ArrayOf(_LIST_OFFSETS_TOPIC)),
-        ),
+LIST_OFFSETS = _api(
+    2,
+    "ListOffsets",
+    versions="1-7",
+    flexible="6+",
+    request=(
+        Field("replica_id", INT32),
+        Field("isolation_level", INT8, "2+"),
+        Field("topics", ArrayOf(_LIST_OFFSETS_TOPIC)),
     ),
-    response=Message(
-        api_key=2,
-        name="ListOffsetsResponse",
-        valid_versions="1-7",
-        flexible_versions="6+",
-        fields=(
-            Field("throttle_time_ms", INT32, "2+"),
-            Field("topics", ArrayOf(_LIST_OFFSETS_TOPIC_RESPONSE)),
-        ),
+    response=(
+        Field("throttle_time_ms", INT32, "2+"),
+        Field("topics", ArrayOf(_LIST_OFFSETS_TOPIC_RESPONSE)),
     ),
 )
 
@@ -394,32 +370,24 @@ _COORDINATOR = Struct(
     ),
 )
 
-FIND_COORDINATOR = Api(
-    request=Message(
-        api_key=10,
-        name="FindCoordinatorRequest",
-        valid_versions="0-4",
-        flexible_versions="3+",
-        fields=(
-            Field("key", STRING, "0-3"),
-            Field("key_type", INT8, "1+", default=0),
-            Field("coordinator_keys", ArrayOf(STRING), "4+"),
-        ),
+FIND_COORDINATOR = _api(
+    10,
+    "FindCoordinator",
+    versions="0-4",
+    flexible="3+",
+    request=(
+        Field("key", STRING, "0-3"),
+        Field("key_type", INT8, "1+", default=0),
+        Field("coordinator_keys", ArrayOf(STRING), "4+"),
     ),
-    response=Message(
-        api_key=10,
-        name="FindCoordinatorResponse",
-        valid_versions="0-4",
-        flexible_versions="3+",
-        fields=(
-            Field("throttle_time_ms", INT32, "1+"),
-            Field("error_code", INT16, "0-3"),
-            Field("error_message", STRING, "1-3", nullable_versions="1-3"),
-            Field("node_id", INT32, "0-3"),
-            Field("host", STRING, "0-3"),
-            Field("port", INT32, "0-3"),
-            Field("coordinators", ArrayOf(_COORDINATOR), "4+"),
-        ),
+    response=(
+        Field("throttle_time_ms", INT32, "1+"),
+        Field("error_code", INT16, "0-3"),
+        Field("error_message", STRING, "1-3", nullable_versions="1-3"),
+        Field("node_id", INT32, "0-3"),
+        Field("host", STRING, "0-3"),
+        Field("port", INT32, "0-3"),
+        Field("coordinators", ArrayOf(_COORDINATOR), "4+"),
     ),
 )
 

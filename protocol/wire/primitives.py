@@ -295,7 +295,9 @@ class Writer:
         self._fixed(_FLOAT64, value, "float64")
 
     def write_boolean(self, value: bool) -> None:
-        """One byte, 1 or 0."""
+        """One byte, 1 or 0; only a real bool is accepted, so a stray value is not coerced."""
+        if not isinstance(value, bool):
+            raise WireFormatError(f"{value!r} is not a boolean")
         self._buffer.append(1 if value else 0)
 
     def write_uuid(self, value: uuid.UUID) -> None:

@@ -259,27 +259,18 @@ class Api:
         return self.request.versions.max
 
 
-_BLOB_READERS: dict[tuple[bool, bool, bool], Callable[[Reader], Any]] = {
-    # (text, flexible, nullable) -> reader
-    (True, False, False): Reader.read_string,
-    (True, False, True): Reader.read_nullable_string,
-    (True, True, False): Reader.read_compact_string,
-    (True, True, True): Reader.read_compact_nullable_string,
-    (False, False, False): Reader.read_bytes,
-    (False, False, True): Reader.read_nullable_bytes,
-    (False, True, False): Reader.read_compact_bytes,
-    (False, True, True): Reader.read_compact_nullable_bytes,
-}
-
-_BLOB_WRITERS: dict[tuple[bool, bool, bool], Callable[[Writer, Any], None]] = {
-    (True, False, False): Writer.write_string,
-    (True, False, True): Writer.write_nullable_string,
-    (True, True, False): Writer.write_compact_string,
-    (True, True, True): Writer.write_compact_nullable_string,
-    (False, False, False): Writer.write_bytes,
-    (False, False, True): Writer.write_nullable_bytes,
-    (False, True, False): Writer.write_compact_bytes,
-    (False, True, True): Writer.write_compact_nullable_bytes,
+# (text, flexible, nullable) -> how a string or bytes field is read and written.
+_BLOB_CODECS: dict[
+    tuple[bool, bool, bool], tuple[Callable[[Reader], Any], Callable[[Writer, Any], None]]
+] = {
+    (True, False, False): (Reader.read_string, Writer.write_string),
+    (True, False, True): (Reader.read_nullable_string, Writer.write_nullable_string),
+    (True, True, False): (Reader.read_compact_string, Writer.write_compact_string),
+    (True, True, True): (Reader.read_compact_nullable_string, Writer.write_compact_nullable_string),
+    (False, False, False): (Reader.read_bytes, Writer.write_bytes),
+    (False, False, True): (Reader.read_nullable_bytes, Writer.write_nullable_bytes),
+    (False, True, False): (Reader.read_compact_bytes, Writer.write_compact_bytes),
+    (False, True, True): (Reader.read_compact_nullable_bytes, Writer.write_compact_nullable_bytes),
 }
 
 
@@ -289,7 +280,7 @@ def _read_value(
     if isinstance(kind, Primitive):
         return kind.read(reader)
     if isinstance(kind, Blob):
-        return _BLOB_READERS[kind.text, flexible, nullable](reader)
+        return _BLOB_CODECS[kind.text, flexible, nullable][0](reader)
     if isinstance(kind, Struct):
         if nullable:
             # Kafka writes a nullable struct as an int8 presence marker (-1 null, 1 present).
@@ -312,10 +303,17 @@ def _write_value(
 ) -> None:
     if value is None and not nullable:
         raise WireFormatError(f"null {_type_name(kind)} where the field is not nullable")
-    if isinstance(kind, Primitive):
-        kind.write(writer, value)
-    elif isinstance(kind, Blob):
-        _BLOB_WRITERS[kind.text, flexible, nullable](writer, value)
+    if isinstance(kind, (Primitive, Blob)):
+        write = (
+            kind.write
+            if isinstance(kind, Primitive)
+            else _BLOB_CODECS[kind.text, flexible, nullable][1]
+        )
+        try:
+            write(writer, value)
+        except (TypeError, AttributeError):
+            # A value of the wrong Python type; name the field rather than leak the TypeError.
+            raise WireFormatError(f"{value!r} is not a {kind.name}") from None
     elif isinstance(kind, Struct):
         if nullable:
             writer.write_int8(-1 if value is None else 1)

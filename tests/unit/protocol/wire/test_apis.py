@@ -5,6 +5,8 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from rafka.protocol.wire.apis import (
     API_VERSIONS,
@@ -215,3 +217,24 @@ def test_truncated_produce_request_names_the_failing_field() -> None:
     with pytest.raises(WireFormatError) as caught:
         PRODUCE.request.decode(encoded[:-2], 3)
     assert caught.value.field == "topic_data[0].partition_data[0].records"
+
+
+@given(st.binary(max_size=64))
+def test_arbitrary_bytes_decode_or_raise_only_wire_format_errors(data: bytes) -> None:
+    for message, version in _every_message_version():
+        try:
+            message.decode(data, version)
+        except WireFormatError:
+            pass
+
+
+@given(st.data())
+def test_every_truncation_of_a_real_body_raises_wire_format_error(data: st.DataObject) -> None:
+    # ApiVersions v0-2 requests are empty, so they have nothing to cut.
+    message, version = data.draw(
+        st.sampled_from([(m, v) for m, v in _every_message_version() if m.encode({}, v)])
+    )
+    encoded = message.encode({}, version)
+    cut = data.draw(st.integers(0, len(encoded) - 1))
+    with pytest.raises(WireFormatError):
+        message.decode(encoded[:cut], version)

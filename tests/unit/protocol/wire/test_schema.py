@@ -178,6 +178,16 @@ def test_value_out_of_range_names_the_nested_field() -> None:
     assert caught.value.field == "parts[1].index"
 
 
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [({"name": 5}, "name"), ({"id": "not-a-uuid"}, "id"), ({"flag": "x"}, "flag")],
+)
+def test_value_of_the_wrong_type_names_the_field(body: dict[str, object], field: str) -> None:
+    with pytest.raises(WireFormatError) as caught:
+        DEMO.encode({"parts": [], **body}, 1)
+    assert caught.value.field == field
+
+
 def test_truncated_body_names_the_field_that_failed() -> None:
     data = DEMO.encode({"name": "n", "parts": [{"index": 1, "epoch": 2}]}, 1)
     with pytest.raises(WireFormatError) as caught:
