@@ -274,13 +274,19 @@ _BLOB_CODECS: dict[
 }
 
 
+def _scalar_codec(
+    kind: Primitive | Blob, flexible: bool, nullable: bool
+) -> tuple[Callable[[Reader], Any], Callable[[Writer, Any], None]]:
+    if isinstance(kind, Primitive):
+        return kind.read, kind.write
+    return _BLOB_CODECS[kind.text, flexible, nullable]
+
+
 def _read_value(
     reader: Reader, kind: WireType, version: int, flexible: bool, nullable: bool
 ) -> Any:
-    if isinstance(kind, Primitive):
-        return kind.read(reader)
-    if isinstance(kind, Blob):
-        return _BLOB_CODECS[kind.text, flexible, nullable][0](reader)
+    if isinstance(kind, (Primitive, Blob)):
+        return _scalar_codec(kind, flexible, nullable)[0](reader)
     if isinstance(kind, Struct):
         if nullable:
             # Kafka writes a nullable struct as an int8 presence marker (-1 null, 1 present).
@@ -304,13 +310,8 @@ def _write_value(
     if value is None and not nullable:
         raise WireFormatError(f"null {_type_name(kind)} where the field is not nullable")
     if isinstance(kind, (Primitive, Blob)):
-        write = (
-            kind.write
-            if isinstance(kind, Primitive)
-            else _BLOB_CODECS[kind.text, flexible, nullable][1]
-        )
         try:
-            write(writer, value)
+            _scalar_codec(kind, flexible, nullable)[1](writer, value)
         except (TypeError, AttributeError):
             # A value of the wrong Python type; name the field rather than leak the TypeError.
             raise WireFormatError(f"{value!r} is not a {kind.name}") from None
@@ -320,6 +321,8 @@ def _write_value(
         if value is not None:
             _write_struct(writer, kind, value, version, flexible)
     else:
+        if value is not None and not isinstance(value, (list, tuple)):
+            raise WireFormatError(f"{value!r} is not a list for {_type_name(kind)}")
 
         def element(inner: Writer, item: Any) -> None:
             _write_value(inner, kind.element, item, version, flexible, False)

@@ -180,7 +180,13 @@ def test_value_out_of_range_names_the_nested_field() -> None:
 
 @pytest.mark.parametrize(
     ("body", "field"),
-    [({"name": 5}, "name"), ({"id": "not-a-uuid"}, "id"), ({"flag": "x"}, "flag")],
+    [
+        ({"name": 5}, "name"),
+        ({"id": "not-a-uuid"}, "id"),
+        ({"flag": "x"}, "flag"),
+        ({"parts": "ab"}, "parts"),
+        ({"parts": [{"index": "1"}]}, "parts[0].index"),
+    ],
 )
 def test_value_of_the_wrong_type_names_the_field(body: dict[str, object], field: str) -> None:
     with pytest.raises(WireFormatError) as caught:
