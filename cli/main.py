@@ -160,6 +160,8 @@ def run(args: argparse.Namespace) -> int:
             f"{description.controller_id}, "
             f"namespace {args.namespace!r}, data in {args.data_dir.resolve()}"
         )
+        if description.bootstrap_servers:
+            print(f"Kafka clients: bootstrap_servers={description.bootstrap_servers}")
         return 0
     if args.command == "down":
         for line in launcher.down(args.data_dir):

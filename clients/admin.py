@@ -56,6 +56,16 @@ class ClusterDescription:
     controller_id: int
     brokers: tuple[BrokerMetadata, ...]
 
+    @property
+    def bootstrap_servers(self) -> str:
+        """``host:port`` of every live broker's Kafka listener, comma-separated: what a Kafka
+        client's ``bootstrap_servers`` (or kcat's ``-b``) takes."""
+        return ",".join(
+            f"{address[0]}:{address[1]}"
+            for broker in self.brokers
+            if (address := broker.listener()) is not None
+        )
+
 
 class Admin(
     GroupAdminMixin, ConfigAdminMixin, ReassignmentAdminMixin, LeaderAdminMixin, LogDirAdminMixin

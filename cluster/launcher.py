@@ -262,5 +262,6 @@ def status(
             {"id": b.broker_id, "host": b.host, "node": b.node_id[:12], "rack": b.rack}
             for b in description.brokers
         ],
+        "bootstrap_servers": description.bootstrap_servers,
         "topics": admin.list_topics(),
     }

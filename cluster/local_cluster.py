@@ -221,6 +221,11 @@ class LocalCluster:
 
     # ------------------------------------------------------------------ clients
 
+    def bootstrap_servers(self) -> str:
+        """``host:port`` of every live broker's Kafka listener: a Kafka client's
+        ``bootstrap_servers``."""
+        return self.admin().describe_cluster().bootstrap_servers
+
     def admin(self, **config: Any) -> Admin:
         """An admin client for this cluster."""
         return Admin(namespace=self.namespace, **config)

@@ -24,6 +24,8 @@ from kazoo.protocol.states import KazooState
 from rafka.actors import names, spawn
 from rafka.actors.broker.config import BrokerConfig
 from rafka.actors.broker.config_manager import ConfigManager
+from rafka.actors.broker.kafka_apis import KafkaApis
+from rafka.actors.broker.listener import KafkaListener, advertised_endpoints, parse_listeners
 from rafka.actors.broker.metadata_cache import MetadataCache
 from rafka.actors.broker.producer_id_manager import ProducerIdManager, ZkProducerIdBlockStore
 from rafka.actors.broker.replication_quota import QuotaType, ReplicationQuotas, Throttle
@@ -78,6 +80,7 @@ from rafka.protocol.messages.transactions import (
     InitProducerIdResponse,
 )
 from rafka.protocol.types import NewTopic, ReplicaPlacement, TopicPartition
+from rafka.protocol.wire.registry import DEFAULT_REGISTRY
 from rafka.transactions.transaction_log import TRANSACTION_STATE_TOPIC
 
 logger = logging.getLogger(__name__)
@@ -116,6 +119,17 @@ class Broker:
         self._mailbox = asyncio.Lock()
         self._stopped = asyncio.Event()
         self._supervisor = asyncio.get_event_loop().create_task(self._supervise())
+        # Bound before registering, so /brokers/ids/<id> names the ports really taken.
+        apis = KafkaApis(self, DEFAULT_REGISTRY)
+        self.listeners = [
+            KafkaListener(
+                address, self.host, DEFAULT_REGISTRY, apis.handle, config.socket_request_max_bytes
+            )
+            for address in parse_listeners(config.listeners)
+        ]
+        self.endpoints = advertised_endpoints(
+            [listener.address for listener in self.listeners], config.advertised_listeners
+        )
         # Wait up to two session timeouts for a previous incarnation's ephemeral znode to expire.
         self.zk.register_broker(
             self._registration(),
@@ -133,6 +147,8 @@ class Broker:
             config, namespace, self.node_id
         )
         self._internal_partitions: dict[str, int] = {}
+        for listener in self.listeners:
+            self._loop.create_task(listener.start())
         logger.info("broker %d registered on node %s (%s)", self.broker_id, self.node_id, self.host)
         self._state_change("registered in ZooKeeper (pid %d)", os.getpid())
 
@@ -140,7 +156,11 @@ class Broker:
         """What this broker writes to ``/brokers/ids/<id>``, its rack included (Kafka's
         ``broker.rack``)."""
         return BrokerRegistration(
-            self.broker_id, self.host, self.node_id, self.config.broker_rack or None
+            self.broker_id,
+            self.host,
+            self.node_id,
+            self.config.broker_rack or None,
+            endpoints=self.endpoints,
         )
 
     def _state_change(
@@ -714,6 +734,7 @@ class Broker:
             "broker_id": self.broker_id,
             "node_id": self.node_id,
             "host": self.host,
+            "endpoints": list(self.endpoints),
             "log_dirs": self.config.log_dirs,
             "controller_epoch": self.controller_epoch,
             "pid": os.getpid(),
@@ -721,6 +742,24 @@ class Broker:
             "zk_session": (self.zk.zk.client_id[0], self.zk.zk.client_id[1].hex()),
             "replicas": sorted(f"{t}-{p}" for t, p in self.replicas),
         }
+
+    async def replica_call(self, topic: str, partition: int, method: str, request: Any) -> Any:
+        """``method(request)`` on this broker's replica of the partition, for the Kafka listener:
+        UNKNOWN_TOPIC_OR_PARTITION or NOT_LEADER_OR_FOLLOWER (which a Kafka client answers with
+        a metadata refresh) when there is none, or it is restarting."""
+        replica = self.replicas.get((topic, partition))
+        if replica is None:
+            if topic not in self.metadata_cache.topics:
+                raise Errors.UNKNOWN_TOPIC_OR_PARTITION.exception(f"no topic {topic!r}")
+            raise Errors.NOT_LEADER_OR_FOLLOWER.exception(
+                f"broker {self.broker_id} hosts no replica of {topic}-{partition}"
+            )
+        try:
+            return await getattr(replica, method).remote(request)
+        except ray.exceptions.RayActorError as exc:
+            raise Errors.NOT_LEADER_OR_FOLLOWER.exception(
+                f"the replica of {topic}-{partition} on broker {self.broker_id} is restarting"
+            ) from exc
 
     async def replica_handles(self) -> dict[tuple[str, int], Any]:
         """Handles of the replica actors this broker hosts (tools and tests)."""
@@ -766,6 +805,8 @@ class Broker:
         if self.config.controlled_shutdown_enable:
             await self._controlled_shutdown()
         self._stopped.set()
+        for listener in self.listeners:
+            await listener.close()
         async with self._mailbox:
             for replica in list(self.replicas.values()):
                 try:

@@ -41,6 +41,20 @@ class BrokerConfig:
             "doc": "the rack this broker is on, for rack-aware replica placement (empty: none)"
         },
     )
+    listeners: str = field(
+        default="PLAINTEXT://:9092",
+        metadata={
+            "doc": "Kafka-protocol listeners, PROTOCOL://host:port (empty host: this node's "
+            "address; port 0: any free port; empty: none)"
+        },
+    )
+    advertised_listeners: str = field(
+        default="",
+        metadata={"doc": "listeners as clients should reach them (empty: the bound listeners)"},
+    )
+    socket_request_max_bytes: int = bounded(
+        100 * 1024 * 1024, 1, INT32_MAX, "largest Kafka-protocol request a listener accepts"
+    )
     log_dirs: str = field(
         default="/tmp/rafka-logs",
         metadata={"doc": "directory holding this broker's partition directories"},
@@ -222,9 +236,11 @@ class BrokerConfig:
 
 
 LAUNCH_DEFAULTS: dict[str, Any] = {
+    "listeners": "PLAINTEXT://:0",
     "offsets_topic_num_partitions": 8,
     "transaction_state_log_num_partitions": 4,
 }
-"""Defaults ``LocalCluster`` and ``rafka up`` use instead of Kafka's: every replica is a process,
-and Kafka's 50 offsets (or transaction state) partitions at replication factor 3 would start 150 of
-them on a group's (or transactional producer's) first use."""
+"""Defaults ``LocalCluster`` and ``rafka up`` use instead of Kafka's: several brokers share one
+machine, so each listener takes a free port; and every replica is a process, so Kafka's 50 offsets
+(or transaction state) partitions at replication factor 3 would start 150 of them on a group's (or
+transactional producer's) first use."""

@@ -96,7 +96,7 @@ class RequestBatch:
             if states
         }
         live = tuple(
-            BrokerMetadata(b, reg.host, reg.node_id, reg.rack)
+            BrokerMetadata(b, reg.host, reg.node_id, reg.rack, reg.endpoints)
             for b, reg in sorted(ctx.live_brokers.items())
         )
         update: dict[int, UpdateMetadataRequest] = {}

@@ -34,6 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rafka.protocol.messages.metadata import plaintext_listener
 from rafka.protocol.types import TopicPartition, now_ms
 
 CLUSTER_ID = "/cluster/id"
@@ -120,6 +121,8 @@ class BrokerRegistration:
     timestamp: int = 0
     zxid: int = 0
     """The ZooKeeper transaction that created the znode (Kafka's broker epoch); 0 if not read."""
+    endpoints: tuple[str, ...] = ()
+    """The advertised Kafka listeners, ``PLAINTEXT://host:port``."""
 
     def encode(self) -> bytes:
         """JSON as stored in ``/brokers/ids/<id>``."""
@@ -130,8 +133,12 @@ class BrokerRegistration:
                 "node_id": self.node_id,
                 "rack": self.rack,
                 "timestamp": str(self.timestamp or now_ms()),
-                "port": -1,
+                "port": (plaintext_listener(self.endpoints) or ("", -1))[1],
                 "jmx_port": -1,
+                "endpoints": list(self.endpoints),
+                "listener_security_protocol_map": {
+                    e.partition("://")[0]: e.partition("://")[0] for e in self.endpoints
+                },
             }
         )
 
@@ -146,6 +153,7 @@ class BrokerRegistration:
             value.get("rack"),
             int(value["timestamp"]),
             zxid,
+            tuple(value.get("endpoints", ())),
         )
 
 

@@ -9,12 +9,28 @@ from rafka.protocol.errors import Errors
 
 @dataclass(frozen=True)
 class BrokerMetadata:
-    """A live broker: its id, Ray node and the host that node advertises."""
+    """A live broker: its id, Ray node, the host that node advertises and its advertised Kafka
+    listeners (``PLAINTEXT://host:port``)."""
 
     broker_id: int
     host: str
     node_id: str
     rack: str | None = None
+    endpoints: tuple[str, ...] = ()
+
+    def listener(self) -> tuple[str, int] | None:
+        """Host and port of the PLAINTEXT listener, None without one."""
+        return plaintext_listener(self.endpoints)
+
+
+def plaintext_listener(endpoints: tuple[str, ...]) -> tuple[str, int] | None:
+    """Host and port of the ``PLAINTEXT://host:port`` entry of ``endpoints``, None without one."""
+    for endpoint in endpoints:
+        protocol, _, address = endpoint.partition("://")
+        if protocol == "PLAINTEXT":
+            host, _, port = address.rpartition(":")
+            return host.strip("[]"), int(port)
+    return None
 
 
 @dataclass(frozen=True)

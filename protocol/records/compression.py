@@ -64,7 +64,8 @@ def _codec(codec: Compression) -> tuple[Callable[[bytes], bytes], Callable[[byte
 
             def zstd_decompress(data: bytes) -> bytes:
                 # A streaming decompressor: Java clients write frames without a content size.
-                return zstandard.ZstdDecompressor().decompressobj().decompress(data)
+                out: bytes = zstandard.ZstdDecompressor().decompressobj().decompress(data)
+                return out
 
             return zstandard.ZstdCompressor().compress, zstd_decompress
     except ImportError:

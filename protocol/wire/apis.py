@@ -5,8 +5,8 @@ Field lists, version ranges, nullable versions, tags and defaults follow Apache 
 only over the versions rafka serves, a range kafka-python, librdkafka and aiokafka all negotiate
 into; fields that exist only beyond that range are left out.
 
-Versions served: ApiVersions 0-3, Metadata 0-12, Produce 3-9, Fetch 4-12, ListOffsets 1-7 and
-FindCoordinator 0-4.
+Versions served: ApiVersions 0-3, Metadata 0-12, Produce 3-9, Fetch 4-12, ListOffsets 1-7,
+FindCoordinator 0-4 and InitProducerId 0-4.
 """
 
 from __future__ import annotations
@@ -391,6 +391,25 @@ FIND_COORDINATOR = _api(
     ),
 )
 
+INIT_PRODUCER_ID = _api(
+    22,
+    "InitProducerId",
+    versions="0-4",
+    flexible="2+",
+    request=(
+        Field("transactional_id", STRING, nullable_versions="0+"),
+        Field("transaction_timeout_ms", INT32),
+        Field("producer_id", INT64, "3+", default=-1),
+        Field("producer_epoch", INT16, "3+", default=-1),
+    ),
+    response=(
+        Field("throttle_time_ms", INT32),
+        Field("error_code", INT16),
+        Field("producer_id", INT64, default=-1),
+        Field("producer_epoch", INT16),
+    ),
+)
+
 DECLARED_APIS: tuple[Api, ...] = (
     PRODUCE,
     FETCH,
@@ -398,5 +417,6 @@ DECLARED_APIS: tuple[Api, ...] = (
     METADATA,
     FIND_COORDINATOR,
     API_VERSIONS,
+    INIT_PRODUCER_ID,
 )
 """Every API declared here, in api-key order."""

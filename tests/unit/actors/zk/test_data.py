@@ -105,7 +105,7 @@ def test_broker_registration_without_timestamp_is_stamped_now(
     assert decoded.timestamp == 1_234
 
 
-def test_broker_registration_tolerates_kafkas_extra_fields() -> None:
+def test_broker_registration_reads_kafkas_endpoints_and_tolerates_its_other_fields() -> None:
     kafka = json.dumps(
         {
             "version": 5,
@@ -118,7 +118,18 @@ def test_broker_registration_tolerates_kafkas_extra_fields() -> None:
             "rack": None,
         }
     ).encode()
-    assert BrokerRegistration.decode(7, kafka) == BrokerRegistration(7, "h", "n", None, 42)
+    assert BrokerRegistration.decode(7, kafka) == BrokerRegistration(
+        7, "h", "n", None, 42, endpoints=("PLAINTEXT://h:9092",)
+    )
+
+
+def test_broker_registration_writes_its_listener_as_kafkas_port_and_endpoints() -> None:
+    registration = BrokerRegistration(3, "10.0.0.5", "n", endpoints=("PLAINTEXT://10.0.0.5:9093",))
+    value = as_json(registration.encode())
+    assert (value["port"], value["endpoints"]) == (9093, ["PLAINTEXT://10.0.0.5:9093"])
+    assert value["listener_security_protocol_map"] == {"PLAINTEXT": "PLAINTEXT"}
+    assert BrokerRegistration.decode(3, registration.encode()).endpoints == registration.endpoints
+    assert as_json(BrokerRegistration(3, "h", "n").encode())["port"] == -1
 
 
 # ------------------------------------------------------------------ topics

@@ -39,8 +39,9 @@ def test_served_version_ranges_are_the_ones_clients_negotiate() -> None:
         "Fetch": (4, 12),
         "ListOffsets": (1, 7),
         "FindCoordinator": (0, 4),
+        "InitProducerId": (0, 4),
     }
-    assert [api.key for api in DECLARED_APIS] == [0, 1, 2, 3, 10, 18]
+    assert [api.key for api in DECLARED_APIS] == [0, 1, 2, 3, 10, 18, 22]
 
 
 @pytest.mark.parametrize(("message", "version"), _every_message_version())
@@ -64,6 +65,7 @@ def test_flexible_versions_match_kafkas_declarations() -> None:
         "Fetch": 12,
         "ListOffsets": 6,
         "FindCoordinator": 3,
+        "InitProducerId": 2,
     }
 
 

@@ -28,6 +28,7 @@ def test_supported_versions_derive_from_the_declarations() -> None:
         VersionRange(3, 0, 12),
         VersionRange(10, 0, 4),
         VersionRange(18, 0, 3),
+        VersionRange(22, 0, 4),
     ]
 
 
@@ -138,7 +139,7 @@ def test_unsupported_api_versions_request_is_answered_in_v0_with_the_ranges() ->
     header, body = DEFAULT_REGISTRY.decode_response(_payload(frame), RequestHeader(18, 0, 4))
     assert header.correlation_id == 4
     assert body["error_code"] == Errors.UNSUPPORTED_VERSION
-    assert len(body["api_keys"]) == 6
+    assert len(body["api_keys"]) == 7
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,345 @@
+"""KafkaApis: what a Kafka client's request means, answered with the broker's own machinery.
+
+The listener decodes a frame into a body (a dict with Kafka's field names); this module maps it
+onto the internal request types rafka's own clients send (MetadataRequest, ProduceRequest,
+FetchRequest, ListOffsetsRequest, FindCoordinator) and sends them where a native client would: the
+broker's metadata cache, the partition's replica actor. One transport, two front doors: there is
+no second implementation of produce or fetch here, only the translation of field names and of
+record batches (Kafka's varint records to and from rafka's columnar ones).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol, TypeVar
+
+from rafka.protocol.errors import Errors, RafkaError
+from rafka.protocol.messages.fetch import READ_COMMITTED, FetchRequest, FetchResponse
+from rafka.protocol.messages.groups import FindCoordinatorResponse
+from rafka.protocol.messages.metadata import MetadataRequest, MetadataResponse
+from rafka.protocol.messages.offsets import ListOffsetsRequest, ListOffsetsResponse
+from rafka.protocol.messages.produce import ACKS_NONE, ProduceRequest, ProduceResponse
+from rafka.protocol.messages.transactions import InitProducerIdRequest, InitProducerIdResponse
+from rafka.protocol.records.kafka_records import (
+    kafka_batches_to_native,
+    native_batches_to_kafka,
+)
+from rafka.protocol.wire.apis import (
+    API_VERSIONS,
+    FETCH,
+    FIND_COORDINATOR,
+    INIT_PRODUCER_ID,
+    LIST_OFFSETS,
+    METADATA,
+    PRODUCE,
+)
+from rafka.protocol.wire.headers import RequestHeader
+from rafka.protocol.wire.registry import ApiRegistry
+
+logger = logging.getLogger(__name__)
+
+Body = Mapping[str, Any]
+T = TypeVar("T")
+
+
+class BrokerSide(Protocol):
+    """What KafkaApis needs of its broker (the broker actor, or a fake in unit tests)."""
+
+    async def metadata(self, request: MetadataRequest) -> MetadataResponse:
+        """Metadata from the broker's cache."""
+
+    async def find_coordinator(self, key: str, key_type: int) -> FindCoordinatorResponse:
+        """The coordinator of a group or transactional id."""
+
+    async def init_producer_id(self, request: InitProducerIdRequest) -> InitProducerIdResponse:
+        """A producer id for an idempotent producer."""
+
+    async def replica_call(self, topic: str, partition: int, method: str, request: Any) -> Any:
+        """``method(request)`` on this broker's replica of the partition; raises
+        NOT_LEADER_OR_FOLLOWER (or UNKNOWN_TOPIC_OR_PARTITION) if it has none."""
+
+
+class KafkaApis:
+    """Handles the decoded requests of the Kafka listener for one broker."""
+
+    def __init__(self, broker: BrokerSide, registry: ApiRegistry) -> None:
+        self._broker = broker
+        self._registry = registry
+        self._handlers: dict[int, Callable[[RequestHeader, Body], Awaitable[Body | None]]] = {
+            API_VERSIONS.key: self._api_versions,
+            METADATA.key: self._metadata,
+            PRODUCE.key: self._produce,
+            FETCH.key: self._fetch,
+            LIST_OFFSETS.key: self._list_offsets,
+            FIND_COORDINATOR.key: self._find_coordinator,
+            INIT_PRODUCER_ID.key: self._init_producer_id,
+        }
+
+    async def handle(self, header: RequestHeader, body: Body) -> Body | None:
+        """The response body for a request the registry decoded; None when Kafka sends none."""
+        return await self._handlers[header.api_key](header, body)
+
+    async def _api_versions(self, _header: RequestHeader, _body: Body) -> Body:
+        return self._registry.api_versions_body()
+
+    # ------------------------------------------------------------------ metadata
+
+    async def _metadata(self, header: RequestHeader, body: Body) -> Body:
+        topics = body["topics"]
+        names: tuple[str, ...] | None
+        if topics is None or (header.api_version == 0 and not topics):
+            names = None  # v0's empty list and v1+'s null both ask for every topic
+        else:
+            names = tuple(t["name"] for t in topics if t["name"] is not None)
+        answer = await self._broker.metadata(
+            MetadataRequest(names, bool(body["allow_auto_topic_creation"]))
+        )
+        return {
+            "brokers": [
+                {"node_id": b.broker_id, "host": address[0], "port": address[1], "rack": b.rack}
+                for b in answer.brokers
+                if (address := b.listener()) is not None
+            ],
+            "cluster_id": answer.cluster_id,
+            "controller_id": answer.controller_id,
+            "topics": [
+                {
+                    "error_code": int(t.error),
+                    "name": t.name,
+                    "is_internal": t.is_internal,
+                    "partitions": [
+                        {
+                            "error_code": int(p.error),
+                            "partition_index": p.partition,
+                            "leader_id": p.leader,
+                            "leader_epoch": p.leader_epoch,
+                            "replica_nodes": list(p.replicas),
+                            "isr_nodes": list(p.isr),
+                            "offline_replicas": list(p.offline_replicas),
+                        }
+                        for p in t.partitions
+                    ],
+                }
+                for t in answer.topics
+            ],
+        }
+
+    async def _find_coordinator(self, header: RequestHeader, body: Body) -> Body:
+        key_type = body["key_type"]
+        keys = body["coordinator_keys"] if header.api_version >= 4 else [body["key"]]
+        found = await asyncio.gather(*(self._coordinator(key, key_type) for key in keys))
+        if header.api_version >= 4:
+            return {"coordinators": found}
+        return {k: v for k, v in found[0].items() if k != "key"}
+
+    async def _coordinator(self, key: str, key_type: int) -> dict[str, Any]:
+        answer = await self._broker.find_coordinator(key, key_type)
+        if answer.error is Errors.NONE:
+            brokers = (await self._broker.metadata(MetadataRequest(()))).brokers
+            for broker in brokers:
+                address = broker.listener()
+                if broker.broker_id == answer.coordinator_id and address is not None:
+                    return {
+                        "key": key,
+                        "node_id": broker.broker_id,
+                        "host": address[0],
+                        "port": address[1],
+                        "error_code": 0,
+                        "error_message": None,
+                    }
+            answer = FindCoordinatorResponse(
+                Errors.COORDINATOR_NOT_AVAILABLE,
+                error_message=f"coordinator broker {answer.coordinator_id} has no Kafka listener",
+            )
+        return {
+            "key": key,
+            "node_id": -1,
+            "host": "",
+            "port": -1,
+            "error_code": int(answer.error),
+            "error_message": answer.error_message,
+        }
+
+    async def _init_producer_id(self, _header: RequestHeader, body: Body) -> Body:
+        answer = await self._broker.init_producer_id(
+            InitProducerIdRequest(
+                body["transactional_id"],
+                body["transaction_timeout_ms"],
+                body["producer_id"],
+                body["producer_epoch"],
+            )
+        )
+        return {
+            "error_code": int(answer.error),
+            "producer_id": answer.producer_id,
+            "producer_epoch": answer.producer_epoch,
+        }
+
+    # ------------------------------------------------------------------ produce
+
+    async def _produce(self, _header: RequestHeader, body: Body) -> Body | None:
+        acks, timeout_ms = body["acks"], body["timeout_ms"]
+        targets = [
+            (topic["name"], data["index"], data["records"])
+            for topic in body["topic_data"]
+            for data in topic["partition_data"]
+        ]
+        answers = await asyncio.gather(
+            *(self._produce_one(t, p, records, acks, timeout_ms) for t, p, records in targets)
+        )
+        if acks == ACKS_NONE:
+            return None
+        by_topic: dict[str, list[dict[str, Any]]] = {}
+        for (topic, partition, _), answer in zip(targets, answers, strict=True):
+            by_topic.setdefault(topic, []).append(
+                {
+                    "index": partition,
+                    "error_code": int(answer.error),
+                    "base_offset": answer.base_offset,
+                    "log_append_time_ms": answer.log_append_time,
+                    "log_start_offset": answer.log_start_offset,
+                    "error_message": answer.error_message,
+                }
+            )
+        return {
+            "responses": [
+                {"name": topic, "partition_responses": partitions}
+                for topic, partitions in by_topic.items()
+            ]
+        }
+
+    async def _produce_one(
+        self, topic: str, partition: int, records: bytes | None, acks: int, timeout_ms: int
+    ) -> ProduceResponse:
+        try:
+            if not records:
+                raise Errors.INVALID_RECORD.exception("a produce request carried no records")
+            native = kafka_batches_to_native(records)
+        except RafkaError as exc:
+            return ProduceResponse(exc.error, error_message=exc.message)
+        request = ProduceRequest(native, acks, timeout_ms)
+        return await self._ask_replica(topic, partition, "produce", request, ProduceResponse)
+
+    # ------------------------------------------------------------------ fetch
+
+    async def _fetch(self, _header: RequestHeader, body: Body) -> Body:
+        isolation = body["isolation_level"]
+        targets = [
+            (topic["topic"], data) for topic in body["topics"] for data in topic["partitions"]
+        ]
+
+        def fetch_all(wait_ms: int) -> list[asyncio.Task[FetchResponse]]:
+            return [
+                asyncio.ensure_future(self._fetch_one(t, data, isolation, wait_ms))
+                for t, data in targets
+            ]
+
+        answers = list(await asyncio.gather(*fetch_all(0)))
+        wanted = max(1, body["min_bytes"])
+        if (
+            body["max_wait_ms"] > 0
+            and sum(len(a.records) for a in answers) < wanted
+            and all(a.error is Errors.NONE for a in answers)
+        ):
+            # Long polling: every partition waits at its leader's purgatory, and the first to
+            # answer with records (or the deadline) ends the wait, as Kafka's DelayedFetch does.
+            waiting = fetch_all(body["max_wait_ms"])
+            await asyncio.wait(
+                waiting, timeout=body["max_wait_ms"] / 1000, return_when=asyncio.FIRST_COMPLETED
+            )
+            for i, task in enumerate(waiting):
+                if task.done():
+                    answers[i] = task.result()
+                else:
+                    task.cancel()
+        by_topic: dict[str, list[dict[str, Any]]] = {}
+        budget = body["max_bytes"]
+        for (topic, data), answer in zip(targets, answers, strict=True):
+            records = native_batches_to_kafka(answer.records) if answer.records else b""
+            if budget <= 0 and records:
+                records = b""
+            budget -= len(records)
+            by_topic.setdefault(topic, []).append(
+                {
+                    "partition_index": data["partition"],
+                    "error_code": int(answer.error),
+                    "high_watermark": answer.high_watermark,
+                    "last_stable_offset": answer.last_stable_offset,
+                    "log_start_offset": answer.log_start_offset,
+                    "aborted_transactions": (
+                        [
+                            {"producer_id": a.producer_id, "first_offset": a.first_offset}
+                            for a in answer.aborted_transactions
+                        ]
+                        if isolation == READ_COMMITTED
+                        else None
+                    ),
+                    "records": records,
+                }
+            )
+        return {
+            "error_code": 0,
+            "responses": [
+                {"topic": topic, "partitions": partitions} for topic, partitions in by_topic.items()
+            ],
+        }
+
+    async def _fetch_one(
+        self, topic: str, data: Body, isolation: int, wait_ms: int
+    ) -> FetchResponse:
+        request = FetchRequest(
+            fetch_offset=data["fetch_offset"],
+            max_bytes=data["partition_max_bytes"],
+            max_wait_ms=wait_ms,
+            current_leader_epoch=data["current_leader_epoch"],
+            isolation_level=isolation,
+        )
+        return await self._ask_replica(topic, data["partition"], "fetch", request, FetchResponse)
+
+    # ------------------------------------------------------------------ list offsets
+
+    async def _list_offsets(self, _header: RequestHeader, body: Body) -> Body:
+        isolation = body["isolation_level"]
+        targets = [
+            (topic["name"], data) for topic in body["topics"] for data in topic["partitions"]
+        ]
+        answers = await asyncio.gather(
+            *(self._list_offsets_one(t, data, isolation) for t, data in targets)
+        )
+        by_topic: dict[str, list[dict[str, Any]]] = {}
+        for (topic, data), answer in zip(targets, answers, strict=True):
+            by_topic.setdefault(topic, []).append(
+                {
+                    "partition_index": data["partition_index"],
+                    "error_code": int(answer.error),
+                    "timestamp": answer.timestamp,
+                    "offset": answer.offset,
+                    "leader_epoch": answer.leader_epoch,
+                }
+            )
+        return {
+            "topics": [
+                {"name": topic, "partitions": partitions} for topic, partitions in by_topic.items()
+            ]
+        }
+
+    async def _list_offsets_one(
+        self, topic: str, data: Body, isolation: int
+    ) -> ListOffsetsResponse:
+        request = ListOffsetsRequest(data["timestamp"], data["current_leader_epoch"], isolation)
+        return await self._ask_replica(
+            topic, data["partition_index"], "list_offsets", request, ListOffsetsResponse
+        )
+
+    async def _ask_replica(
+        self, topic: str, partition: int, method: str, request: Any, failed: Callable[..., T]
+    ) -> T:
+        """The partition replica's answer, or ``failed(error, error_message=...)`` when this
+        broker has no replica of it to ask."""
+        try:
+            answer: T = await self._broker.replica_call(topic, partition, method, request)
+        except RafkaError as exc:
+            return failed(exc.error, error_message=exc.message)
+        return answer

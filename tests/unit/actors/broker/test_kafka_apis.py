@@ -1,0 +1,242 @@
+"""KafkaApis against a fake broker: Kafka's field names mapped onto rafka's internal requests,
+record batches converted between Kafka's format and rafka's, long-polling fetches and acks=0."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from rafka.actors.broker.kafka_apis import KafkaApis
+from rafka.protocol.errors import Errors
+from rafka.protocol.messages.fetch import FetchRequest, FetchResponse
+from rafka.protocol.messages.groups import FindCoordinatorResponse
+from rafka.protocol.messages.metadata import (
+    BrokerMetadata,
+    MetadataRequest,
+    MetadataResponse,
+    PartitionMetadata,
+    TopicMetadata,
+)
+from rafka.protocol.messages.offsets import ListOffsetsRequest, ListOffsetsResponse
+from rafka.protocol.messages.produce import ProduceRequest, ProduceResponse
+from rafka.protocol.messages.transactions import InitProducerIdRequest, InitProducerIdResponse
+from rafka.protocol.records.batch import decode_records
+from rafka.protocol.records.builder import build_batch
+from rafka.protocol.records.kafka_records import decode_kafka_records, native_batches_to_kafka
+from rafka.protocol.wire.headers import RequestHeader
+from rafka.protocol.wire.registry import DEFAULT_REGISTRY
+
+pytestmark = pytest.mark.timeout(30)
+
+BROKERS = (
+    BrokerMetadata(0, "10.0.0.1", "n0", endpoints=("PLAINTEXT://10.0.0.1:9092",)),
+    BrokerMetadata(1, "10.0.0.2", "n1", "r1", endpoints=("PLAINTEXT://kafka-1:9093",)),
+    BrokerMetadata(2, "10.0.0.3", "n2"),  # no listener: left out of Kafka's answer
+)
+NATIVE = build_batch([(b"k", b"v", 1_000, [("h", b"x")]), (None, b"w", 1_001)])
+
+
+class FakeBroker:
+    """Records what KafkaApis asks; answers from canned values."""
+
+    def __init__(self) -> None:
+        self.metadata_requests: list[MetadataRequest] = []
+        self.calls: list[tuple[str, int, str, Any]] = []
+        self.fetch_answers: list[FetchResponse] = []
+
+    async def metadata(self, request: MetadataRequest) -> MetadataResponse:
+        self.metadata_requests.append(request)
+        partition = PartitionMetadata(0, 1, 4, (1, 0), (1,))
+        return MetadataResponse(BROKERS, 1, (TopicMetadata("t", (partition,)),), "cid")
+
+    async def find_coordinator(self, key: str, key_type: int) -> FindCoordinatorResponse:
+        return FindCoordinatorResponse(Errors.NONE, {"g1": 1, "g2": 2}[key])
+
+    async def init_producer_id(self, request: InitProducerIdRequest) -> InitProducerIdResponse:
+        return InitProducerIdResponse(Errors.NONE, 77, 0)
+
+    async def replica_call(self, topic: str, partition: int, method: str, request: Any) -> Any:
+        self.calls.append((topic, partition, method, request))
+        if method == "produce":
+            return ProduceResponse(Errors.NONE, 41, -1, 0)
+        if method == "list_offsets":
+            return ListOffsetsResponse(Errors.NONE, 12, 5, 4)
+        assert isinstance(request, FetchRequest)
+        if request.max_wait_ms == 0 or not self.fetch_answers:
+            return FetchResponse(Errors.NONE, 10, 0, 10)
+        return self.fetch_answers.pop(0)
+
+
+def handle(apis: KafkaApis, api_key: int, version: int, body: dict[str, Any]) -> Any:
+    return asyncio.run(apis.handle(RequestHeader(api_key, version, 1), body))
+
+
+def decoded(api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` as it arrives after an encode/decode round trip (defaults filled in)."""
+    header = RequestHeader(api_key, version, 1, "c")
+    frame = DEFAULT_REGISTRY.encode_request(header, body)
+    return dict(DEFAULT_REGISTRY.decode_request(frame[4:]).body)
+
+
+def test_metadata_lists_only_brokers_with_a_listener_at_their_advertised_address() -> None:
+    broker = FakeBroker()
+    answer = handle(KafkaApis(broker, DEFAULT_REGISTRY), 3, 9, decoded(3, 9, {"topics": None}))
+    assert [(b["node_id"], b["host"], b["port"], b["rack"]) for b in answer["brokers"]] == [
+        (0, "10.0.0.1", 9092, None),
+        (1, "kafka-1", 9093, "r1"),
+    ]
+    assert (answer["cluster_id"], answer["controller_id"]) == ("cid", 1)
+    partition = answer["topics"][0]["partitions"][0]
+    assert (partition["leader_id"], partition["leader_epoch"], partition["isr_nodes"]) == (
+        1,
+        4,
+        [1],
+    )
+    assert broker.metadata_requests[0].topics is None
+    DEFAULT_REGISTRY.encode_response(RequestHeader(3, 9, 1), answer)
+
+
+def test_an_empty_topic_list_means_every_topic_in_v0_and_none_from_v1() -> None:
+    broker = FakeBroker()
+    apis = KafkaApis(broker, DEFAULT_REGISTRY)
+    handle(apis, 3, 0, decoded(3, 0, {"topics": []}))
+    handle(apis, 3, 1, decoded(3, 1, {"topics": []}))
+    handle(apis, 3, 4, decoded(3, 4, {"topics": [{"name": "t"}]}))
+    assert [r.topics for r in broker.metadata_requests] == [None, (), ("t",)]
+
+
+def test_produce_converts_kafka_batches_to_native_and_answers_per_partition() -> None:
+    broker = FakeBroker()
+    body = decoded(
+        0,
+        9,
+        {
+            "acks": -1,
+            "timeout_ms": 5000,
+            "topic_data": [
+                {
+                    "name": "t",
+                    "partition_data": [{"index": 0, "records": native_batches_to_kafka(NATIVE)}],
+                }
+            ],
+        },
+    )
+    answer = handle(KafkaApis(broker, DEFAULT_REGISTRY), 0, 9, body)
+    (topic, partition, method, request) = broker.calls[0]
+    assert (topic, partition, method, request.acks, request.timeout_ms) == (
+        "t",
+        0,
+        "produce",
+        -1,
+        5000,
+    )
+    assert isinstance(request, ProduceRequest)
+    assert decode_records(request.records) == decode_records(NATIVE)
+    (response,) = answer["responses"][0]["partition_responses"]
+    assert (response["index"], response["error_code"], response["base_offset"]) == (0, 0, 41)
+
+
+def test_a_corrupt_batch_is_answered_corrupt_message_without_reaching_the_replica() -> None:
+    broker = FakeBroker()
+    kafka = bytearray(native_batches_to_kafka(NATIVE))
+    kafka[-1] ^= 0xFF
+    body = {
+        "acks": 1,
+        "timeout_ms": 5000,
+        "topic_data": [{"name": "t", "partition_data": [{"index": 2, "records": bytes(kafka)}]}],
+    }
+    answer = handle(KafkaApis(broker, DEFAULT_REGISTRY), 0, 9, decoded(0, 9, body))
+    (response,) = answer["responses"][0]["partition_responses"]
+    assert response["error_code"] == int(Errors.CORRUPT_MESSAGE)
+    assert broker.calls == []
+
+
+def test_produce_with_acks_0_sends_no_response() -> None:
+    body = {
+        "acks": 0,
+        "timeout_ms": 5000,
+        "topic_data": [
+            {
+                "name": "t",
+                "partition_data": [{"index": 0, "records": native_batches_to_kafka(NATIVE)}],
+            }
+        ],
+    }
+    broker = FakeBroker()
+    assert handle(KafkaApis(broker, DEFAULT_REGISTRY), 0, 9, decoded(0, 9, body)) is None
+    assert len(broker.calls) == 1
+
+
+def fetch_body(max_wait_ms: int) -> dict[str, Any]:
+    return decoded(
+        1,
+        12,
+        {
+            "max_wait_ms": max_wait_ms,
+            "min_bytes": 1,
+            "topics": [
+                {
+                    "topic": "t",
+                    "partitions": [
+                        {"partition": 0, "fetch_offset": 3, "partition_max_bytes": 1000},
+                        {"partition": 1, "fetch_offset": 0, "partition_max_bytes": 1000},
+                    ],
+                }
+            ],
+        },
+    )
+
+
+def test_an_empty_fetch_waits_at_the_leaders_and_returns_the_records_in_kafkas_format() -> None:
+    broker = FakeBroker()
+    broker.fetch_answers = [FetchResponse(Errors.NONE, 10, 0, 10, NATIVE)]
+    answer = handle(KafkaApis(broker, DEFAULT_REGISTRY), 1, 12, fetch_body(500))
+    waits = [r.max_wait_ms for (_, _, m, r) in broker.calls if m == "fetch"]
+    assert waits == [0, 0, 500, 500]
+    partitions = answer["responses"][0]["partitions"]
+    with_records = [p for p in partitions if p["records"]]
+    assert len(with_records) == 1
+    assert decode_kafka_records(with_records[0]["records"]) == decode_records(NATIVE)
+    DEFAULT_REGISTRY.encode_response(RequestHeader(1, 12, 1), answer)
+
+
+def test_a_fetch_with_no_wait_asks_each_leader_once() -> None:
+    broker = FakeBroker()
+    answer = handle(KafkaApis(broker, DEFAULT_REGISTRY), 1, 12, fetch_body(0))
+    assert [r.fetch_offset for (_, _, _, r) in broker.calls] == [3, 0]
+    assert all(p["high_watermark"] == 10 for p in answer["responses"][0]["partitions"])
+
+
+def test_list_offsets_and_init_producer_id_map_onto_rafkas_requests() -> None:
+    broker = FakeBroker()
+    apis = KafkaApis(broker, DEFAULT_REGISTRY)
+    body = {
+        "replica_id": -1,
+        "isolation_level": 1,
+        "topics": [{"name": "t", "partitions": [{"partition_index": 0, "timestamp": -1}]}],
+    }
+    answer = handle(apis, 2, 7, decoded(2, 7, body))
+    (request,) = [r for (_, _, _, r) in broker.calls]
+    assert request == ListOffsetsRequest(-1, -1, 1)
+    partition = answer["topics"][0]["partitions"][0]
+    assert (partition["offset"], partition["timestamp"], partition["leader_epoch"]) == (12, 5, 4)
+    init = handle(
+        apis, 22, 4, decoded(22, 4, {"transactional_id": None, "transaction_timeout_ms": 1})
+    )
+    assert (init["error_code"], init["producer_id"], init["producer_epoch"]) == (0, 77, 0)
+
+
+def test_find_coordinator_gives_the_coordinators_listener_or_coordinator_not_available() -> None:
+    apis = KafkaApis(FakeBroker(), DEFAULT_REGISTRY)
+    found = handle(apis, 10, 1, decoded(10, 1, {"key": "g1", "key_type": 0}))
+    assert (found["error_code"], found["node_id"], found["host"], found["port"]) == (
+        0,
+        1,
+        "kafka-1",
+        9093,
+    )
+    batched = handle(apis, 10, 4, decoded(10, 4, {"key_type": 0, "coordinator_keys": ["g1", "g2"]}))
+    errors = [(c["key"], c["error_code"]) for c in batched["coordinators"]]
+    assert errors == [("g1", 0), ("g2", int(Errors.COORDINATOR_NOT_AVAILABLE))]
