@@ -15,6 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import consumer_groups
 import failover
 import idempotence
+import kafka_clients
 import reassignment
 import recovery
 import spark
@@ -55,6 +56,7 @@ def main() -> None:
             "topics",
             "reassignment",
             "exactly-once",
+            "kafka-clients",
         ),
         default=None,
         help="run one area",
@@ -111,6 +113,10 @@ def main() -> None:
         )
     if args.only in (None, "exactly-once"):
         print_table(idempotence.title(idempotence.RECORDS), idempotence.HEADER, idempotence.run())
+    if args.only in (None, "kafka-clients"):
+        print_table(
+            kafka_clients.title(kafka_clients.RECORDS), kafka_clients.HEADER, kafka_clients.run()
+        )
 
 
 if __name__ == "__main__":

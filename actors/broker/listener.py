@@ -121,23 +121,30 @@ class KafkaListener:
         self._handler = handler
         self._max_request_bytes = max_request_bytes
         self._server: asyncio.base_events.Server | None = None
-        self.connections = 0
+        self._writers: set[asyncio.StreamWriter] = set()
 
     async def start(self) -> None:
         """Accept connections on the running event loop."""
         self._server = await asyncio.start_server(self._serve, sock=self._socket)
 
+    @property
+    def connections(self) -> int:
+        """Connections open now."""
+        return len(self._writers)
+
     async def close(self) -> None:
-        """Stop accepting and close the socket."""
+        """Stop accepting, close every open connection and the socket."""
         if self._server is None:
             self._socket.close()
             return
         self._server.close()
+        for writer in list(self._writers):
+            writer.close()
         await self._server.wait_closed()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername")
-        self.connections += 1
+        self._writers.add(writer)
         try:
             while True:
                 try:
@@ -166,7 +173,7 @@ class KafkaListener:
         except Exception:
             logger.exception("closing %s: its request failed", peer)
         finally:
-            self.connections -= 1
+            self._writers.discard(writer)
             writer.close()
 
     async def _answer(self, payload: bytes, peer: object) -> bytes | None:

@@ -136,3 +136,24 @@ def test_a_request_without_a_response_sends_nothing_and_the_next_one_is_answered
         await listener.close()
 
     asyncio.run(scenario())
+
+
+def test_closing_the_listener_closes_its_open_connections() -> None:
+    async def scenario() -> None:
+        async def handler(header: RequestHeader, _body: Mapping[str, Any]) -> dict[str, Any]:
+            return {"brokers": [], "controller_id": header.correlation_id, "topics": []}
+
+        listener = KafkaListener(
+            ListenerAddress("PLAINTEXT", "127.0.0.1", 0), "", DEFAULT_REGISTRY, handler, 1024
+        )
+        await listener.start()
+        reader, writer = await asyncio.open_connection("127.0.0.1", listener.address.port)
+        writer.write(metadata_frame(1))
+        assert await read_frame(reader)
+        assert listener.connections == 1
+        await asyncio.wait_for(listener.close(), 5)
+        assert await read_frame(reader) == b""
+        assert listener.connections == 0
+        writer.close()
+
+    asyncio.run(scenario())
