@@ -578,7 +578,13 @@ class ControllerCore(PartitionGrowth, TopicDeletionSteps, ReassignmentSteps, Pre
         follower that may not be there (KIP-841's ineligible replicas), and let reassignments
         waiting for it go on."""
         ctx = self.ctx
-        known = sorted(tp for tp in event.states if tp[0] in ctx.assignments)
+        # A topic being deleted gets no elections: acting on its ISR would bring back replicas
+        # the deletion has just stopped and deleted.
+        known = sorted(
+            tp
+            for tp in event.states
+            if tp[0] in ctx.assignments and not ctx.is_queued_for_deletion(tp[0])
+        )
         for tp in known:
             state = event.states[tp]
             if state is not None:

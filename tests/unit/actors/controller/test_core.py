@@ -422,6 +422,21 @@ def test_a_shutting_down_follower_added_back_to_the_isr_is_taken_out_again(
     assert "ISR names brokers [1] that are down, shutting down or restarted" in run.log
 
 
+def test_an_isr_change_of_a_topic_being_deleted_elects_nothing_and_starts_no_replica(
+    core: ControllerCore, zk: FakeZk
+) -> None:
+    """A leader's late ISR write naming a stopping broker, for a topic whose deletion has begun:
+    removing that broker would elect a leader and send LeaderAndIsr, recreating replicas the
+    deletion had just deleted."""
+    drive(core, zk, ControlledShutdown(41, 1))
+    core.ctx.topics_to_be_deleted.add(T0[0])
+    written = replace(zk.states[T0], isr=(0, 2, 1), zk_version=zk.states[T0].zk_version + 1)
+    zk.states[T0] = written
+    run = drive(core, zk, IsrChanged({T0: written}))
+    assert run.writes == [] and run.leader_and_isr == {}
+    assert zk.states[T0] == written
+
+
 def test_an_isr_written_before_a_broker_registered_again_loses_that_broker(zk: FakeZk) -> None:
     """A late notification of an ISR naming an earlier incarnation of a restarted broker: its log
     may have lost what it had, so it must catch up again before it counts."""
