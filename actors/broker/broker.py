@@ -25,7 +25,7 @@ from rafka.actors import names, spawn
 from rafka.actors.broker.config import BrokerConfig
 from rafka.actors.broker.config_manager import ConfigManager
 from rafka.actors.broker.kafka_apis import KafkaApis
-from rafka.actors.broker.listener import KafkaListener, advertised_endpoints, parse_listeners
+from rafka.actors.broker.listener import KafkaListener, advertised_endpoints
 from rafka.actors.broker.metadata_cache import MetadataCache
 from rafka.actors.broker.producer_id_manager import ProducerIdManager, ZkProducerIdBlockStore
 from rafka.actors.broker.replication_quota import QuotaType, ReplicationQuotas, Throttle
@@ -71,7 +71,7 @@ from rafka.protocol.messages.control import (
     UpdateMetadataRequest,
 )
 from rafka.protocol.messages.groups import FindCoordinatorResponse
-from rafka.protocol.messages.metadata import MetadataRequest, MetadataResponse
+from rafka.protocol.messages.metadata import MetadataRequest, MetadataResponse, parse_listeners
 from rafka.protocol.messages.transactions import (
     COORDINATOR_TYPE_GROUP,
     COORDINATOR_TYPE_TRANSACTION,

@@ -17,60 +17,21 @@ import logging
 import socket
 import struct
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from rafka.protocol.errors import Errors, RafkaError
+from rafka.protocol.messages.metadata import ListenerAddress, parse_listeners
 from rafka.protocol.wire.headers import API_VERSIONS_KEY, RequestHeader
 from rafka.protocol.wire.primitives import WireFormatError
 from rafka.protocol.wire.registry import ApiRegistry
 
 logger = logging.getLogger(__name__)
 
-SECURITY_PROTOCOLS = ("PLAINTEXT",)
-"""The listener security protocols served today."""
-
 Handler = Callable[[RequestHeader, Mapping[str, Any]], Awaitable[Mapping[str, Any] | None]]
 """Answers one decoded request with a response body, or None when Kafka sends no response
 (Produce with acks=0)."""
 
 _SIZE = struct.Struct(">i")
-
-
-@dataclass(frozen=True)
-class ListenerAddress:
-    """One entry of ``listeners`` / ``advertised_listeners``: ``PROTOCOL://host:port``."""
-
-    security_protocol: str
-    host: str
-    port: int
-
-    def __str__(self) -> str:
-        return f"{self.security_protocol}://{self.host}:{self.port}"
-
-
-def parse_listeners(value: str, config_name: str = "listeners") -> list[ListenerAddress]:
-    """Parse Kafka's comma-separated listener list; an empty host means this node's address and
-    port 0 a free port. A malformed entry raises INVALID_CONFIG naming it."""
-    addresses = []
-    for entry in (part.strip() for part in value.split(",")):
-        if not entry:
-            continue
-        protocol, sep, rest = entry.partition("://")
-        host, colon, port_text = rest.rpartition(":")
-        if not sep or not colon or not port_text.isdigit() or int(port_text) > 65535:
-            raise Errors.INVALID_CONFIG.exception(
-                f"{config_name}: {entry!r} is not PROTOCOL://host:port"
-            )
-        if protocol.upper() not in SECURITY_PROTOCOLS:
-            raise Errors.INVALID_CONFIG.exception(
-                f"{config_name}: security protocol {protocol!r} of {entry!r} is not one of "
-                f"{', '.join(SECURITY_PROTOCOLS)}"
-            )
-        addresses.append(ListenerAddress(protocol.upper(), host.strip("[]"), int(port_text)))
-    if len({a.security_protocol for a in addresses}) != len(addresses):
-        raise Errors.INVALID_CONFIG.exception(f"{config_name}: {value!r} names a protocol twice")
-    return addresses
 
 
 def advertised_endpoints(bound: list[ListenerAddress], advertised: str) -> tuple[str, ...]:
@@ -161,7 +122,7 @@ class KafkaListener:
                     )
                     return
                 payload = await reader.readexactly(size)
-                response = await self._answer(payload, peer)
+                response = await self._answer(payload)
                 if response is None:
                     continue
                 writer.write(response)
@@ -176,21 +137,17 @@ class KafkaListener:
             self._writers.discard(writer)
             writer.close()
 
-    async def _answer(self, payload: bytes, peer: object) -> bytes | None:
+    async def _answer(self, payload: bytes) -> bytes | None:
         """The response frame for one request frame, None if Kafka sends none; raises
         _CloseConnection when the request cannot be answered at all."""
         registry = self._registry
         try:
-            header, _ = registry.read_request_header(payload)
-        except WireFormatError as exc:
-            raise _CloseConnection(f"unreadable request header: {exc}") from None
-        try:
             request = registry.decode_request(payload)
         except WireFormatError as exc:
-            raise _CloseConnection(
-                f"malformed api {header.api_key} v{header.api_version} request: {exc}"
-            ) from None
+            raise _CloseConnection(f"malformed request: {exc}") from None
         except RafkaError as exc:
+            # An api or version not served: its header was readable, so read it for the answer.
+            header, _ = registry.read_request_header(payload)
             if exc.error is Errors.UNSUPPORTED_VERSION and header.api_key == API_VERSIONS_KEY:
                 return registry.encode_unsupported_api_versions(header.correlation_id)
             raise _CloseConnection(str(exc)) from None

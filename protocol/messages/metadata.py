@@ -25,12 +25,50 @@ class BrokerMetadata:
 
 def plaintext_listener(endpoints: tuple[str, ...]) -> tuple[str, int] | None:
     """Host and port of the ``PLAINTEXT://host:port`` entry of ``endpoints``, None without one."""
-    for endpoint in endpoints:
-        protocol, _, address = endpoint.partition("://")
-        if protocol == "PLAINTEXT":
-            host, _, port = address.rpartition(":")
-            return host.strip("[]"), int(port)
+    for address in parse_listeners(",".join(endpoints), "endpoints"):
+        if address.security_protocol == "PLAINTEXT":
+            return address.host, address.port
     return None
+
+
+SECURITY_PROTOCOLS = ("PLAINTEXT",)
+"""The listener security protocols served today."""
+
+
+@dataclass(frozen=True)
+class ListenerAddress:
+    """One entry of ``listeners`` / ``advertised_listeners``: ``PROTOCOL://host:port``."""
+
+    security_protocol: str
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"{self.security_protocol}://{self.host}:{self.port}"
+
+
+def parse_listeners(value: str, config_name: str = "listeners") -> list[ListenerAddress]:
+    """Parse Kafka's comma-separated listener list; an empty host means this node's address and
+    port 0 a free port. A malformed entry raises INVALID_CONFIG naming it."""
+    addresses = []
+    for entry in (part.strip() for part in value.split(",")):
+        if not entry:
+            continue
+        protocol, sep, rest = entry.partition("://")
+        host, colon, port_text = rest.rpartition(":")
+        if not sep or not colon or not port_text.isdigit() or int(port_text) > 65535:
+            raise Errors.INVALID_CONFIG.exception(
+                f"{config_name}: {entry!r} is not PROTOCOL://host:port"
+            )
+        if protocol.upper() not in SECURITY_PROTOCOLS:
+            raise Errors.INVALID_CONFIG.exception(
+                f"{config_name}: security protocol {protocol!r} of {entry!r} is not one of "
+                f"{', '.join(SECURITY_PROTOCOLS)}"
+            )
+        addresses.append(ListenerAddress(protocol.upper(), host.strip("[]"), int(port_text)))
+    if len({a.security_protocol for a in addresses}) != len(addresses):
+        raise Errors.INVALID_CONFIG.exception(f"{config_name}: {value!r} names a protocol twice")
+    return addresses
 
 
 @dataclass(frozen=True)

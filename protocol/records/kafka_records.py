@@ -15,10 +15,11 @@ as a row of zigzag varints::
                       varint length (-1 for null) + bytes value
 
 and compresses the concatenated records as a whole per the codec bits of ``attributes``. A batch
-from a Kafka client is validated here as a broker must (magic, CRC-32C, framing, record count) and
-can be stored as it came; a native batch is converted once when a Kafka client reads it, and a
-Kafka batch once when a native client reads it. Per-record attributes carry nothing in v2 and are
-dropped on conversion.
+from a Kafka client is validated here as a broker must (magic, CRC-32C, framing, record count).
+The broker's Kafka listener converts a client's batches to native ones on the way in and native
+batches to Kafka's on the way out; ``stamp_kafka_batch`` is what a log storing Kafka batches as
+they came would set on them. Per-record attributes carry nothing in v2 and are dropped on
+conversion.
 """
 
 from __future__ import annotations

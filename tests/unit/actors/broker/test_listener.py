@@ -10,13 +10,9 @@ from typing import Any
 
 import pytest
 
-from rafka.actors.broker.listener import (
-    KafkaListener,
-    ListenerAddress,
-    advertised_endpoints,
-    parse_listeners,
-)
+from rafka.actors.broker.listener import KafkaListener, advertised_endpoints
 from rafka.protocol.errors import Errors, RafkaError
+from rafka.protocol.messages.metadata import ListenerAddress, parse_listeners
 from rafka.protocol.wire.headers import RequestHeader
 from rafka.protocol.wire.registry import DEFAULT_REGISTRY
 
