@@ -40,8 +40,18 @@ def test_served_version_ranges_are_the_ones_clients_negotiate() -> None:
         "ListOffsets": (1, 7),
         "FindCoordinator": (0, 4),
         "InitProducerId": (0, 4),
+        "OffsetCommit": (0, 8),
+        "OffsetFetch": (0, 7),
+        "JoinGroup": (0, 9),
+        "Heartbeat": (0, 4),
+        "LeaveGroup": (0, 5),
+        "SyncGroup": (0, 5),
+        "DescribeGroups": (0, 5),
+        "ListGroups": (0, 4),
+        "DeleteGroups": (0, 2),
     }
-    assert [api.key for api in DECLARED_APIS] == [0, 1, 2, 3, 10, 18, 22]
+    keys = [api.key for api in DECLARED_APIS]
+    assert keys == [0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 22, 42]
 
 
 @pytest.mark.parametrize(("message", "version"), _every_message_version())
@@ -66,6 +76,15 @@ def test_flexible_versions_match_kafkas_declarations() -> None:
         "ListOffsets": 6,
         "FindCoordinator": 3,
         "InitProducerId": 2,
+        "OffsetCommit": 8,
+        "OffsetFetch": 6,
+        "JoinGroup": 6,
+        "Heartbeat": 4,
+        "LeaveGroup": 4,
+        "SyncGroup": 4,
+        "DescribeGroups": 5,
+        "ListGroups": 3,
+        "DeleteGroups": 2,
     }
 
 
