@@ -208,19 +208,40 @@ class KafkaGroupApis:
         )
         return {"topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()]}
 
-    async def _offset_fetch(self, _header: RequestHeader, body: Body) -> Body:
-        topics = body["topics"]
+    async def _offset_fetch(self, header: RequestHeader, body: Body) -> Body:
+        require_stable = body["require_stable"]
+        if header.api_version < 8:
+            topics, error = await self._fetch_offsets(
+                body["group_id"], body["topics"], require_stable
+            )
+            return {"topics": topics, "error_code": int(error)}
+        groups = body["groups"]
+        answers = await asyncio.gather(
+            *(self._fetch_offsets(g["group_id"], g["topics"], require_stable) for g in groups)
+        )
+        return {
+            "groups": [
+                {"group_id": g["group_id"], "topics": topics, "error_code": int(error)}
+                for g, (topics, error) in zip(groups, answers, strict=True)
+            ]
+        }
+
+    async def _fetch_offsets(
+        self, group_id: str, topics: list[Body] | None, require_stable: bool
+    ) -> tuple[list[dict[str, Any]], Errors]:
+        """One group's committed offsets of ``topics`` (every partition when None), as response
+        topics, and the group's error."""
         partitions = (
             None
             if topics is None
             else tuple((t["name"], p) for t in topics for p in t["partition_indexes"])
         )
-        request = OffsetFetchRequest(body["group_id"], partitions, body["require_stable"])
+        request = OffsetFetchRequest(group_id, partitions, require_stable)
         answer = await self._ask(OffsetFetchResponse, "offset_fetch", request)
         if answer.error is Errors.NONE:
             rows = [(o.topic, o.partition, o.offset, o.metadata) for o in answer.offsets]
         else:
-            # v0-1 have no top-level error code: each partition asked for carries it.
+            # v0-1 have no group-level error code: each partition asked for carries it.
             rows = [(t, p, -1, "") for t, p in partitions or ()]
         by_topic = _by_topic(
             (
@@ -234,10 +255,7 @@ class KafkaGroupApis:
             )
             for topic, partition, offset, metadata in rows
         )
-        return {
-            "topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()],
-            "error_code": int(answer.error),
-        }
+        return [{"name": t, "partitions": ps} for t, ps in by_topic.items()], answer.error
 
     # ------------------------------------------------------------------ admin
 

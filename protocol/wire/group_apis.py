@@ -6,7 +6,7 @@ each API declared only over the versions rafka serves (fields beyond them are le
 Subscription and assignment metadata are opaque bytes here: each client encodes its own
 ConsumerProtocol and the coordinator passes them through.
 
-Versions served: OffsetCommit 0-8, OffsetFetch 0-7 (v8 batches groups), JoinGroup 0-9,
+Versions served: OffsetCommit 0-8, OffsetFetch 0-8, JoinGroup 0-9,
 Heartbeat 0-4, LeaveGroup 0-5, SyncGroup 0-5, DescribeGroups 0-5, ListGroups 0-4 and
 DeleteGroups 0-2.
 """
@@ -89,21 +89,40 @@ _OFFSET_FETCH_TOPIC_RESPONSE = Struct(
     (Field("name", STRING), Field("partitions", ArrayOf(_OFFSET_FETCH_PARTITION_RESPONSE))),
 )
 
+_OFFSET_FETCH_GROUP = Struct(
+    "OffsetFetchRequestGroup",
+    (
+        Field("group_id", STRING, "8+"),
+        Field("topics", ArrayOf(_OFFSET_FETCH_TOPIC), "8+", nullable_versions="8+"),
+    ),
+)
+_OFFSET_FETCH_GROUP_RESPONSE = Struct(
+    "OffsetFetchResponseGroup",
+    (
+        Field("group_id", STRING, "8+"),
+        Field("topics", ArrayOf(_OFFSET_FETCH_TOPIC_RESPONSE), "8+"),
+        Field("error_code", INT16, "8+"),
+    ),
+)
+
+# Up to v7 one group; v8 (KIP-709) a batch of groups, each answered with its own error.
 OFFSET_FETCH = _api(
     9,
     "OffsetFetch",
-    versions="0-7",
+    versions="0-8",
     flexible="6+",
     request=(
-        Field("group_id", STRING),
+        Field("group_id", STRING, "0-7"),
         # v2+: null asks for every partition the group has committed.
-        Field("topics", ArrayOf(_OFFSET_FETCH_TOPIC), nullable_versions="2+"),
+        Field("topics", ArrayOf(_OFFSET_FETCH_TOPIC), "0-7", nullable_versions="2-7"),
+        Field("groups", ArrayOf(_OFFSET_FETCH_GROUP), "8+"),
         Field("require_stable", BOOL, "7+"),
     ),
     response=(
         Field("throttle_time_ms", INT32, "3+"),
-        Field("topics", ArrayOf(_OFFSET_FETCH_TOPIC_RESPONSE)),
-        Field("error_code", INT16, "2+"),
+        Field("topics", ArrayOf(_OFFSET_FETCH_TOPIC_RESPONSE), "0-7"),
+        Field("error_code", INT16, "2-7"),
+        Field("groups", ArrayOf(_OFFSET_FETCH_GROUP_RESPONSE), "8+"),
     ),
 )
 

@@ -298,6 +298,32 @@ def test_offset_fetch_with_null_topics_asks_for_every_partition_of_the_group() -
     assert [t["name"] for t in answer["topics"]] == ["t", "u"]
 
 
+def test_offset_fetch_v8_answers_each_group_of_the_batch() -> None:
+    def fetch(request: OffsetFetchRequest) -> OffsetFetchResponse:
+        if request.group_id == "moved":
+            return OffsetFetchResponse(Errors.NOT_COORDINATOR)
+        return OffsetFetchResponse(Errors.NONE, (CommittedOffset("t", 0, 10),))
+
+    broker = FakeCoordinator({"offset_fetch": fetch})
+    body = {
+        "groups": [
+            {"group_id": "g", "topics": None},
+            {"group_id": "moved", "topics": [{"name": "t", "partition_indexes": [0]}]},
+        ],
+        "require_stable": True,
+    }
+    answer = handle(broker, FETCH, 8, body)
+    assert [args for _, args in broker.calls] == [
+        (OffsetFetchRequest("g", None, True),),
+        (OffsetFetchRequest("moved", (("t", 0),), True),),
+    ]
+    g, moved = answer["groups"]
+    assert (g["group_id"], g["error_code"]) == ("g", 0)
+    assert g["topics"][0]["partitions"][0]["committed_offset"] == 10
+    assert (moved["group_id"], moved["error_code"]) == ("moved", 16)
+    assert moved["topics"][0]["partitions"][0]["error_code"] == 16
+
+
 @pytest.mark.parametrize("version", [1, 7])
 def test_an_offset_fetch_error_is_top_level_and_on_each_partition(version: int) -> None:
     moved = OffsetFetchResponse(Errors.NOT_COORDINATOR, error_message="moved")

@@ -64,7 +64,7 @@ def test_leave_group_names_one_member_until_v3_and_a_batch_from_v3() -> None:
 def test_offset_fetch_null_topics_are_refused_before_v2() -> None:
     assert OFFSET_FETCH.request.decode(
         OFFSET_FETCH.request.encode({"group_id": "g", "topics": None}, 2), 2
-    ) == {"group_id": "g", "topics": None, "require_stable": False}
+    ) == {"group_id": "g", "topics": None, "groups": [], "require_stable": False}
     with pytest.raises(WireFormatError):
         OFFSET_FETCH.request.encode({"group_id": "g", "topics": None}, 1)
 

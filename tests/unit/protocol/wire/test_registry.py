@@ -27,7 +27,7 @@ def test_supported_versions_derive_from_the_declarations() -> None:
         VersionRange(2, 1, 7),
         VersionRange(3, 0, 12),
         VersionRange(8, 0, 8),
-        VersionRange(9, 0, 7),
+        VersionRange(9, 0, 8),
         VersionRange(10, 0, 4),
         VersionRange(11, 0, 9),
         VersionRange(12, 0, 4),
