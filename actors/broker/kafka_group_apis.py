@@ -119,7 +119,7 @@ class KafkaGroupApis:
             "generation_id": answer.generation_id,
             # KIP-559 (v7+): the group's protocol type, which the join just matched.
             "protocol_type": body["protocol_type"] if joined else None,
-            "protocol_name": (answer.protocol_name if joined or header.api_version < 7 else None),
+            "protocol_name": answer.protocol_name if joined or header.api_version < 7 else None,
             "leader": answer.leader_id,
             "member_id": answer.member_id,
             "members": [
