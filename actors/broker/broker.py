@@ -761,6 +761,17 @@ class Broker:
                 f"the replica of {topic}-{partition} on broker {self.broker_id} is restarting"
             ) from exc
 
+    async def coordinator_call(self, method: str, *args: Any) -> Any:
+        """``method(*args)`` on this broker's group coordinator actor, for the Kafka listener:
+        COORDINATOR_NOT_AVAILABLE (a Kafka client then looks the coordinator up again) while it
+        is dead or restarting."""
+        try:
+            return await getattr(self.coordinator, method).remote(*args)
+        except ray.exceptions.RayActorError as exc:
+            raise Errors.COORDINATOR_NOT_AVAILABLE.exception(
+                f"the group coordinator on broker {self.broker_id} is unavailable"
+            ) from exc
+
     async def replica_handles(self) -> dict[tuple[str, int], Any]:
         """Handles of the replica actors this broker hosts (tools and tests)."""
         return dict(self.replicas)

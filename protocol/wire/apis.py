@@ -6,12 +6,25 @@ only over the versions rafka serves, a range kafka-python, librdkafka and aiokaf
 into; fields that exist only beyond that range are left out.
 
 Versions served: ApiVersions 0-3, Metadata 0-12, Produce 3-9, Fetch 4-12, ListOffsets 1-7,
-FindCoordinator 0-4 and InitProducerId 0-4.
+FindCoordinator 0-4 and InitProducerId 0-4; the consumer group APIs are declared in
+``rafka.protocol.wire.group_apis`` and served with these.
 """
 
 from __future__ import annotations
 
+from rafka.protocol.wire.group_apis import (
+    DELETE_GROUPS,
+    DESCRIBE_GROUPS,
+    HEARTBEAT,
+    JOIN_GROUP,
+    LEAVE_GROUP,
+    LIST_GROUPS,
+    OFFSET_COMMIT,
+    OFFSET_FETCH,
+    SYNC_GROUP,
+)
 from rafka.protocol.wire.schema import (
+    AUTHORIZED_OPERATIONS_OMITTED,
     BOOL,
     INT8,
     INT16,
@@ -23,28 +36,9 @@ from rafka.protocol.wire.schema import (
     Api,
     ArrayOf,
     Field,
-    Message,
     Struct,
 )
-
-
-def _api(
-    key: int,
-    name: str,
-    versions: str,
-    flexible: str,
-    request: tuple[Field, ...],
-    response: tuple[Field, ...],
-) -> Api:
-    """An API whose request and response share key, valid versions and flexible versions."""
-    return Api(
-        Message(key, f"{name}Request", versions, flexible, request),
-        Message(key, f"{name}Response", versions, flexible, response),
-    )
-
-
-# Metadata's "authorized operations" value meaning "not requested" (INT32_MIN).
-AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
+from rafka.protocol.wire.schema import declare_api as _api
 
 _API_VERSION = Struct(
     "ApiVersion",
@@ -415,8 +409,17 @@ DECLARED_APIS: tuple[Api, ...] = (
     FETCH,
     LIST_OFFSETS,
     METADATA,
+    OFFSET_COMMIT,
+    OFFSET_FETCH,
     FIND_COORDINATOR,
+    JOIN_GROUP,
+    HEARTBEAT,
+    LEAVE_GROUP,
+    SYNC_GROUP,
+    DESCRIBE_GROUPS,
+    LIST_GROUPS,
     API_VERSIONS,
     INIT_PRODUCER_ID,
+    DELETE_GROUPS,
 )
-"""Every API declared here, in api-key order."""
+"""Every API declared here and in ``group_apis``, in api-key order."""

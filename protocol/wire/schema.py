@@ -259,6 +259,26 @@ class Api:
         return self.request.versions.max
 
 
+# The "authorized operations" value meaning "not requested" (INT32_MIN), in Metadata and
+# DescribeGroups.
+AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
+
+
+def declare_api(
+    key: int,
+    name: str,
+    versions: str,
+    flexible: str,
+    request: tuple[Field, ...],
+    response: tuple[Field, ...],
+) -> Api:
+    """An API whose request and response share key, valid versions and flexible versions."""
+    return Api(
+        Message(key, f"{name}Request", versions, flexible, request),
+        Message(key, f"{name}Response", versions, flexible, response),
+    )
+
+
 # (text, flexible, nullable) -> how a string or bytes field is read and written.
 _BLOB_CODECS: dict[
     tuple[bool, bool, bool], tuple[Callable[[Reader], Any], Callable[[Writer, Any], None]]

@@ -11,7 +11,11 @@ import pytest
 from rafka.actors.broker.kafka_apis import KafkaApis
 from rafka.protocol.errors import Errors
 from rafka.protocol.messages.fetch import FetchRequest, FetchResponse
-from rafka.protocol.messages.groups import FindCoordinatorResponse
+from rafka.protocol.messages.groups import (
+    FindCoordinatorResponse,
+    GroupResponse,
+    HeartbeatRequest,
+)
 from rafka.protocol.messages.metadata import (
     BrokerMetadata,
     MetadataRequest,
@@ -56,6 +60,10 @@ class FakeBroker:
 
     async def init_producer_id(self, request: InitProducerIdRequest) -> InitProducerIdResponse:
         return InitProducerIdResponse(Errors.NONE, 77, 0)
+
+    async def coordinator_call(self, method: str, *args: Any) -> Any:
+        self.calls.append(("", -1, method, args))
+        return GroupResponse(Errors.UNKNOWN_MEMBER_ID)
 
     async def replica_call(self, topic: str, partition: int, method: str, request: Any) -> Any:
         self.calls.append((topic, partition, method, request))
@@ -240,3 +248,11 @@ def test_find_coordinator_gives_the_coordinators_listener_or_coordinator_not_ava
     batched = handle(apis, 10, 4, decoded(10, 4, {"key_type": 0, "coordinator_keys": ["g1", "g2"]}))
     errors = [(c["key"], c["error_code"]) for c in batched["coordinators"]]
     assert errors == [("g1", 0), ("g2", int(Errors.COORDINATOR_NOT_AVAILABLE))]
+
+
+def test_the_group_apis_are_served_by_the_brokers_group_coordinator() -> None:
+    broker = FakeBroker()
+    body = {"group_id": "g", "generation_id": 1, "member_id": "m"}
+    answer = handle(KafkaApis(broker, DEFAULT_REGISTRY), 12, 4, decoded(12, 4, body))
+    assert broker.calls == [("", -1, "heartbeat", (HeartbeatRequest("g", 1, "m"),))]
+    assert answer == {"error_code": int(Errors.UNKNOWN_MEMBER_ID)}

@@ -26,9 +26,18 @@ def test_supported_versions_derive_from_the_declarations() -> None:
         VersionRange(1, 4, 12),
         VersionRange(2, 1, 7),
         VersionRange(3, 0, 12),
+        VersionRange(8, 0, 8),
+        VersionRange(9, 0, 8),
         VersionRange(10, 0, 4),
+        VersionRange(11, 0, 9),
+        VersionRange(12, 0, 4),
+        VersionRange(13, 0, 5),
+        VersionRange(14, 0, 5),
+        VersionRange(15, 0, 5),
+        VersionRange(16, 0, 4),
         VersionRange(18, 0, 3),
         VersionRange(22, 0, 4),
+        VersionRange(42, 0, 2),
     ]
 
 
@@ -139,7 +148,7 @@ def test_unsupported_api_versions_request_is_answered_in_v0_with_the_ranges() ->
     header, body = DEFAULT_REGISTRY.decode_response(_payload(frame), RequestHeader(18, 0, 4))
     assert header.correlation_id == 4
     assert body["error_code"] == Errors.UNSUPPORTED_VERSION
-    assert len(body["api_keys"]) == 7
+    assert len(body["api_keys"]) == 16
 
 
 @pytest.mark.parametrize(
