@@ -6,14 +6,16 @@ per-member assignment without reading either. Only clients decode them, so the
 layout is declared once here, as Kafka's ``ConsumerProtocol`` does, and both
 sides of a group share it.
 
-Layout (msgpack arrays, version first, as in Kafka's versioned schemas)::
+The layout is Kafka's ``ConsumerProtocolSubscription`` and ``ConsumerProtocolAssignment``
+(an int16 version, then the body at that version, never flexible), declared with the wire
+schema, so a Kafka client and a rafka consumer in one group read each other's bytes::
 
-    Subscription => [Version, [Topic ...], [[Topic, Partition] ...], UserData]
-    Assignment   => [Version, [[Topic, Partition] ...]]
+    Subscription => Version [Topic] UserData [OwnedPartition]{v1+} GenerationId{v2+} RackId{v3+}
+    Assignment   => Version [AssignedPartition] UserData
+    (Owned|Assigned)Partition => Topic [Partition]
 
-Decoding reads the known fields and ignores trailing ones, so a member running
-a newer version that appends fields still interoperates, which is Kafka's rule
-for these schemas too.
+A version newer than the ones declared decodes as the newest one, ignoring the fields it
+appends, which is Kafka's rule for these schemas too.
 
 Malformed input raises ``ValueError`` naming what was wrong. The choice: a bad
 subscription is a broken client, not a group whose protocols disagree, so
@@ -25,53 +27,71 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import msgpack  # type: ignore[import-untyped, unused-ignore]
-
 from rafka.groups.assignors import Subscription
 from rafka.protocol.types import TopicPartition
+from rafka.protocol.wire.primitives import Reader, WireFormatError, Writer
+from rafka.protocol.wire.schema import BYTES, INT32, STRING, ArrayOf, Field, Message, Struct
 
-VERSION = 0
-"""The layout version written; decoding accepts it and any newer one."""
+_TOPIC_PARTITIONS = Struct(
+    "TopicPartition", (Field("topic", STRING), Field("partitions", ArrayOf(INT32)))
+)
+_SUBSCRIPTION = Message(
+    -1,
+    "ConsumerProtocolSubscription",
+    "0-3",
+    "none",
+    (
+        Field("topics", ArrayOf(STRING)),
+        Field("user_data", BYTES, nullable_versions="0+", default=None),
+        Field("owned_partitions", ArrayOf(_TOPIC_PARTITIONS), "1+"),
+        Field("generation_id", INT32, "2+", default=-1),
+        Field("rack_id", STRING, "3+", nullable_versions="3+", default=None),
+    ),
+)
+_ASSIGNMENT = Message(
+    -1,
+    "ConsumerProtocolAssignment",
+    "0-3",
+    "none",
+    (
+        Field("assigned_partitions", ArrayOf(_TOPIC_PARTITIONS)),
+        Field("user_data", BYTES, nullable_versions="0+", default=None),
+    ),
+)
+
+SUBSCRIPTION_VERSION = 1
+"""The subscription version written: v1 carries the owned partitions the sticky assignors read."""
+ASSIGNMENT_VERSION = 0
+"""The assignment version written; every version since has the same fields."""
 
 
 def encode_subscription(subscription: Subscription) -> bytes:
-    """Serialise ``subscription`` for JoinGroup, in field order so decoding returns it equal."""
-    packed: bytes = msgpack.packb(
-        [
-            VERSION,
-            list(subscription.topics),
-            [[topic, partition] for topic, partition in subscription.owned_partitions],
-            subscription.user_data,
-        ],
-        use_bin_type=True,
+    """Serialise ``subscription`` for JoinGroup (owned partitions sorted, as decoding returns
+    them)."""
+    return _encode(
+        _SUBSCRIPTION,
+        SUBSCRIPTION_VERSION,
+        {
+            "topics": list(subscription.topics),
+            "user_data": subscription.user_data or None,
+            "owned_partitions": _by_topic(subscription.owned_partitions),
+        },
     )
-    return packed
 
 
 def decode_subscription(data: bytes) -> Subscription:
     """Parse JoinGroup metadata bytes back into a ``Subscription``; ValueError if malformed."""
-    fields = _unpack(data, "subscription", min_fields=4)
-    topics, owned, user_data = fields[1], fields[2], fields[3]
-    if not isinstance(topics, list) or not all(isinstance(t, str) for t in topics):
-        raise ValueError(
-            f"malformed subscription: topics must be a list of strings, got {topics!r}"
-        )
-    if not isinstance(user_data, bytes):
-        raise ValueError(f"malformed subscription: user data must be bytes, got {user_data!r}")
+    body = _decode(_SUBSCRIPTION, data, "subscription")
     return Subscription(
-        topics=tuple(topics),
-        owned_partitions=tuple(_partitions(owned, "subscription")),
-        user_data=user_data,
+        topics=tuple(body["topics"]),
+        owned_partitions=tuple(_partitions(body["owned_partitions"], "subscription")),
+        user_data=body["user_data"] or b"",
     )
 
 
 def encode_assignment(partitions: Iterable[TopicPartition]) -> bytes:
     """Serialise one member's assignment for SyncGroup, sorted so equal means equal bytes."""
-    packed: bytes = msgpack.packb(
-        [VERSION, [[topic, partition] for topic, partition in sorted(partitions)]],
-        use_bin_type=True,
-    )
-    return packed
+    return _encode(_ASSIGNMENT, ASSIGNMENT_VERSION, {"assigned_partitions": _by_topic(partitions)})
 
 
 def decode_assignment(data: bytes) -> list[TopicPartition]:
@@ -82,42 +102,56 @@ def decode_assignment(data: bytes) -> list[TopicPartition]:
     """
     if data == b"":
         return []
-    return _partitions(_unpack(data, "assignment", min_fields=2)[1], "assignment")
+    return _partitions(
+        _decode(_ASSIGNMENT, data, "assignment")["assigned_partitions"], "assignment"
+    )
 
 
-def _unpack(data: bytes, what: str, min_fields: int) -> list[Any]:
-    """Unpack a versioned msgpack array of at least ``min_fields`` fields."""
+def _encode(message: Message, version: int, body: dict[str, Any]) -> bytes:
+    writer = Writer()
+    writer.write_int16(version)
+    message.write(writer, body, version)
+    return writer.getvalue()
+
+
+def _decode(message: Message, data: bytes, what: str) -> dict[str, Any]:
+    """The body of a versioned ConsumerProtocol message that must fill ``data`` exactly (up to
+    the fields of versions newer than the declared ones)."""
     if not isinstance(data, bytes):
         raise ValueError(f"malformed {what}: expected bytes, got {type(data).__name__}")
+    reader = Reader(data)
     try:
-        fields = msgpack.unpackb(data, raw=False)
-    except (ValueError, TypeError, msgpack.UnpackException) as exc:
-        raise ValueError(f"malformed {what}: not valid msgpack ({exc})") from exc
-    if not isinstance(fields, list) or len(fields) < min_fields:
+        version = reader.read_int16()
+        if version < 0:
+            raise ValueError(f"malformed {what}: bad version {version}")
+        newest = message.versions.max
+        body = message.read(reader, min(version, newest))
+    except WireFormatError as exc:
+        raise ValueError(f"malformed {what}: {exc}") from exc
+    if version <= newest and reader.remaining:
         raise ValueError(
-            f"malformed {what}: expected an array of at least {min_fields} fields, got {fields!r}"
+            f"malformed {what}: {reader.remaining} bytes after the version {version} fields"
         )
-    version = fields[0]
-    # bool is an int subclass; True must not pass for version 1.
-    if not isinstance(version, int) or isinstance(version, bool) or version < 0:
-        raise ValueError(f"malformed {what}: bad version {version!r}")
-    return fields
+    return body
 
 
-def _partitions(value: Any, what: str) -> list[TopicPartition]:
-    """Check and convert a decoded [[topic, partition], ...] list."""
-    if not isinstance(value, list):
-        raise ValueError(f"malformed {what}: partitions must be a list, got {value!r}")
+def _by_topic(partitions: Iterable[TopicPartition]) -> list[dict[str, Any]]:
+    """Sorted (topic, partition) pairs grouped into ConsumerProtocol's per-topic entries."""
+    grouped: dict[str, list[int]] = {}
+    for topic, partition in sorted(partitions):
+        grouped.setdefault(topic, []).append(partition)
+    return [{"topic": topic, "partitions": parts} for topic, parts in grouped.items()]
+
+
+def _partitions(entries: list[dict[str, Any]], what: str) -> list[TopicPartition]:
+    """The (topic, partition) pairs of decoded per-topic entries; negative partitions are
+    malformed."""
     partitions: list[TopicPartition] = []
-    for pair in value:
-        if (
-            not isinstance(pair, list)
-            or len(pair) != 2
-            or not isinstance(pair[0], str)
-            or not isinstance(pair[1], int)
-            or isinstance(pair[1], bool)
-            or pair[1] < 0
-        ):
-            raise ValueError(f"malformed {what}: expected [topic, partition >= 0], got {pair!r}")
-        partitions.append(TopicPartition(pair[0], pair[1]))
+    for entry in entries:
+        for partition in entry["partitions"]:
+            if partition < 0:
+                raise ValueError(
+                    f"malformed {what}: partition {partition} of topic {entry['topic']!r}"
+                )
+            partitions.append(TopicPartition(entry["topic"], partition))
     return partitions

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-import msgpack
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -13,13 +12,13 @@ from hypothesis import strategies as st
 from rafka.groups.assignors import Subscription, get_assignor
 from rafka.groups.group_metadata import GroupMetadata, GroupState, MemberMetadata
 from rafka.groups.subscription_codec import (
-    VERSION,
     decode_assignment,
     decode_subscription,
     encode_assignment,
     encode_subscription,
 )
 from rafka.protocol.types import TopicPartition
+from rafka.protocol.wire.primitives import Writer
 
 topic_names = st.text(min_size=1, max_size=20)
 topic_partitions = st.tuples(topic_names, st.integers(0, 2**31 - 1))
@@ -31,16 +30,28 @@ subscriptions = st.builds(
 )
 
 
-def pack(value: Any) -> bytes:
-    return msgpack.packb(value, use_bin_type=True)
+def wire(*parts: tuple[str, Any]) -> bytes:
+    """Bytes written field by field with Kafka's primitive encodings (("int16", 1), ...)."""
+    writer = Writer()
+    for kind, value in parts:
+        getattr(writer, f"write_{kind}")(value)
+    return writer.getvalue()
+
+
+def topics(*names: str) -> tuple[str, Any]:
+    """A non-flexible array of strings, as ("raw", bytes)."""
+    return ("raw", wire(("int32", len(names)), *(("string", n) for n in names)))
 
 
 # Round trips
 
 
 @given(subscriptions)
-def test_subscription_round_trips(subscription: Subscription) -> None:
-    assert decode_subscription(encode_subscription(subscription)) == subscription
+def test_subscription_round_trips_with_owned_partitions_sorted(subscription: Subscription) -> None:
+    decoded = decode_subscription(encode_subscription(subscription))
+    assert decoded.topics == subscription.topics
+    assert decoded.user_data == subscription.user_data
+    assert list(decoded.owned_partitions) == sorted(subscription.owned_partitions)
 
 
 @given(st.lists(topic_partitions, max_size=20))
@@ -54,9 +65,30 @@ def test_equal_assignments_encode_to_equal_bytes() -> None:
     )
 
 
-def test_subscription_layout_is_a_versioned_array() -> None:
+def test_subscription_layout_is_kafkas_consumer_protocol_v1() -> None:
     data = encode_subscription(Subscription(("t",), (TopicPartition("t", 0),), b"x"))
-    assert msgpack.unpackb(data, raw=False) == [VERSION, ["t"], [["t", 0]], b"x"]
+    assert data == wire(
+        ("int16", 1),  # version
+        topics("t"),
+        ("nullable_bytes", b"x"),  # user data
+        ("int32", 1),  # owned partitions: one topic
+        ("string", "t"),
+        ("int32", 1),
+        ("int32", 0),
+    )
+
+
+def test_assignment_layout_is_kafkas_consumer_protocol_v0_with_null_user_data() -> None:
+    data = encode_assignment([TopicPartition("t", 1), TopicPartition("t", 0)])
+    assert data == wire(
+        ("int16", 0),
+        ("int32", 1),
+        ("string", "t"),
+        ("int32", 2),
+        ("int32", 0),
+        ("int32", 1),
+        ("nullable_bytes", None),
+    )
 
 
 def test_empty_assignment_bytes_mean_no_partitions() -> None:
@@ -64,30 +96,52 @@ def test_empty_assignment_bytes_mean_no_partitions() -> None:
     assert decode_assignment(encode_assignment([])) == []
 
 
+def test_a_v0_subscription_has_no_owned_partitions() -> None:
+    data = wire(("int16", 0), topics("a", "b"), ("nullable_bytes", None))
+    assert decode_subscription(data) == Subscription(("a", "b"))
+
+
 def test_newer_versions_with_extra_fields_still_decode() -> None:
-    subscription = decode_subscription(pack([VERSION + 1, ["t"], [["t", 2]], b"", "rack-a"]))
-    assert subscription == Subscription(("t",), (TopicPartition("t", 2),))
-    assert decode_assignment(pack([VERSION + 1, [["t", 2]], b"user"])) == [("t", 2)]
+    v3 = wire(
+        ("int16", 3),
+        topics("t"),
+        ("nullable_bytes", None),
+        ("int32", 1),
+        ("string", "t"),
+        ("int32", 1),
+        ("int32", 2),
+        ("int32", 7),  # generation id
+        ("nullable_string", "rack-a"),
+    )
+    assert decode_subscription(v3) == Subscription(("t",), (TopicPartition("t", 2),))
+    v9 = wire(("raw", v3[2:]), ("string", "appended by a future version"))
+    assert decode_subscription(wire(("int16", 9), ("raw", v9))) == Subscription(
+        ("t",), (TopicPartition("t", 2),)
+    )
 
 
 # Malformed input: ValueError naming the problem
 
 BAD_SUBSCRIPTIONS = {
-    "empty": (b"", "not valid msgpack"),
-    "not msgpack": (b"\xc1", "not valid msgpack"),
-    "trailing bytes": (pack([0, [], [], b""]) + b"\x00", "not valid msgpack"),
-    "not an array": (pack({"topics": []}), "array"),
-    "too short": (pack([0, ["t"], []]), "at least 4 fields"),
-    "negative version": (pack([-1, [], [], b""]), "version"),
-    "bool version": (pack([True, [], [], b""]), "version"),
-    "topic not a string": (pack([0, [1], [], b""]), "topics"),
-    "topics not a list": (pack([0, "t", [], b""]), "topics"),
-    "user data not bytes": (pack([0, [], [], "text"]), "user data"),
-    "owned not a list": (pack([0, [], "t", b""]), "partitions must be a list"),
-    "owned pair too long": (pack([0, [], [["t", 0, 1]], b""]), "partition"),
-    "negative partition": (pack([0, [], [["t", -1]], b""]), "partition"),
-    "bool partition": (pack([0, [], [["t", True]], b""]), "partition"),
-    "non-string topic in owned": (pack([0, [], [[3, 0]], b""]), "partition"),
+    "empty": (wire(("int8", 0)), "malformed subscription"),
+    "negative version": (wire(("int16", -1), topics()), "bad version"),
+    "truncated topics": (wire(("int16", 0), ("int32", 2), ("string", "t")), "malformed"),
+    "trailing bytes": (
+        wire(("int16", 0), topics(), ("nullable_bytes", None), ("int8", 0)),
+        "1 bytes after",
+    ),
+    "negative partition": (
+        wire(
+            ("int16", 1),
+            topics(),
+            ("nullable_bytes", None),
+            ("int32", 1),
+            ("string", "t"),
+            ("int32", 1),
+            ("int32", -1),
+        ),
+        "partition -1",
+    ),
 }
 
 
@@ -98,11 +152,8 @@ def test_malformed_subscription_is_a_value_error(data: bytes, message: str) -> N
 
 
 BAD_ASSIGNMENTS = {
-    "not msgpack": (b"\xc1", "not valid msgpack"),
-    "too short": (pack([0]), "at least 2 fields"),
-    "string version": (pack(["0", []]), "version"),
-    "partition as string": (pack([0, [["t", "1"]]]), "partition"),
-    "pair not a list": (pack([0, ["t"]]), "partition"),
+    "version only": (wire(("int16", 0)), "malformed assignment"),
+    "truncated partitions": (wire(("int16", 0), ("int32", 1), ("string", "t")), "malformed"),
 }
 
 
