@@ -9,11 +9,13 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from confluent_kafka import Consumer as ConfluentConsumer
 from kafka import KafkaConsumer
 from kafka import TopicPartition as KafkaTopicPartition
 
 from rafka.clients.admin import Admin
 from rafka.cluster.local_cluster import LocalCluster
+from rafka.groups.subscription_codec import decode_assignment
 from rafka.protocol.types import TopicPartition
 
 pytestmark = [
@@ -91,7 +93,8 @@ def test_two_kafka_python_members_split_the_partitions_and_rebalance_on_join(
 
     described = admin.describe_group(group)
     assert described.state == "Stable"
-    assert len(described.members) == 2
+    # The assignments kafka-python's leader wrote are Kafka's bytes, which rafka's tools decode.
+    assert sorted(len(decode_assignment(m.assignment)) for m in described.members) == [2, 2]
 
 
 def test_offsets_committed_by_kafka_python_are_read_by_rafka_and_resumed_after_restart(
@@ -147,3 +150,51 @@ def test_a_kafka_python_member_and_a_rafka_member_split_one_group(
     described = admin.describe_group(group)
     assert described.protocol in {"range", "roundrobin"}
     assert {m.client_id.startswith("kafka-python") for m in described.members} == {True, False}
+
+
+def test_a_confluent_kafka_member_consumes_commits_and_shares_a_group_with_kafka_python(
+    admin: Admin, cluster: LocalCluster, bootstrap: str, topic_name: str, members: list[Any]
+) -> None:
+    admin.create_topic(topic_name, num_partitions=PARTITIONS, replication_factor=3)
+    with cluster.producer() as producer:
+        for i in range(40):
+            producer.send(topic_name, value=f"v{i}".encode(), partition=i % PARTITIONS)
+    group = f"{topic_name}-group"
+    confluent = ConfluentConsumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "session.timeout.ms": 10_000,
+            "heartbeat.interval.ms": 500,
+        }
+    )
+    try:
+        confluent.subscribe([topic_name])
+        values: list[bytes] = []
+        deadline = time.monotonic() + DEADLINE_S
+        while len(values) < 40 and time.monotonic() < deadline:
+            message = confluent.poll(0.2)
+            if message is None:
+                continue
+            assert message.error() is None, message.error()
+            values.append(message.value())
+        assert sorted(values) == sorted(f"v{i}".encode() for i in range(40))
+        confluent.commit(asynchronous=False)
+        committed = admin.list_group_offsets(group)
+        assert {tp.partition: o.offset for tp, o in committed.items()} == {
+            p: 10 for p in range(PARTITIONS)
+        }
+
+        # A kafka-python member joins: librdkafka gives up half the partitions.
+        members.append(member(bootstrap, group, topic_name))
+        deadline = time.monotonic() + DEADLINE_S
+        while time.monotonic() < deadline:
+            confluent.poll(0.1)
+            members[0].poll(timeout_ms=100)
+            if len(confluent.assignment()) == 2 and len(members[0].assignment()) == 2:
+                break
+        assert len(confluent.assignment()) == len(members[0].assignment()) == 2
+    finally:
+        confluent.close()
