@@ -69,6 +69,7 @@ from rafka.protocol.messages.control import (
     PartitionError,
     StopReplicaRequest,
     UpdateMetadataRequest,
+    addressed_to_earlier_incarnation,
 )
 from rafka.protocol.messages.groups import FindCoordinatorResponse
 from rafka.protocol.messages.metadata import MetadataRequest, MetadataResponse, parse_listeners
@@ -131,7 +132,7 @@ class Broker:
             [listener.address for listener in self.listeners], config.advertised_listeners
         )
         # Wait up to two session timeouts for a previous incarnation's ephemeral znode to expire.
-        self.zk.register_broker(
+        self.broker_epoch = self.zk.register_broker(
             self._registration(),
             timeout_s=2 * config.zookeeper_session_timeout_ms / 1000 + 5,
         )
@@ -221,7 +222,7 @@ class Broker:
     async def _reregister(self) -> None:
         while not self._stopped.is_set():
             try:
-                await self._loop.run_in_executor(
+                self.broker_epoch = await self._loop.run_in_executor(
                     None,
                     lambda: self.zk.register_broker(
                         self._registration(),
@@ -252,6 +253,8 @@ class Broker:
                     correlation=request.correlation_id,
                     partition=partition_name(p),
                 )
+            if self._meant_for_a_previous_incarnation(request):
+                return LeaderAndIsrResponse(Errors.STALE_BROKER_EPOCH)
             if request.controller_epoch < self.controller_epoch:
                 self._state_change(
                     "refused LeaderAndIsr: controller epoch %d is older than %d",
@@ -349,9 +352,27 @@ class Broker:
             partition, is_leader, leader_epoch, count
         )
 
+    def _meant_for_a_previous_incarnation(
+        self, request: LeaderAndIsrRequest | UpdateMetadataRequest | StopReplicaRequest
+    ) -> bool:
+        """Whether ``request`` was meant for this broker id before it last registered; logged."""
+        if not addressed_to_earlier_incarnation(request, self.broker_epoch):
+            return False
+        self._state_change(
+            "refused %s: broker epoch %d is older than %d",
+            type(request).__name__.removesuffix("Request"),
+            request.broker_epoch,
+            self.broker_epoch,
+            epoch=request.controller_epoch,
+            correlation=request.correlation_id,
+        )
+        return True
+
     async def update_metadata(self, request: UpdateMetadataRequest) -> ControlResponse:
         """Refresh the metadata cache from the controller."""
         async with self._mailbox:
+            if self._meant_for_a_previous_incarnation(request):
+                return ControlResponse(Errors.STALE_BROKER_EPOCH)
             if request.controller_epoch < self.controller_epoch:
                 return ControlResponse(Errors.STALE_CONTROLLER_EPOCH)
             self.controller_epoch = request.controller_epoch
@@ -373,6 +394,8 @@ class Broker:
                     correlation=request.correlation_id,
                     partition=f"{topic}-{partition}",
                 )
+            if self._meant_for_a_previous_incarnation(request):
+                return ControlResponse(Errors.STALE_BROKER_EPOCH)
             if request.controller_epoch < self.controller_epoch:
                 return ControlResponse(Errors.STALE_CONTROLLER_EPOCH)
             self.controller_epoch = request.controller_epoch

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from rafka.actors.controller.context import ControllerContext
 from rafka.actors.controller.effects import (
     BrokerRequest,
+    ControlRequest,
     CreatePartitionState,
     Effects,
     Reply,
@@ -156,9 +157,18 @@ class OperationRunner:
         leader_and_isr, update_metadata = self._batch.build(self.ctx, self.broker_id)
         stop_replica = self._batch.stop_replica_requests(self.ctx, self.broker_id)
         self._batch = RequestBatch()
-        self._out.requests.extend(BrokerRequest(b, r) for b, r in leader_and_isr.items())
-        self._out.requests.extend(BrokerRequest(b, r) for b, r in update_metadata.items())
-        self._out.requests.extend(BrokerRequest(b, r) for b, r in stop_replica)
+        requests: list[tuple[int, ControlRequest]] = [
+            *leader_and_isr.items(),
+            *update_metadata.items(),
+            *stop_replica,
+        ]
+        for broker, request in requests:
+            # Addressed to this incarnation of the broker: one that restarts before the request
+            # arrives refuses it (STALE_BROKER_EPOCH) instead of acting on old leadership.
+            registration = self.ctx.live_brokers.get(broker)
+            if registration is not None and registration.zxid > 0:
+                request = replace(request, broker_epoch=registration.zxid)
+            self._out.requests.append(BrokerRequest(broker, request))
 
     def _reply(self, reply: Reply) -> None:
         self._abort_reply = None

@@ -98,19 +98,21 @@ class ZkClient:
             pass
         return zd.decode_cluster_id(self.zk.get(zd.CLUSTER_ID)[0])
 
-    def register_broker(self, registration: zd.BrokerRegistration, timeout_s: float) -> None:
+    def register_broker(self, registration: zd.BrokerRegistration, timeout_s: float) -> int:
         """Create the broker's ephemeral znode, waiting out one left by its previous (dead)
-        session."""
+        session; returns the broker epoch (the zxid that created the znode)."""
         path = zd.broker_path(registration.broker_id)
         deadline = time.monotonic() + timeout_s
         while True:
             try:
-                self.zk.create(path, registration.encode(), ephemeral=True)
-                return
+                _, created = self.zk.create(
+                    path, registration.encode(), ephemeral=True, include_data=True
+                )
+                return int(created.czxid)
             except NodeExistsError:
                 stat = self.zk.exists(path)
                 if stat is not None and stat.ephemeralOwner == self.session_id:
-                    return
+                    return int(stat.czxid)
                 if time.monotonic() > deadline:
                     raise KafkaTimeoutError(
                         f"broker id {registration.broker_id} is still registered by another "

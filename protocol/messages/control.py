@@ -37,6 +37,10 @@ class LeaderAndIsrRequest:
     controller_epoch: int
     partitions: tuple[LeaderAndIsrPartitionState, ...]
     correlation_id: int | None = None
+    broker_epoch: int = -1
+    """The receiving broker's epoch (the zxid that created its ``/brokers/ids`` znode, KIP-380)
+    when the controller addressed it; a restarted broker refuses what was meant for its previous
+    incarnation. -1: not checked."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +80,10 @@ class UpdateMetadataRequest:
     deleted_topics: tuple[str, ...] = ()
     full: bool = False
     correlation_id: int | None = None
+    broker_epoch: int = -1
+    """The receiving broker's epoch (the zxid that created its ``/brokers/ids`` znode, KIP-380)
+    when the controller addressed it; a restarted broker refuses what was meant for its previous
+    incarnation. -1: not checked."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +95,10 @@ class StopReplicaRequest:
     partitions: tuple[tuple[str, int], ...]
     delete: bool = False
     correlation_id: int | None = None
+    broker_epoch: int = -1
+    """The receiving broker's epoch (the zxid that created its ``/brokers/ids`` znode, KIP-380)
+    when the controller addressed it; a restarted broker refuses what was meant for its previous
+    incarnation. -1: not checked."""
 
 
 @dataclass(frozen=True)
@@ -95,3 +107,12 @@ class ControlResponse:
 
     error: Errors
     partition_errors: tuple[PartitionError, ...] = ()
+
+
+def addressed_to_earlier_incarnation(
+    request: LeaderAndIsrRequest | UpdateMetadataRequest | StopReplicaRequest, broker_epoch: int
+) -> bool:
+    """Whether ``request`` was addressed to an earlier registration of the broker whose epoch is
+    now ``broker_epoch`` (Kafka's STALE_BROKER_EPOCH check): sent before a restart, it describes
+    leadership the broker must not act on."""
+    return request.broker_epoch != -1 and request.broker_epoch < broker_epoch

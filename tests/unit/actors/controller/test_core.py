@@ -262,6 +262,22 @@ def test_failover_moves_leadership_off_a_leader_that_registered_again_since_its_
     assert "brokers [1] registered again since its state was written" in run.log
 
 
+def test_every_control_request_carries_its_brokers_epoch_from_the_registration(
+    zk: FakeZk,
+) -> None:
+    run = drive(ControllerCore(0, LogConfig()), zk, restarted_failover(zk, {0: 10, 1: 150, 2: 20}))
+    epochs = {0: 10, 1: 150, 2: 20}
+    assert {b: r.broker_epoch for b, r in run.leader_and_isr.items()} == epochs
+    assert {b: r.broker_epoch for b, r in run.update_metadata.items()} == epochs
+
+
+def test_control_requests_are_unchecked_when_the_registration_zxid_was_not_read(
+    zk: FakeZk,
+) -> None:
+    run = drive(ControllerCore(0, LogConfig()), zk, elected(zk))
+    assert {r.broker_epoch for r in run.leader_and_isr.values()} == {-1}
+
+
 def test_failover_keeps_a_restarted_leader_when_every_in_sync_replica_restarted(
     zk: FakeZk,
 ) -> None:
