@@ -90,11 +90,12 @@ def test_metadata_names_every_broker_at_its_bootstrap_address(
     assert answer["controller_id"] in {b["node_id"] for b in answer["brokers"]}
 
 
+@pytest.mark.parametrize("compression", ["gzip", "snappy", "lz4"])
 def test_records_a_kafka_python_producer_writes_are_read_by_both_kinds_of_consumer(
-    cluster: LocalCluster, admin: Admin, bootstrap: str, topic_name: str
+    cluster: LocalCluster, admin: Admin, bootstrap: str, topic_name: str, compression: str
 ) -> None:
     admin.create_topic(topic_name, 3, 3)
-    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", compression_type="gzip")
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", compression_type=compression)
     futures = [
         producer.send(
             topic_name,

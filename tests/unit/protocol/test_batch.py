@@ -190,7 +190,12 @@ def test_gzip_shrinks_repetitive_records_and_writes_a_gzip_container():
 
 
 @pytest.mark.parametrize(
-    ("codec", "module"), [(Compression.LZ4, "lz4.frame"), (Compression.ZSTD, "zstandard")]
+    ("codec", "module"),
+    [
+        (Compression.SNAPPY, "cramjam"),
+        (Compression.LZ4, "lz4.frame"),
+        (Compression.ZSTD, "zstandard"),
+    ],
 )
 def test_optional_codecs_round_trip_or_name_their_extra(codec, module):
     records = [(b"k", b"v" * 100, 5), (None, None, 6)]
@@ -210,16 +215,6 @@ def test_optional_codecs_round_trip_or_name_their_extra(codec, module):
     for check in (decode_records, validate_records):
         with pytest.raises(UnsupportedCompressionTypeError, match=extra):
             check(foreign, 0, read_header(foreign))
-
-
-def test_snappy_is_unsupported_for_encode_and_decode():
-    with pytest.raises(UnsupportedCompressionTypeError, match="snappy") as raised:
-        build_batch([(b"k", b"v", 0)], Compression.SNAPPY)
-    assert raised.value.error is Errors.UNSUPPORTED_COMPRESSION_TYPE
-    foreign = _reframe(_sample(), attributes=int(Compression.SNAPPY))
-    verify_crc(foreign, 0, read_header(foreign))
-    with pytest.raises(UnsupportedCompressionTypeError, match="snappy"):
-        decode_records(foreign)
 
 
 def test_compression_from_name_parses_kafka_names():

@@ -51,10 +51,11 @@ def _installed(module: str) -> bool:
     return True
 
 
-# Codec ids that decode here; the others (snappy always,
-# lz4/zstd without their extras) must be refused.
+# Codec ids that decode here; the others (snappy, lz4, zstd without their extras) must be
+# refused.
 DECODABLE = (
     {0, 1}
+    | ({2} if _installed("cramjam") else set())
     | ({3} if _installed("lz4.frame") else set())
     | ({4} if _installed("zstandard") else set())
 )

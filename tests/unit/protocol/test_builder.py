@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from rafka.protocol.errors import UnsupportedCompressionTypeError
@@ -68,10 +70,13 @@ def test_build_of_an_empty_builder_raises_value_error():
         RecordBatchBuilder().build()
 
 
-def test_build_with_an_unsupported_codec_raises():
+def test_build_with_a_codec_whose_extra_is_missing_raises_naming_it(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    monkeypatch.setitem(sys.modules, "cramjam", None)  # as if rafka[snappy] were not installed
     builder = RecordBatchBuilder(compression=Compression.SNAPPY)
     builder.append(0, b"k", b"v")
-    with pytest.raises(UnsupportedCompressionTypeError, match="snappy"):
+    with pytest.raises(UnsupportedCompressionTypeError, match=r"rafka\[snappy\]"):
         builder.build()
 
 
