@@ -205,6 +205,7 @@ _MODULE_ORDER = (
     "test_transaction_coordinator",
     "test_read_committed",
     "test_exactly_once",
+    "test_kafka_client_failover",
     "test_readme",
     "test_examples",
 )
