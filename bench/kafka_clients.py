@@ -1,10 +1,12 @@
-"""Kafka-client benchmark: a real Kafka client (kafka-python) against rafka's Kafka listener, with
-rafka's own clients beside it in the same run.
+"""Kafka-client benchmark: real Kafka clients (confluent-kafka and kafka-python) against rafka's
+Kafka listener, with rafka's own clients beside them in the same run.
 
-One cluster of 3 brokers, a 6-partition topic at RF 1, 100-byte records. Each producer sends the
-same number of records with acks=1 and 1 MiB batches into its own topic, and each consumer reads a
-topic from the start. The listener's own cost per request is an empty Metadata round trip on one
-connection, next to a Ray actor call (the broker's ``ping``) from the same process. Run it alone:
+One cluster of 3 brokers, 6-partition topics, 100-byte records. Each producer sends the same number
+of records with acks=1 and 1 MiB batches into its own RF 1 topic (confluent-kafka also with acks=all
+into an RF 3 topic), and each consumer reads a topic from the start. Latency is confluent-kafka's
+acks=all produce on RF 3 at a paced 10,000 records/s, from send to delivery report. The listener's
+own cost per request is an empty Metadata and an empty Fetch round trip on one connection, next to
+a Ray actor call (the broker's ``ping``) from the same process. Run it alone:
 ``.venv/bin/python bench/kafka_clients.py``.
 """
 
@@ -18,6 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import confluent_kafka
 import ray
 from kafka import KafkaConsumer, KafkaProducer
 from kafka import TopicPartition as KafkaTopicPartition
@@ -32,6 +35,8 @@ RECORDS = 200_000
 RECORD = b"x" * 100
 PARTITIONS = 6
 ROUND_TRIPS = 2_000
+LATENCY_RATE = 10_000
+LATENCY_RECORDS = 30_000
 HEADER = ("client", "measure", "result")
 
 
@@ -67,11 +72,92 @@ def _kafka_python_consume(bootstrap: str, topic: str, records: int) -> float:
     return records / elapsed
 
 
-def _metadata_round_trip_us(bootstrap: str) -> float:
-    """Microseconds per empty Metadata request and answer on one connection."""
+def _confluent_produce(bootstrap: str, topic: str, records: int, acks: str) -> float:
+    """records/s of confluent-kafka's Producer until every record is acknowledged."""
+    producer = confluent_kafka.Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "acks": acks,
+            "linger.ms": 5,
+            "batch.size": 1_048_576,
+            "queue.buffering.max.messages": 1_000_000,
+        }
+    )
+    started = time.perf_counter()
+    for _ in range(records):
+        while True:
+            try:
+                producer.produce(topic, RECORD)
+                break
+            except BufferError:  # the local queue is full: let deliveries drain it
+                producer.poll(0.01)
+    if producer.flush(300) != 0:
+        raise RuntimeError("confluent-kafka did not deliver every record within 300 s")
+    return records / (time.perf_counter() - started)
+
+
+def _confluent_consume(bootstrap: str, topic: str, records: int) -> float:
+    """records/s of confluent-kafka's Consumer reading ``records`` from the start."""
+    consumer = confluent_kafka.Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "bench",
+            "enable.auto.commit": False,
+            "fetch.max.bytes": 16 << 20,
+            "max.partition.fetch.bytes": 4 << 20,
+        }
+    )
+    consumer.assign(
+        [
+            confluent_kafka.TopicPartition(topic, p, confluent_kafka.OFFSET_BEGINNING)
+            for p in range(PARTITIONS)
+        ]
+    )
+    seen = 0
+    started = time.perf_counter()
+    while seen < records:
+        seen += sum(1 for m in consumer.consume(10_000, 1.0) if m.error() is None)
+    elapsed = time.perf_counter() - started
+    consumer.close()
+    return records / elapsed
+
+
+def _confluent_latency_ms(bootstrap: str, topic: str) -> tuple[float, float]:
+    """p50 and p99 milliseconds from send to delivery report of acks=all produce at a paced
+    ``LATENCY_RATE`` records/s."""
+    producer = confluent_kafka.Producer(
+        {"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 1}
+    )
+    latencies: list[float] = []
+
+    def delivered(sent: float) -> object:
+        def report(error: object, _message: object) -> None:
+            if error is None:
+                latencies.append(time.perf_counter() - sent)
+
+        return report
+
+    started = time.perf_counter()
+    for i in range(LATENCY_RECORDS):
+        due = started + i / LATENCY_RATE
+        while (now := time.perf_counter()) < due:
+            producer.poll(max(0.0, min(0.001, due - now)))
+        producer.produce(topic, RECORD, on_delivery=delivered(time.perf_counter()))
+        producer.poll(0)
+    producer.flush(60)
+    if len(latencies) != LATENCY_RECORDS:
+        raise RuntimeError(f"{LATENCY_RECORDS - len(latencies)} records were not delivered")
+    latencies.sort()
+    return (
+        latencies[len(latencies) // 2] * 1000,
+        latencies[int(len(latencies) * 0.99)] * 1000,
+    )
+
+
+def _round_trip_us(bootstrap: str, header: RequestHeader, body: dict[str, object]) -> float:
+    """Microseconds per request and answer on one connection."""
     host, _, port = bootstrap.split(",")[0].rpartition(":")
-    header = RequestHeader(3, 9, 1, "bench")
-    frame = DEFAULT_REGISTRY.encode_request(header, {"topics": []})
+    frame = DEFAULT_REGISTRY.encode_request(header, body)
     with socket.create_connection((host, int(port))) as sock:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         started = time.perf_counter()
@@ -80,6 +166,17 @@ def _metadata_round_trip_us(bootstrap: str) -> float:
             (size,) = struct.unpack(">i", sock.recv(4, socket.MSG_WAITALL))
             sock.recv(size, socket.MSG_WAITALL)
         return (time.perf_counter() - started) / ROUND_TRIPS * 1e6
+
+
+def _metadata_round_trip_us(bootstrap: str) -> float:
+    """Microseconds per empty Metadata request (v9) and answer."""
+    return _round_trip_us(bootstrap, RequestHeader(3, 9, 1, "bench"), {"topics": []})
+
+
+def _fetch_round_trip_us(bootstrap: str) -> float:
+    """Microseconds per empty Fetch request (v4, no partitions, no wait) and answer."""
+    body: dict[str, object] = {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "topics": []}
+    return _round_trip_us(bootstrap, RequestHeader(1, 4, 1, "bench"), body)
 
 
 def _ray_call_us(cluster: LocalCluster) -> float:
@@ -93,28 +190,51 @@ def _ray_call_us(cluster: LocalCluster) -> float:
 
 
 def run(records: int = RECORDS) -> list[tuple[str, ...]]:
-    """Measure both kinds of client on one cluster; table rows (client, measure, result)."""
+    """Measure every kind of client on one cluster; table rows (client, measure, result)."""
     with tempfile.TemporaryDirectory(prefix="rafka-bench-wire-") as data_dir:
         with LocalCluster(brokers=3, data_dir=data_dir, namespace=NAMESPACE) as cluster:
             admin = cluster.admin()
-            for topic in ("native", "wire"):
+            for topic in ("native", "kafka-python", "confluent"):
                 admin.create_topic(topic, PARTITIONS, 1)
+            for topic in ("confluent-rf3", "latency"):
+                admin.create_topic(topic, PARTITIONS, 3)
             bootstrap = cluster.bootstrap_servers()
             native_config = {"acks": 1, "batch_size": 1_048_576, "linger_ms": 5}
             native_produce = producer_perf(
                 NAMESPACE, "native", records, len(RECORD), -1, native_config, progress=False
             ).records_per_s
-            wire_produce = _kafka_python_produce(bootstrap, "wire", records)
-            native_consume = consumer_perf(NAMESPACE, "wire", records, progress=False).records_per_s
-            wire_consume = _kafka_python_consume(bootstrap, "native", records)
+            confluent_produce = _confluent_produce(bootstrap, "confluent", records, "1")
+            confluent_rf3 = _confluent_produce(bootstrap, "confluent-rf3", records, "all")
+            python_produce = _kafka_python_produce(bootstrap, "kafka-python", records)
+            native_consume = consumer_perf(
+                NAMESPACE, "confluent", records, progress=False
+            ).records_per_s
+            confluent_consume = _confluent_consume(bootstrap, "native", records)
+            python_consume = _kafka_python_consume(bootstrap, "native", records)
+            p50, p99 = _confluent_latency_ms(bootstrap, "latency")
             metadata_us = _metadata_round_trip_us(bootstrap)
+            fetch_us = _fetch_round_trip_us(bootstrap)
             ray_us = _ray_call_us(cluster)
+    produce, rf3 = "produce, RF 1, acks=1", "produce, RF 3, acks=all"
     return [
-        ("rafka Producer", "produce, RF 1, acks=1", f"{native_produce:,.0f} records/s"),
-        ("kafka-python KafkaProducer", "produce, RF 1, acks=1", f"{wire_produce:,.0f} records/s"),
-        ("rafka Consumer", "read what kafka-python wrote", f"{native_consume:,.0f} records/s"),
-        ("kafka-python KafkaConsumer", "read what rafka wrote", f"{wire_consume:,.0f} records/s"),
+        ("rafka Producer", produce, f"{native_produce:,.0f} records/s"),
+        ("confluent-kafka Producer", produce, f"{confluent_produce:,.0f} records/s"),
+        ("confluent-kafka Producer", rf3, f"{confluent_rf3:,.0f} records/s"),
+        ("kafka-python KafkaProducer", produce, f"{python_produce:,.0f} records/s"),
+        ("rafka Consumer", "read what confluent-kafka wrote", f"{native_consume:,.0f} records/s"),
+        (
+            "confluent-kafka Consumer",
+            "read what rafka wrote",
+            f"{confluent_consume:,.0f} records/s",
+        ),
+        ("kafka-python KafkaConsumer", "read what rafka wrote", f"{python_consume:,.0f} records/s"),
+        (
+            "confluent-kafka Producer",
+            f"acks=all latency, RF 3, {LATENCY_RATE:,} records/s",
+            f"p50 {p50:.1f} ms, p99 {p99:.1f} ms",
+        ),
         ("raw socket", "empty Metadata round trip", f"{metadata_us:,.0f} µs"),
+        ("raw socket", "empty Fetch round trip", f"{fetch_us:,.0f} µs"),
         ("Ray", "actor call (broker ping) round trip", f"{ray_us:,.0f} µs"),
     ]
 
