@@ -24,10 +24,13 @@ from rafka.protocol.messages.transactions import (
     AddPartitionsToTxnResponse,
     EndTxnRequest,
     EndTxnResponse,
+    InitProducerIdRequest,
+    InitProducerIdResponse,
     TxnOffsetCommitRequest,
     TxnOffsetCommitResponse,
 )
 from rafka.protocol.types import TopicPartition
+from rafka.protocol.wire.apis import INIT_PRODUCER_ID
 from rafka.protocol.wire.headers import RequestHeader
 from rafka.protocol.wire.txn_apis import (
     ADD_OFFSETS_TO_TXN,
@@ -43,6 +46,7 @@ T = TypeVar("T")
 # KIP-588: the first version of each API whose clients know PRODUCER_FENCED; older ones are told
 # INVALID_PRODUCER_EPOCH instead, which they treat as the same fatal fencing.
 _PRODUCER_FENCED_SINCE = {
+    INIT_PRODUCER_ID.key: 4,
     ADD_PARTITIONS_TO_TXN.key: 2,
     ADD_OFFSETS_TO_TXN.key: 2,
     END_TXN.key: 2,
@@ -80,6 +84,16 @@ class KafkaTxnApis:
             END_TXN.key: self._end_txn,
             TXN_OFFSET_COMMIT.key: self._txn_offset_commit,
         }
+
+    async def init_producer_id(self, request: InitProducerIdRequest) -> InitProducerIdResponse:
+        """InitProducerId for a transactional id, which only the id's transaction coordinator
+        may answer: it fences the id's older producers and finishes their transaction first."""
+        return await self._ask(
+            self._broker.transaction_coordinator_call,
+            InitProducerIdResponse,
+            "init_producer_id",
+            request,
+        )
 
     @staticmethod
     async def _ask(

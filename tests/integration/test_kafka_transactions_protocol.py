@@ -81,13 +81,13 @@ def ck_config(bootstrap: str, logger: logging.Logger, **extra: Any) -> dict[str,
 def produce_all(producer: Producer, topic: str, values: list[bytes], partitions: int) -> None:
     """Send ``values`` round-robin over the partitions and wait until each is acknowledged."""
     failures: list[Any] = []
+
+    def delivered(error: Any, _message: Any) -> None:
+        if error is not None:
+            failures.append(error)
+
     for i, value in enumerate(values):
-        producer.produce(
-            topic,
-            value,
-            partition=i % partitions,
-            on_delivery=lambda err, _msg: err is not None and failures.append(err),
-        )
+        producer.produce(topic, value, partition=i % partitions, on_delivery=delivered)
         producer.poll(0)
     assert producer.flush(TXN_TIMEOUT_S) == 0
     assert failures == []
@@ -123,8 +123,9 @@ def ck_read(
         if message is None:
             quiet += 1
             continue
-        assert message.error() is None, message.error()
-        values.append(message.value())
+        value = message.value()
+        assert message.error() is None and value is not None, message.error()
+        values.append(value)
     consumer.close()
     return values
 

@@ -79,6 +79,8 @@ class FakeBroker:
 
     async def transaction_coordinator_call(self, method: str, *args: Any) -> Any:
         self.calls.append(("txn", -1, method, args))
+        if method == "init_producer_id":
+            return InitProducerIdResponse(Errors.PRODUCER_FENCED)
         return EndTxnResponse(Errors.CONCURRENT_TRANSACTIONS)
 
     async def replica_call(self, topic: str, partition: int, method: str, request: Any) -> Any:
@@ -337,3 +339,18 @@ def test_a_read_committed_fetch_serves_markers_as_control_batches_and_lists_abor
     assert header.is_control and header.is_transactional
     assert decode_kafka_records(partition["records"])[0].key == bytes.fromhex("0000 0000")
     DEFAULT_REGISTRY.encode_response(RequestHeader(1, 12, 1), answer)
+
+
+@pytest.mark.parametrize(
+    ("version", "fenced"), [(3, Errors.INVALID_PRODUCER_EPOCH), (4, Errors.PRODUCER_FENCED)]
+)
+def test_init_producer_id_for_a_transactional_id_asks_the_transaction_coordinator(
+    version: int, fenced: Errors
+) -> None:
+    broker = FakeBroker()
+    body = {"transactional_id": "x", "transaction_timeout_ms": 9, "producer_id": 7}
+    answer = handle(KafkaApis(broker, DEFAULT_REGISTRY), 22, version, decoded(22, version, body))
+    assert broker.calls == [
+        ("txn", -1, "init_producer_id", (InitProducerIdRequest("x", 9, 7, -1),))
+    ]
+    assert answer["error_code"] == int(fenced)
