@@ -1,8 +1,7 @@
 """Kafka's idempotent and transactional producers on the brokers' listeners, unchanged: librdkafka
-(confluent-kafka) and kafka-python write through InitProducerId, AddPartitionsToTxn,
-AddOffsetsToTxn, TxnOffsetCommit and EndTxn, and read_committed consumers of both kinds (Kafka's
-and rafka's) see exactly the committed records. librdkafka's protocol debug log is kept and must
-show no protocol error."""
+(confluent-kafka) and kafka-python write through InitProducerId, AddPartitionsToTxn and EndTxn,
+and read_committed consumers of both kinds (Kafka's and rafka's) see exactly the committed
+records. librdkafka's protocol debug log is kept and must show no protocol error."""
 
 from __future__ import annotations
 
@@ -186,21 +185,14 @@ def test_a_librdkafka_transaction_commits_and_another_aborts_for_read_committed_
 ) -> None:
     logger, _ = librdkafka_log
     admin.create_topic(topic_name, 2, 3)
-    group = f"txn-group-{uuid.uuid4().hex}"
     producer = Producer(
         ck_config(bootstrap, logger, **{"transactional.id": f"ck-{uuid.uuid4().hex}"})
     )
     producer.init_transactions(TXN_TIMEOUT_S)
-    offsets_owner = Consumer(ck_config(bootstrap, logger, **{"group.id": group}))
 
     committed = [f"c{i}".encode() for i in range(10)]
     producer.begin_transaction()
     produce_all(producer, topic_name, committed, 2)
-    producer.send_offsets_to_transaction(
-        [CkTopicPartition(topic_name, 0, 5)],
-        offsets_owner.consumer_group_metadata(),
-        TXN_TIMEOUT_S,
-    )
     producer.commit_transaction(TXN_TIMEOUT_S)
 
     aborted = [f"a{i}".encode() for i in range(10)]
@@ -219,10 +211,6 @@ def test_a_librdkafka_transaction_commits_and_another_aborts_for_read_committed_
     ck_committed = ck_read(bootstrap, logger, topic_name, 2, "read_committed", 15)
     assert sorted(ck_committed) == sorted(committed)
     assert sorted(rafka_read(cluster, topic_name, "read_committed", 15)) == sorted(committed)
-
-    (offset,) = offsets_owner.committed([CkTopicPartition(topic_name, 0)], timeout=30)
-    assert offset.offset == 5
-    offsets_owner.close()
 
 
 def test_a_kafka_python_transaction_commits_and_another_aborts(
