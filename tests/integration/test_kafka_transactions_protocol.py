@@ -226,6 +226,8 @@ def test_a_kafka_python_transaction_commits_and_another_aborts(
     producer.begin_transaction()
     for i in range(6):
         producer.send(topic_name, f"a{i}".encode(), partition=i % 2)
+    # Written before the abort, so the log holds them and only the ABORT marker hides them.
+    producer.flush()
     producer.abort_transaction()
     producer.close()
 
