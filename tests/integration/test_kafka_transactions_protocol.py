@@ -1,7 +1,8 @@
 """Kafka's idempotent and transactional producers on the brokers' listeners, unchanged: librdkafka
-(confluent-kafka) and kafka-python write through InitProducerId, AddPartitionsToTxn and EndTxn,
-and read_committed consumers of both kinds (Kafka's and rafka's) see exactly the committed
-records. librdkafka's protocol debug log is kept and must show no protocol error."""
+(confluent-kafka) and kafka-python write through InitProducerId, AddPartitionsToTxn and EndTxn
+(kafka-python AddOffsetsToTxn and TxnOffsetCommit too), and read_committed consumers of both
+kinds (Kafka's and rafka's) see exactly the committed records. librdkafka's protocol debug log is
+kept and must show no protocol error."""
 
 from __future__ import annotations
 
@@ -15,11 +16,14 @@ from typing import Any
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer
 from confluent_kafka import TopicPartition as CkTopicPartition
-from kafka import KafkaProducer
+from kafka import KafkaConsumer, KafkaProducer
+from kafka import TopicPartition as KafkaTopicPartition
+from kafka.structs import OffsetAndMetadata
 
 from rafka.clients.admin import Admin
 from rafka.cluster.local_cluster import LocalCluster
 from rafka.protocol.types import TopicPartition
+from rafka.testing import wait_until
 
 pytestmark = [
     pytest.mark.integration,
@@ -218,10 +222,15 @@ def test_a_kafka_python_transaction_commits_and_another_aborts(
 ) -> None:
     admin.create_topic(topic_name, 2, 3)
     producer = KafkaProducer(bootstrap_servers=bootstrap, transactional_id=f"kp-{uuid.uuid4().hex}")
+    group = f"kp-group-{uuid.uuid4().hex}"
     producer.init_transactions()
     producer.begin_transaction()
     for i in range(6):
         producer.send(topic_name, f"c{i}".encode(), partition=i % 2)
+    # AddOffsetsToTxn, then TxnOffsetCommit at the group's coordinator.
+    producer.send_offsets_to_transaction(
+        {KafkaTopicPartition(topic_name, 0): OffsetAndMetadata(3, "", -1)}, group
+    )
     producer.commit_transaction()
     producer.begin_transaction()
     for i in range(6):
@@ -235,3 +244,12 @@ def test_a_kafka_python_transaction_commits_and_another_aborts(
     assert sorted(rafka_read(cluster, topic_name, "read_committed", 6)) == sorted(committed)
     everything = rafka_read(cluster, topic_name, "read_uncommitted", 12)
     assert len(everything) == 12
+
+    # The commit marker makes the transaction's offsets visible to OffsetFetch.
+    owner = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
+    wait_until(
+        lambda: owner.committed(KafkaTopicPartition(topic_name, 0)) == 3,
+        60,
+        "the transaction's offset commit",
+    )
+    owner.close()
