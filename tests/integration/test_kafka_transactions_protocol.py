@@ -16,9 +16,8 @@ from typing import Any
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer
 from confluent_kafka import TopicPartition as CkTopicPartition
-from kafka import KafkaConsumer, KafkaProducer
+from kafka import KafkaConsumer, KafkaProducer, OffsetAndMetadata
 from kafka import TopicPartition as KafkaTopicPartition
-from kafka.structs import OffsetAndMetadata
 
 from rafka.clients.admin import Admin
 from rafka.cluster.local_cluster import LocalCluster
