@@ -784,16 +784,22 @@ class Broker:
                 f"the replica of {topic}-{partition} on broker {self.broker_id} is restarting"
             ) from exc
 
-    async def coordinator_call(self, method: str, *args: Any) -> Any:
-        """``method(*args)`` on this broker's group coordinator actor, for the Kafka listener:
-        COORDINATOR_NOT_AVAILABLE (a Kafka client then looks the coordinator up again) while it
-        is dead or restarting."""
+    async def coordinator_call(self, method: str, *args: Any, kind: str = "group") -> Any:
+        """``method(*args)`` on this broker's group (or ``kind="transaction"``) coordinator
+        actor, for the Kafka listener: COORDINATOR_NOT_AVAILABLE (a Kafka client then looks the
+        coordinator up again) while it is dead or restarting."""
+        actor = self.transaction_coordinator if kind == "transaction" else self.coordinator
         try:
-            return await getattr(self.coordinator, method).remote(*args)
+            return await getattr(actor, method).remote(*args)
         except ray.exceptions.RayActorError as exc:
             raise Errors.COORDINATOR_NOT_AVAILABLE.exception(
-                f"the group coordinator on broker {self.broker_id} is unavailable"
+                f"the {kind} coordinator on broker {self.broker_id} is unavailable"
             ) from exc
+
+    async def transaction_coordinator_call(self, method: str, *args: Any) -> Any:
+        """``method(*args)`` on this broker's transaction coordinator actor, for the Kafka
+        listener (as ``coordinator_call``)."""
+        return await self.coordinator_call(method, *args, kind="transaction")
 
     async def replica_handles(self) -> dict[tuple[str, int], Any]:
         """Handles of the replica actors this broker hosts (tools and tests)."""

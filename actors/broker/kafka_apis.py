@@ -6,7 +6,8 @@ FetchRequest, ListOffsetsRequest, FindCoordinator) and sends them where a native
 broker's metadata cache, the partition's replica actor. One transport, two front doors: there is
 no second implementation of produce or fetch here, only the translation of field names and of
 record batches (Kafka's varint records to and from rafka's columnar ones). The consumer group
-APIs are ``KafkaGroupApis``'s, served through the same handler map.
+APIs are ``KafkaGroupApis``'s and the transaction APIs ``KafkaTxnApis``'s, served through the
+same handler map.
 """
 
 from __future__ import annotations
@@ -16,7 +17,12 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, TypeVar
 
-from rafka.actors.broker.kafka_group_apis import CoordinatorSide, KafkaGroupApis
+from rafka.actors.broker.kafka_group_apis import KafkaGroupApis
+from rafka.actors.broker.kafka_txn_apis import (
+    KafkaTxnApis,
+    TransactionCoordinatorSide,
+    wire_error,
+)
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.fetch import READ_COMMITTED, FetchRequest, FetchResponse
 from rafka.protocol.messages.groups import FindCoordinatorResponse
@@ -46,9 +52,9 @@ Body = Mapping[str, Any]
 T = TypeVar("T")
 
 
-class BrokerSide(CoordinatorSide, Protocol):
+class BrokerSide(TransactionCoordinatorSide, Protocol):
     """What KafkaApis needs of its broker (the broker actor, or a fake in unit tests); the group
-    APIs' ``coordinator_call`` included."""
+    and transaction APIs' ``coordinator_call`` and ``transaction_coordinator_call`` included."""
 
     async def metadata(self, request: MetadataRequest) -> MetadataResponse:
         """Metadata from the broker's cache."""
@@ -70,6 +76,7 @@ class KafkaApis:
     def __init__(self, broker: BrokerSide, registry: ApiRegistry) -> None:
         self._broker = broker
         self._registry = registry
+        self._txn = KafkaTxnApis(broker)
         self._handlers: dict[int, Callable[[RequestHeader, Body], Awaitable[Body | None]]] = {
             API_VERSIONS.key: self._api_versions,
             METADATA.key: self._metadata,
@@ -79,6 +86,7 @@ class KafkaApis:
             FIND_COORDINATOR.key: self._find_coordinator,
             INIT_PRODUCER_ID.key: self._init_producer_id,
             **KafkaGroupApis(broker).handlers(),
+            **self._txn.handlers(),
         }
 
     async def handle(self, header: RequestHeader, body: Body) -> Body | None:
@@ -166,17 +174,19 @@ class KafkaApis:
             "error_message": answer.error_message,
         }
 
-    async def _init_producer_id(self, _header: RequestHeader, body: Body) -> Body:
-        answer = await self._broker.init_producer_id(
-            InitProducerIdRequest(
-                body["transactional_id"],
-                body["transaction_timeout_ms"],
-                body["producer_id"],
-                body["producer_epoch"],
-            )
+    async def _init_producer_id(self, header: RequestHeader, body: Body) -> Body:
+        request = InitProducerIdRequest(
+            body["transactional_id"],
+            body["transaction_timeout_ms"],
+            body["producer_id"],
+            body["producer_epoch"],
         )
+        if request.transactional_id is None:
+            answer = await self._broker.init_producer_id(request)
+        else:
+            answer = await self._txn.init_producer_id(request)
         return {
-            "error_code": int(answer.error),
+            "error_code": wire_error(header, answer.error),
             "producer_id": answer.producer_id,
             "producer_epoch": answer.producer_epoch,
         }

@@ -7,7 +7,8 @@ into; fields that exist only beyond that range are left out.
 
 Versions served: ApiVersions 0-3, Metadata 0-12, Produce 3-9, Fetch 4-12, ListOffsets 1-7,
 FindCoordinator 0-4 and InitProducerId 0-4; the consumer group APIs are declared in
-``rafka.protocol.wire.group_apis`` and served with these.
+``rafka.protocol.wire.group_apis`` and the transaction APIs in ``rafka.protocol.wire.txn_apis``,
+and served with these.
 """
 
 from __future__ import annotations
@@ -39,6 +40,12 @@ from rafka.protocol.wire.schema import (
     Struct,
 )
 from rafka.protocol.wire.schema import declare_api as _api
+from rafka.protocol.wire.txn_apis import (
+    ADD_OFFSETS_TO_TXN,
+    ADD_PARTITIONS_TO_TXN,
+    END_TXN,
+    TXN_OFFSET_COMMIT,
+)
 
 _API_VERSION = Struct(
     "ApiVersion",
@@ -420,6 +427,10 @@ DECLARED_APIS: tuple[Api, ...] = (
     LIST_GROUPS,
     API_VERSIONS,
     INIT_PRODUCER_ID,
+    ADD_PARTITIONS_TO_TXN,
+    ADD_OFFSETS_TO_TXN,
+    END_TXN,
+    TXN_OFFSET_COMMIT,
     DELETE_GROUPS,
 )
-"""Every API declared here and in ``group_apis``, in api-key order."""
+"""Every API declared here, in ``group_apis`` and in ``txn_apis``, in api-key order."""

@@ -10,7 +10,7 @@ import pytest
 
 from rafka.actors.broker.kafka_apis import KafkaApis
 from rafka.protocol.errors import Errors
-from rafka.protocol.messages.fetch import FetchRequest, FetchResponse
+from rafka.protocol.messages.fetch import AbortedTransaction, FetchRequest, FetchResponse
 from rafka.protocol.messages.groups import (
     FindCoordinatorResponse,
     GroupResponse,
@@ -25,9 +25,21 @@ from rafka.protocol.messages.metadata import (
 )
 from rafka.protocol.messages.offsets import ListOffsetsRequest, ListOffsetsResponse
 from rafka.protocol.messages.produce import ProduceRequest, ProduceResponse
-from rafka.protocol.messages.transactions import InitProducerIdRequest, InitProducerIdResponse
-from rafka.protocol.records.batch import decode_records
+from rafka.protocol.messages.transactions import (
+    EndTxnRequest,
+    EndTxnResponse,
+    InitProducerIdRequest,
+    InitProducerIdResponse,
+)
+from rafka.protocol.records.batch import (
+    decode_columns,
+    decode_records,
+    encode_batch,
+    make_attributes,
+    read_header,
+)
 from rafka.protocol.records.builder import build_batch
+from rafka.protocol.records.control import ControlRecordType, build_marker
 from rafka.protocol.records.kafka_records import decode_kafka_records, native_batches_to_kafka
 from rafka.protocol.wire.headers import RequestHeader
 from rafka.protocol.wire.registry import DEFAULT_REGISTRY
@@ -64,6 +76,12 @@ class FakeBroker:
     async def coordinator_call(self, method: str, *args: Any) -> Any:
         self.calls.append(("", -1, method, args))
         return GroupResponse(Errors.UNKNOWN_MEMBER_ID)
+
+    async def transaction_coordinator_call(self, method: str, *args: Any) -> Any:
+        self.calls.append(("txn", -1, method, args))
+        if method == "init_producer_id":
+            return InitProducerIdResponse(Errors.PRODUCER_FENCED)
+        return EndTxnResponse(Errors.CONCURRENT_TRANSACTIONS)
 
     async def replica_call(self, topic: str, partition: int, method: str, request: Any) -> Any:
         self.calls.append((topic, partition, method, request))
@@ -256,3 +274,83 @@ def test_the_group_apis_are_served_by_the_brokers_group_coordinator() -> None:
     answer = handle(KafkaApis(broker, DEFAULT_REGISTRY), 12, 4, decoded(12, 4, body))
     assert broker.calls == [("", -1, "heartbeat", (HeartbeatRequest("g", 1, "m"),))]
     assert answer == {"error_code": int(Errors.UNKNOWN_MEMBER_ID)}
+
+
+def test_the_transaction_apis_are_served_by_the_brokers_transaction_coordinator() -> None:
+    broker = FakeBroker()
+    body = {"transactional_id": "x", "producer_id": 7, "producer_epoch": 1, "committed": True}
+    answer = handle(KafkaApis(broker, DEFAULT_REGISTRY), 26, 1, decoded(26, 1, body))
+    assert broker.calls == [("txn", -1, "end_txn", (EndTxnRequest("x", 7, 1, True),))]
+    assert answer == {"error_code": int(Errors.CONCURRENT_TRANSACTIONS)}
+
+
+def test_a_transactional_batch_reaches_the_replica_with_its_producer_fields() -> None:
+    broker = FakeBroker()
+    columns = decode_columns(NATIVE, 0, read_header(NATIVE, 0))
+    transactional = encode_batch(
+        columns,
+        first_timestamp=1_000,
+        max_timestamp=1_001,
+        last_offset_delta=1,
+        attributes=make_attributes(is_transactional=True),
+        producer_id=9,
+        producer_epoch=2,
+        base_sequence=40,
+    )
+    body = {
+        "transactional_id": "x",
+        "acks": -1,
+        "timeout_ms": 5000,
+        "topic_data": [
+            {
+                "name": "t",
+                "partition_data": [{"index": 0, "records": native_batches_to_kafka(transactional)}],
+            }
+        ],
+    }
+    handle(KafkaApis(broker, DEFAULT_REGISTRY), 0, 9, decoded(0, 9, body))
+    (_, _, _, request) = broker.calls[0]
+    header = read_header(request.records, 0)
+    assert header.is_transactional and not header.is_control
+    assert (header.producer_id, header.producer_epoch, header.base_sequence) == (9, 2, 40)
+
+
+def test_a_read_committed_fetch_serves_markers_as_control_batches_and_lists_aborts() -> None:
+    broker = FakeBroker()
+    marker = build_marker(9, 2, ControlRecordType.ABORT, 4, 1_000)
+    broker.fetch_answers = [
+        FetchResponse(
+            Errors.NONE,
+            10,
+            0,
+            10,
+            marker,
+            last_stable_offset=8,
+            aborted_transactions=(AbortedTransaction(9, 3),),
+        )
+    ]
+    answer = handle(
+        KafkaApis(broker, DEFAULT_REGISTRY), 1, 12, {**fetch_body(500), "isolation_level": 1}
+    )
+    (partition,) = [p for p in answer["responses"][0]["partitions"] if p["records"]]
+    assert partition["last_stable_offset"] == 8
+    assert partition["aborted_transactions"] == [{"producer_id": 9, "first_offset": 3}]
+    header = read_header(partition["records"], 0)
+    assert header.is_control and header.is_transactional
+    assert decode_kafka_records(partition["records"])[0].key == bytes.fromhex("0000 0000")
+    DEFAULT_REGISTRY.encode_response(RequestHeader(1, 12, 1), answer)
+
+
+@pytest.mark.parametrize(
+    ("version", "fenced"), [(3, Errors.INVALID_PRODUCER_EPOCH), (4, Errors.PRODUCER_FENCED)]
+)
+def test_init_producer_id_for_a_transactional_id_asks_the_transaction_coordinator(
+    version: int, fenced: Errors
+) -> None:
+    broker = FakeBroker()
+    body = {"transactional_id": "x", "transaction_timeout_ms": 9, "producer_id": 7}
+    answer = handle(KafkaApis(broker, DEFAULT_REGISTRY), 22, version, decoded(22, version, body))
+    assert broker.calls == [
+        ("txn", -1, "init_producer_id", (InitProducerIdRequest("x", 9, 7, -1),))
+    ]
+    assert answer["error_code"] == int(fenced)

@@ -40,6 +40,10 @@ def test_served_version_ranges_are_the_ones_clients_negotiate() -> None:
         "ListOffsets": (1, 7),
         "FindCoordinator": (0, 4),
         "InitProducerId": (0, 4),
+        "AddPartitionsToTxn": (0, 3),
+        "AddOffsetsToTxn": (0, 3),
+        "EndTxn": (0, 3),
+        "TxnOffsetCommit": (0, 3),
         "OffsetCommit": (0, 8),
         "OffsetFetch": (0, 8),
         "JoinGroup": (0, 9),
@@ -51,7 +55,7 @@ def test_served_version_ranges_are_the_ones_clients_negotiate() -> None:
         "DeleteGroups": (0, 2),
     }
     keys = [api.key for api in DECLARED_APIS]
-    assert keys == [0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 22, 42]
+    assert keys == [0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 22, 24, 25, 26, 28, 42]
 
 
 @pytest.mark.parametrize(("message", "version"), _every_message_version())
@@ -76,6 +80,10 @@ def test_flexible_versions_match_kafkas_declarations() -> None:
         "ListOffsets": 6,
         "FindCoordinator": 3,
         "InitProducerId": 2,
+        "AddPartitionsToTxn": 3,
+        "AddOffsetsToTxn": 3,
+        "EndTxn": 3,
+        "TxnOffsetCommit": 3,
         "OffsetCommit": 8,
         "OffsetFetch": 6,
         "JoinGroup": 6,

@@ -37,6 +37,10 @@ def test_supported_versions_derive_from_the_declarations() -> None:
         VersionRange(16, 0, 4),
         VersionRange(18, 0, 3),
         VersionRange(22, 0, 4),
+        VersionRange(24, 0, 3),
+        VersionRange(25, 0, 3),
+        VersionRange(26, 0, 3),
+        VersionRange(28, 0, 3),
         VersionRange(42, 0, 2),
     ]
 
@@ -148,7 +152,7 @@ def test_unsupported_api_versions_request_is_answered_in_v0_with_the_ranges() ->
     header, body = DEFAULT_REGISTRY.decode_response(_payload(frame), RequestHeader(18, 0, 4))
     assert header.correlation_id == 4
     assert body["error_code"] == Errors.UNSUPPORTED_VERSION
-    assert len(body["api_keys"]) == 16
+    assert len(body["api_keys"]) == 20
 
 
 @pytest.mark.parametrize(
