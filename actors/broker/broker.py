@@ -772,6 +772,20 @@ class Broker:
                 f"the group coordinator on broker {self.broker_id} is unavailable"
             ) from exc
 
+    async def controller_call(self, method: str, *args: Any) -> Any:
+        """``method(*args)`` on the active controller actor, for the Kafka listener's admin
+        requests: NOT_CONTROLLER while none is known or it cannot be reached."""
+        controller_id = self.metadata_cache.controller_id
+        try:
+            controller = ray.get_actor(
+                names.controller_actor_name(controller_id), namespace=self.namespace
+            )
+            return await getattr(controller, method).remote(*args)
+        except (ValueError, ray.exceptions.RayActorError) as exc:
+            raise Errors.NOT_CONTROLLER.exception(
+                f"controller {controller_id} cannot be reached from broker {self.broker_id}"
+            ) from exc
+
     async def replica_handles(self) -> dict[tuple[str, int], Any]:
         """Handles of the replica actors this broker hosts (tools and tests)."""
         return dict(self.replicas)

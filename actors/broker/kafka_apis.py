@@ -6,7 +6,8 @@ FetchRequest, ListOffsetsRequest, FindCoordinator) and sends them where a native
 broker's metadata cache, the partition's replica actor. One transport, two front doors: there is
 no second implementation of produce or fetch here, only the translation of field names and of
 record batches (Kafka's varint records to and from rafka's columnar ones). The consumer group
-APIs are ``KafkaGroupApis``'s, served through the same handler map.
+APIs are ``KafkaGroupApis``'s and the admin APIs ``KafkaAdminApis``'s, served through the same
+handler map.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, TypeVar
 
+from rafka.actors.broker.kafka_admin_apis import AdminSide, KafkaAdminApis
 from rafka.actors.broker.kafka_group_apis import CoordinatorSide, KafkaGroupApis
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.fetch import READ_COMMITTED, FetchRequest, FetchResponse
@@ -46,9 +48,9 @@ Body = Mapping[str, Any]
 T = TypeVar("T")
 
 
-class BrokerSide(CoordinatorSide, Protocol):
+class BrokerSide(CoordinatorSide, AdminSide, Protocol):
     """What KafkaApis needs of its broker (the broker actor, or a fake in unit tests); the group
-    APIs' ``coordinator_call`` included."""
+    APIs' ``coordinator_call`` and the admin APIs' ``controller_call`` included."""
 
     async def metadata(self, request: MetadataRequest) -> MetadataResponse:
         """Metadata from the broker's cache."""
@@ -79,6 +81,7 @@ class KafkaApis:
             FIND_COORDINATOR.key: self._find_coordinator,
             INIT_PRODUCER_ID.key: self._init_producer_id,
             **KafkaGroupApis(broker).handlers(),
+            **KafkaAdminApis(broker).handlers(),
         }
 
     async def handle(self, header: RequestHeader, body: Body) -> Body | None:
