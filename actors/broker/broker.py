@@ -85,6 +85,9 @@ from rafka.transactions.transaction_log import TRANSACTION_STATE_TOPIC
 
 logger = logging.getLogger(__name__)
 
+# How long an admin request waits for another broker's metadata before leaving that broker out.
+PEER_METADATA_TIMEOUT_S = 2.0
+
 REPLICA_CHECK_INTERVAL_S = 0.5
 REPLICA_PING_TIMEOUT_S = 10.0
 CONTROLLED_SHUTDOWN_ATTEMPTS = 3
@@ -785,6 +788,25 @@ class Broker:
             raise Errors.NOT_CONTROLLER.exception(
                 f"controller {controller_id} cannot be reached from broker {self.broker_id}"
             ) from exc
+
+    async def cluster_metadata(self, request: MetadataRequest) -> list[MetadataResponse]:
+        """``request`` answered by every live broker, this one first, for the Kafka listener's
+        admin requests (answered once every broker sees their change, as rafka's Admin waits); a
+        broker that fails or is silent for PEER_METADATA_TIMEOUT_S is left out."""
+
+        async def ask(broker_id: int) -> MetadataResponse | None:
+            try:
+                peer = ray.get_actor(names.broker_actor_name(broker_id), namespace=self.namespace)
+                answer: MetadataResponse = await asyncio.wait_for(
+                    peer.metadata.remote(request), PEER_METADATA_TIMEOUT_S
+                )
+            except (ValueError, ray.exceptions.RayActorError, asyncio.TimeoutError):
+                return None
+            return answer
+
+        peers = [b for b in sorted(self.metadata_cache.brokers) if b != self.broker_id]
+        answers = await asyncio.gather(*(ask(b) for b in peers))
+        return [await self.metadata(request), *(a for a in answers if a is not None)]
 
     async def replica_handles(self) -> dict[tuple[str, int], Any]:
         """Handles of the replica actors this broker hosts (tools and tests)."""

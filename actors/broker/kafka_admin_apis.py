@@ -1,8 +1,8 @@
 """KafkaAdminApis: Kafka's admin requests answered with the requests rafka's own Admin sends.
 
 CreateTopics, CreatePartitions and DeleteTopics go to the active controller actor (asked again,
-within the request's timeout, while it answers NOT_CONTROLLER) and are answered once this broker's
-metadata shows the change, as rafka's Admin waits; DescribeConfigs, AlterConfigs and
+within the request's timeout, while it answers NOT_CONTROLLER) and are answered once every live
+broker's metadata shows the change, as rafka's Admin waits; DescribeConfigs, AlterConfigs and
 IncrementalAlterConfigs are this broker's config requests; DeleteRecords and OffsetForLeaderEpoch
 go to the partition's replica on this broker; DescribeCluster reads the metadata cache. rafka's
 controller has no validate-only mode, so a validate-only request is refused (INVALID_REQUEST)
@@ -81,6 +81,9 @@ class AdminSide(Protocol):
     async def metadata(self, request: MetadataRequest) -> MetadataResponse:
         """This broker's view of the cluster."""
 
+    async def cluster_metadata(self, request: MetadataRequest) -> list[MetadataResponse]:
+        """``request`` answered by every live broker that answers, this one first."""
+
     async def describe_configs(
         self, request: DescribeConfigsRequest
     ) -> list[DescribeConfigsResult]:
@@ -125,9 +128,9 @@ class KafkaAdminApis:
         ):
             results[result.name] = result
         created = [t.name for t in asked if results[t.name].error is Errors.NONE]
-        shown = await self._await_metadata(created, deadline, _led)
+        shown = await self._await_metadata(created, body["timeout_ms"], deadline, _led)
         for name in created:
-            if name not in shown:
+            if name not in shown and body["timeout_ms"] > 0:
                 results[name] = _timed_out(name, "get leaders", CreateTopicResult)
         configs = await self._created_configs(created) if header.api_version >= 5 else {}
         answers = []
@@ -206,10 +209,13 @@ class KafkaAdminApis:
             results[result.name] = result
         grown = {n: asked[n].total_count for n in asked if results[n].error is Errors.NONE}
         shown = await self._await_metadata(
-            list(grown), deadline, lambda t: _led(t) and len(t.partitions) >= grown[t.name]
+            list(grown),
+            body["timeout_ms"],
+            deadline,
+            lambda t: _led(t) and len(t.partitions) >= grown[t.name],
         )
         for name in grown:
-            if name not in shown:
+            if name not in shown and body["timeout_ms"] > 0:
                 results[name] = _timed_out(name, "lead its new partitions", CreatePartitionsResult)
         return {
             "results": [
@@ -237,10 +243,13 @@ class KafkaAdminApis:
             results[result.name] = result
         deleted = [n for n in asked if results[n].error is Errors.NONE]
         forgotten = await self._await_metadata(
-            deleted, deadline, lambda t: t.error is Errors.UNKNOWN_TOPIC_OR_PARTITION
+            deleted,
+            body["timeout_ms"],
+            deadline,
+            lambda t: t.error is Errors.UNKNOWN_TOPIC_OR_PARTITION,
         )
         for name in deleted:
-            if name not in forgotten:
+            if name not in forgotten and body["timeout_ms"] > 0:
                 results[name] = _timed_out(name, "be forgotten", DeleteTopicResult)
         answers: list[dict[str, Any]] = []
         for asked_name in names:
@@ -290,19 +299,30 @@ class KafkaAdminApis:
         return [results[name] for name in _names(items)]
 
     async def _await_metadata(
-        self, names: Sequence[str], deadline: float, shows: Callable[[TopicMetadata], bool]
+        self,
+        names: Sequence[str],
+        timeout_ms: int,
+        deadline: float,
+        shows: Callable[[TopicMetadata], bool],
     ) -> dict[str, TopicMetadata]:
-        """The topics of ``names`` whose metadata on this broker ``shows`` the change, waiting
-        for all of them until ``deadline``."""
+        """The topics of ``names`` whose metadata ``shows`` the change on every live broker the
+        controller has briefed (this broker's view of each is returned), waiting for all of them
+        until ``deadline``; a request whose timeout is not positive waits for nothing, as in
+        Kafka, and is answered as soon as the controller accepted it."""
         shown: dict[str, TopicMetadata] = {}
         while True:
             waiting = [n for n in names if n not in shown]
-            if not waiting:
+            if not waiting or timeout_ms <= 0:
                 return shown
-            answer = await self._broker.metadata(
+            answers = await self._broker.cluster_metadata(
                 MetadataRequest(tuple(waiting), allow_auto_topic_creation=False)
             )
-            shown.update((t.name, t) for t in answer.topics if t.name in waiting and shows(t))
+            briefed = [a for a in answers if a.controller_id >= 0]
+            here = {t.name: t for t in answers[0].topics}
+            for name in waiting:
+                seen = [t for a in briefed for t in a.topics if t.name == name]
+                if seen and all(shows(t) for t in seen) and name in here:
+                    shown[name] = here[name]
             if time.monotonic() >= deadline or len(shown) == len(names):
                 return shown
             await asyncio.sleep(_RETRY_BACKOFF_S)
@@ -525,7 +545,7 @@ def _timed_out(name: str, what: str, result: Callable[..., TopicResult]) -> Topi
     return result(
         name,
         Errors.REQUEST_TIMED_OUT,
-        f"topic {name!r} did not {what} on this broker within the request's timeout",
+        f"topic {name!r} did not {what} on every broker within the request's timeout",
     )
 
 

@@ -21,6 +21,7 @@ from rafka.protocol.wire.schema import (
     INT64,
     STRING,
     UUID,
+    Api,
     ArrayOf,
     Field,
     Struct,
@@ -308,18 +309,6 @@ DESCRIBE_CONFIGS = _api(
     ),
 )
 
-_ALTERABLE_CONFIG = Struct(
-    "AlterableConfig",
-    (Field("name", STRING), Field("value", STRING, nullable_versions="0+")),
-)
-_ALTER_CONFIGS_RESOURCE = Struct(
-    "AlterConfigsResource",
-    (
-        Field("resource_type", INT8),
-        Field("resource_name", STRING),
-        Field("configs", ArrayOf(_ALTERABLE_CONFIG)),
-    ),
-)
 _ALTER_CONFIGS_RESOURCE_RESPONSE = Struct(
     "AlterConfigsResourceResponse",
     (
@@ -329,51 +318,57 @@ _ALTER_CONFIGS_RESOURCE_RESPONSE = Struct(
         Field("resource_name", STRING),
     ),
 )
-_ALTER_CONFIGS_RESPONSE = (
-    Field("throttle_time_ms", INT32),
-    Field("responses", ArrayOf(_ALTER_CONFIGS_RESOURCE_RESPONSE)),
-)
 
-ALTER_CONFIGS = _api(
+
+def _alter_configs_api(key: int, name: str, versions: str, flexible: str, config: Struct) -> Api:
+    """AlterConfigs or IncrementalAlterConfigs: resources whose configs are ``config`` structs,
+    answered resource by resource in the same shape."""
+    resource = Struct(
+        f"{name}Resource",
+        (
+            Field("resource_type", INT8),
+            Field("resource_name", STRING),
+            Field("configs", ArrayOf(config)),
+        ),
+    )
+    return _api(
+        key,
+        name,
+        versions,
+        flexible,
+        request=(Field("resources", ArrayOf(resource)), Field("validate_only", BOOL)),
+        response=(
+            Field("throttle_time_ms", INT32),
+            Field("responses", ArrayOf(_ALTER_CONFIGS_RESOURCE_RESPONSE)),
+        ),
+    )
+
+
+ALTER_CONFIGS = _alter_configs_api(
     33,
     "AlterConfigs",
     versions="0-2",
     flexible="2+",
-    request=(
-        Field("resources", ArrayOf(_ALTER_CONFIGS_RESOURCE)),
-        Field("validate_only", BOOL),
-    ),
-    response=_ALTER_CONFIGS_RESPONSE,
-)
-
-_INCREMENTAL_ALTERABLE_CONFIG = Struct(
-    "IncrementalAlterableConfig",
-    (
-        Field("name", STRING),
-        # AlterConfigOp.OpType: 0 SET, 1 DELETE, 2 APPEND, 3 SUBTRACT.
-        Field("config_operation", INT8),
-        Field("value", STRING, nullable_versions="0+"),
-    ),
-)
-_INCREMENTAL_ALTER_CONFIGS_RESOURCE = Struct(
-    "IncrementalAlterConfigsResource",
-    (
-        Field("resource_type", INT8),
-        Field("resource_name", STRING),
-        Field("configs", ArrayOf(_INCREMENTAL_ALTERABLE_CONFIG)),
+    config=Struct(
+        "AlterableConfig",
+        (Field("name", STRING), Field("value", STRING, nullable_versions="0+")),
     ),
 )
 
-INCREMENTAL_ALTER_CONFIGS = _api(
+INCREMENTAL_ALTER_CONFIGS = _alter_configs_api(
     44,
     "IncrementalAlterConfigs",
     versions="0-1",
     flexible="1+",
-    request=(
-        Field("resources", ArrayOf(_INCREMENTAL_ALTER_CONFIGS_RESOURCE)),
-        Field("validate_only", BOOL),
+    config=Struct(
+        "IncrementalAlterableConfig",
+        (
+            Field("name", STRING),
+            # AlterConfigOp.OpType: 0 SET, 1 DELETE, 2 APPEND, 3 SUBTRACT.
+            Field("config_operation", INT8),
+            Field("value", STRING, nullable_versions="0+"),
+        ),
     ),
-    response=_ALTER_CONFIGS_RESPONSE,
 )
 
 # ------------------------------------------------------------------ cluster

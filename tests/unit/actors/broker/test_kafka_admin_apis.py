@@ -84,13 +84,16 @@ def led(name: str, partitions: int, replicas: tuple[int, ...] = (0, 1)) -> Topic
 
 
 class FakeBroker:
-    """Plays the broker and, behind it, the controller: a created topic shows in the metadata at
-    once (unless ``hidden``), and ``not_controller`` answers NOT_CONTROLLER that many times."""
+    """Plays the broker, a peer broker and, behind them, the controller: a created topic shows in
+    the metadata at once (unless ``hidden``; the peer sees ``peer_view`` instead where it says
+    so), and ``not_controller`` answers NOT_CONTROLLER that many times."""
 
     def __init__(self) -> None:
         self.config = BrokerConfig(broker_id=0, num_partitions=3, default_replication_factor=2)
         self.topics: dict[str, TopicMetadata] = {"old": led("old", 2)}
         self.hidden: set[str] = set()
+        self.peer_view: dict[str, TopicMetadata] = {}
+        self.peer_controller_id = 1
         self.not_controller = 0
         self.unreachable = 0
         self.controller_calls: list[tuple[str, Any]] = []
@@ -155,6 +158,11 @@ class FakeBroker:
             for n in names
         )
         return MetadataResponse(BROKERS, 1, topics, "cluster-1")
+
+    async def cluster_metadata(self, request: MetadataRequest) -> list[MetadataResponse]:
+        here = await self.metadata(request)
+        peer = tuple(self.peer_view.get(t.name, t) for t in here.topics)
+        return [here, MetadataResponse(BROKERS, self.peer_controller_id, peer, "cluster-1")]
 
     async def describe_configs(
         self, request: DescribeConfigsRequest
@@ -288,6 +296,28 @@ def test_create_topics_times_out_a_topic_this_broker_never_sees_led() -> None:
     assert [t["error_code"] for t in answer["topics"]] == [Errors.REQUEST_TIMED_OUT, 0]
 
 
+def test_create_topics_waits_for_every_briefed_broker_to_see_the_topic_led() -> None:
+    broker = FakeBroker()
+    broker.peer_view["t"] = TopicMetadata("t", error=Errors.UNKNOWN_TOPIC_OR_PARTITION)
+    answer = handle(broker, CREATE_TOPICS, 4, {"topics": [topic("t")], "timeout_ms": 300})
+    assert answer["topics"][0]["error_code"] == Errors.REQUEST_TIMED_OUT
+    assert "every broker" in answer["topics"][0]["error_message"]
+    # A broker the controller has not briefed yet (no controller known) is not waited for.
+    broker = FakeBroker()
+    broker.peer_controller_id = -1
+    broker.peer_view["t"] = TopicMetadata("t", error=Errors.UNKNOWN_TOPIC_OR_PARTITION)
+    answer = handle(broker, CREATE_TOPICS, 4, {"topics": [topic("t")], "timeout_ms": 5_000})
+    assert answer["topics"][0]["error_code"] == 0
+
+
+def test_create_topics_with_no_timeout_answers_once_the_controller_accepted() -> None:
+    broker = FakeBroker()
+    broker.hidden.add("t")
+    answer = handle(broker, CREATE_TOPICS, 5, {"topics": [topic("t")], "timeout_ms": 0})
+    [created] = answer["topics"]
+    assert (created["error_code"], created["num_partitions"]) == (0, -1)
+
+
 def test_create_topics_refuses_validate_only_and_duplicates_without_asking() -> None:
     broker = FakeBroker()
     answer = handle(
@@ -378,9 +408,13 @@ def test_delete_topics_v6_deletes_by_name_and_cannot_know_a_topic_id() -> None:
     ]
 
 
-def test_delete_topics_times_out_a_topic_this_broker_still_knows() -> None:
+def test_delete_topics_times_out_a_topic_a_broker_still_knows() -> None:
     broker = FakeBroker()
     broker.hidden.add("old")
+    answer = handle(broker, DELETE_TOPICS, 4, {"topic_names": ["old"], "timeout_ms": 200})
+    assert answer["responses"][0]["error_code"] == Errors.REQUEST_TIMED_OUT
+    broker = FakeBroker()
+    broker.peer_view["old"] = led("old", 2)
     answer = handle(broker, DELETE_TOPICS, 4, {"topic_names": ["old"], "timeout_ms": 200})
     assert answer["responses"][0]["error_code"] == Errors.REQUEST_TIMED_OUT
 

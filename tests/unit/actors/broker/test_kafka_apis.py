@@ -56,6 +56,9 @@ class FakeBroker:
     async def controller_call(self, method: str, *args: Any) -> Any:
         raise Errors.NOT_CONTROLLER.exception("no controller in this fake")
 
+    async def cluster_metadata(self, request: MetadataRequest) -> list[MetadataResponse]:
+        return [await self.metadata(request)]
+
     async def describe_configs(self, request: DescribeConfigsRequest) -> Any:
         return []
 
