@@ -4,6 +4,8 @@ rafka's own Admin."""
 
 from __future__ import annotations
 
+import socket
+import struct
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,6 +25,8 @@ from rafka.protocol.configs import ConfigResource, ConfigResourceType
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.offsets import EARLIEST_TIMESTAMP
 from rafka.protocol.types import TopicPartition
+from rafka.protocol.wire.headers import RequestHeader
+from rafka.protocol.wire.registry import DEFAULT_REGISTRY
 from rafka.testing import serving_replica, wait_until
 
 # kafka.admin ships no type information (only the top-level "kafka" is exempted from checking).
@@ -190,6 +194,22 @@ def test_confluent_admin_creates_configures_and_deletes_a_topic(
     assert gone(admin, topic_name)
 
 
+def test_kafka_python_describes_the_cluster_rafka_knows(
+    kafka_admin: KafkaAdminClient, admin: Admin
+) -> None:
+    cluster = kafka_admin.describe_cluster()
+    known = admin.describe_cluster()
+    assert (cluster["cluster_id"], cluster["controller_id"]) == (
+        known.cluster_id,
+        known.controller_id,
+    )
+    assert sorted(b["broker_id"] for b in cluster["brokers"]) == sorted(
+        b.broker_id for b in known.brokers
+    )
+    # DescribeCluster v2 answered it (its Metadata fallback has no fencing).
+    assert all(b["is_fenced"] is False for b in cluster["brokers"])
+
+
 def test_confluent_admin_describes_the_cluster_rafka_knows(
     confluent_admin: ConfluentAdmin, admin: Admin
 ) -> None:
@@ -229,3 +249,40 @@ def test_confluent_admin_deletes_records_below_an_offset(
         TIMEOUT_S,
         "the follower to move its log start offset to 6",
     )
+
+
+def test_offset_for_leader_epoch_names_where_the_leaders_epoch_ends(
+    admin: Admin, bootstrap: str, topic_name: str
+) -> None:
+    admin.create_topic(topic_name, 1, 2)
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all")
+    for i in range(5):
+        producer.send(topic_name, f"r{i}".encode())
+    producer.flush(timeout=TIMEOUT_S)
+    producer.close()
+    partition = admin.describe_topic(topic_name).partitions[0]
+    leader = next(b for b in admin.describe_cluster().brokers if b.broker_id == partition.leader)
+    address = leader.listener()
+    assert address is not None
+    header = RequestHeader(23, 4, 7, "raw")
+    body = {
+        "topics": [
+            {
+                "topic": topic_name,
+                "partitions": [
+                    {
+                        "partition": 0,
+                        "current_leader_epoch": partition.leader_epoch,
+                        "leader_epoch": partition.leader_epoch,
+                    }
+                ],
+            }
+        ]
+    }
+    with socket.create_connection(address, timeout=30) as sock:
+        sock.sendall(DEFAULT_REGISTRY.encode_request(header, body))
+        size = struct.unpack(">i", sock.recv(4, socket.MSG_WAITALL))[0]
+        _, answer = DEFAULT_REGISTRY.decode_response(sock.recv(size, socket.MSG_WAITALL), header)
+    [found] = answer["topics"][0]["partitions"]
+    assert (found["error_code"], found["leader_epoch"]) == (0, partition.leader_epoch)
+    assert found["end_offset"] == 5
