@@ -251,27 +251,15 @@ class KafkaAdminApis:
         for name in deleted:
             if name not in forgotten and body["timeout_ms"] > 0:
                 results[name] = _timed_out(name, "be forgotten", DeleteTopicResult)
-        answers: list[dict[str, Any]] = []
-        for asked_name in names:
-            if asked_name is None:
-                # KIP-516: rafka keeps no topic ids, so a topic named only by its id is unknown.
-                answers.append(
-                    {
-                        "name": None,
-                        "error_code": int(Errors.UNKNOWN_TOPIC_ID),
-                        "error_message": "rafka knows topics by name only",
-                    }
-                )
-            else:
-                result = results[asked_name]
-                answers.append(
-                    {
-                        "name": asked_name,
-                        "error_code": int(result.error),
-                        "error_message": result.message,
-                    }
-                )
-        return {"responses": answers}
+        # KIP-516: rafka keeps no topic ids, so a topic named only by its id is unknown.
+        unnamed = DeleteTopicResult("", Errors.UNKNOWN_TOPIC_ID, "rafka knows topics by name only")
+        outcomes = [(n, unnamed if n is None else results[n]) for n in names]
+        return {
+            "responses": [
+                {"name": n, "error_code": int(r.error), "error_message": r.message}
+                for n, r in outcomes
+            ]
+        }
 
     async def _ask_controller(
         self,
