@@ -86,6 +86,9 @@ from rafka.transactions.transaction_log import TRANSACTION_STATE_TOPIC
 
 logger = logging.getLogger(__name__)
 
+# How long an admin request waits for another broker's metadata before leaving that broker out.
+PEER_METADATA_TIMEOUT_S = 2.0
+
 REPLICA_CHECK_INTERVAL_S = 0.5
 REPLICA_PING_TIMEOUT_S = 10.0
 CONTROLLED_SHUTDOWN_ATTEMPTS = 3
@@ -800,6 +803,39 @@ class Broker:
         """``method(*args)`` on this broker's transaction coordinator actor, for the Kafka
         listener (as ``coordinator_call``)."""
         return await self.coordinator_call(method, *args, kind="transaction")
+
+    async def controller_call(self, method: str, *args: Any) -> Any:
+        """``method(*args)`` on the active controller actor, for the Kafka listener's admin
+        requests: NOT_CONTROLLER while none is known or it cannot be reached."""
+        controller_id = self.metadata_cache.controller_id
+        try:
+            controller = ray.get_actor(
+                names.controller_actor_name(controller_id), namespace=self.namespace
+            )
+            return await getattr(controller, method).remote(*args)
+        except (ValueError, ray.exceptions.RayActorError) as exc:
+            raise Errors.NOT_CONTROLLER.exception(
+                f"controller {controller_id} cannot be reached from broker {self.broker_id}"
+            ) from exc
+
+    async def cluster_metadata(self, request: MetadataRequest) -> list[MetadataResponse]:
+        """``request`` answered by every live broker, this one first, for the Kafka listener's
+        admin requests (answered once every broker sees their change, as rafka's Admin waits); a
+        broker that fails or is silent for PEER_METADATA_TIMEOUT_S is left out."""
+
+        async def ask(broker_id: int) -> MetadataResponse | None:
+            try:
+                peer = ray.get_actor(names.broker_actor_name(broker_id), namespace=self.namespace)
+                answer: MetadataResponse = await asyncio.wait_for(
+                    peer.metadata.remote(request), PEER_METADATA_TIMEOUT_S
+                )
+            except (ValueError, ray.exceptions.RayActorError, asyncio.TimeoutError):
+                return None
+            return answer
+
+        peers = [b for b in sorted(self.metadata_cache.brokers) if b != self.broker_id]
+        answers = await asyncio.gather(*(ask(b) for b in peers))
+        return [await self.metadata(request), *(a for a in answers if a is not None)]
 
     async def replica_handles(self) -> dict[tuple[str, int], Any]:
         """Handles of the replica actors this broker hosts (tools and tests)."""

@@ -6,8 +6,8 @@ FetchRequest, ListOffsetsRequest, FindCoordinator) and sends them where a native
 broker's metadata cache, the partition's replica actor. One transport, two front doors: there is
 no second implementation of produce or fetch here, only the translation of field names and of
 record batches (Kafka's varint records to and from rafka's columnar ones). The consumer group
-APIs are ``KafkaGroupApis``'s and the transaction APIs ``KafkaTxnApis``'s, served through the
-same handler map.
+APIs are ``KafkaGroupApis``'s, the transaction APIs ``KafkaTxnApis``'s and the admin APIs
+``KafkaAdminApis``'s, served through the same handler map.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, TypeVar
 
+from rafka.actors.broker.kafka_admin_apis import AdminSide, KafkaAdminApis
 from rafka.actors.broker.kafka_group_apis import KafkaGroupApis
 from rafka.actors.broker.kafka_txn_apis import (
     KafkaTxnApis,
@@ -52,9 +53,10 @@ Body = Mapping[str, Any]
 T = TypeVar("T")
 
 
-class BrokerSide(TransactionCoordinatorSide, Protocol):
-    """What KafkaApis needs of its broker (the broker actor, or a fake in unit tests); the group
-    and transaction APIs' ``coordinator_call`` and ``transaction_coordinator_call`` included."""
+class BrokerSide(TransactionCoordinatorSide, AdminSide, Protocol):
+    """What KafkaApis needs of its broker (the broker actor, or a fake in unit tests); the group,
+    transaction and admin APIs' ``coordinator_call``, ``transaction_coordinator_call`` and
+    ``controller_call`` included."""
 
     async def metadata(self, request: MetadataRequest) -> MetadataResponse:
         """Metadata from the broker's cache."""
@@ -87,6 +89,7 @@ class KafkaApis:
             INIT_PRODUCER_ID.key: self._init_producer_id,
             **KafkaGroupApis(broker).handlers(),
             **self._txn.handlers(),
+            **KafkaAdminApis(broker).handlers(),
         }
 
     async def handle(self, header: RequestHeader, body: Body) -> Body | None:

@@ -53,7 +53,9 @@ from rafka.protocol.messages.fetch import (
 )
 from rafka.protocol.messages.offsets import (
     EARLIEST_TIMESTAMP,
+    HIGH_WATERMARK,
     LATEST_TIMESTAMP,
+    DeleteRecordsResponse,
     ListOffsetsResponse,
     OffsetsForLeaderEpochRequest,
     OffsetsForLeaderEpochResponse,
@@ -514,6 +516,9 @@ class Partition:
         if response.records:
             self.log.append_as_follower(response.records)
         self.high_watermark = min(self.log.log_end_offset, response.high_watermark)
+        # The leader's DeleteRecords reaches followers as its log start offset (KIP-107).
+        if response.log_start_offset <= self.log.log_end_offset:
+            self.log.advance_log_start_offset(response.log_start_offset)
         return len(response.records)
 
     def reset_out_of_range(self, response: FetchResponse) -> None:
@@ -591,6 +596,21 @@ class Partition:
         if found is None or found[0] >= bound:
             return ListOffsetsResponse(Errors.NONE, -1, -1, self.leader_epoch)
         return ListOffsetsResponse(Errors.NONE, found[0], found[1], self.leader_epoch)
+
+    def delete_records(self, offset: int) -> DeleteRecordsResponse:
+        """DeleteRecords at the leader: move the log start offset to ``offset`` (HIGH_WATERMARK:
+        the HW), which may not pass the HW; followers take it from their next fetch."""
+        error = self.leader_error(NO_LEADER_EPOCH)
+        if error is not None:
+            return DeleteRecordsResponse(error, error_message=f"{self.name}: {error.message}")
+        target = self.high_watermark if offset == HIGH_WATERMARK else offset
+        if not 0 <= target <= self.high_watermark:
+            return DeleteRecordsResponse(
+                Errors.OFFSET_OUT_OF_RANGE,
+                error_message=f"{self.name}: offset {offset} is outside 0..{self.high_watermark}",
+            )
+        self.log.advance_log_start_offset(target)
+        return DeleteRecordsResponse(Errors.NONE, self.log.log_start_offset)
 
     def checkpoint(self) -> None:
         """Persist the HW and the log's recovery point and start offset."""

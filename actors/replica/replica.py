@@ -50,6 +50,8 @@ from rafka.protocol.messages.fetch import (
     FetchResponse,
 )
 from rafka.protocol.messages.offsets import (
+    DeleteRecordsRequest,
+    DeleteRecordsResponse,
     ListOffsetsRequest,
     ListOffsetsResponse,
     OffsetsForLeaderEpochRequest,
@@ -360,6 +362,11 @@ class PartitionReplica:
             return self.partition.list_offsets(
                 request.timestamp, request.current_leader_epoch, request.isolation_level
             )
+
+    def delete_records(self, request: DeleteRecordsRequest) -> DeleteRecordsResponse:
+        """DeleteRecords: move this leader's log start offset forward (KIP-107)."""
+        with self._lock:
+            return self.partition.delete_records(request.offset)
 
     @ray.method(concurrency_group="replication")
     def offsets_for_leader_epoch(

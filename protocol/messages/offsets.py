@@ -1,4 +1,5 @@
-"""Offset lookups: ListOffsets (timestamp, earliest, latest) and OffsetsForLeaderEpoch (KIP-101)."""
+"""Offset lookups: ListOffsets (timestamp, earliest, latest) and OffsetsForLeaderEpoch (KIP-101);
+DeleteRecords, which moves a partition's log start offset (KIP-107)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from rafka.protocol.errors import Errors
 
 LATEST_TIMESTAMP = -1
 EARLIEST_TIMESTAMP = -2
+HIGH_WATERMARK = -1
+"""The DeleteRecords offset meaning "the partition's current high watermark"."""
 
 
 @dataclass(frozen=True)
@@ -47,4 +50,21 @@ class OffsetsForLeaderEpochResponse:
     error: Errors
     leader_epoch: int = -1
     end_offset: int = -1
+    error_message: str | None = None
+
+
+@dataclass(frozen=True)
+class DeleteRecordsRequest:
+    """Delete a partition's records below ``offset`` (HIGH_WATERMARK: below the high watermark) by
+    moving its log start offset there."""
+
+    offset: int
+
+
+@dataclass(frozen=True)
+class DeleteRecordsResponse:
+    """The partition's log start offset (its low watermark) after the deletion."""
+
+    error: Errors
+    low_watermark: int = -1
     error_message: str | None = None

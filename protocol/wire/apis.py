@@ -7,12 +7,23 @@ into; fields that exist only beyond that range are left out.
 
 Versions served: ApiVersions 0-3, Metadata 0-12, Produce 3-9, Fetch 4-12, ListOffsets 1-7,
 FindCoordinator 0-4 and InitProducerId 0-4; the consumer group APIs are declared in
-``rafka.protocol.wire.group_apis`` and the transaction APIs in ``rafka.protocol.wire.txn_apis``,
-and served with these.
+``rafka.protocol.wire.group_apis``, the transaction APIs in ``rafka.protocol.wire.txn_apis``
+and the admin APIs in ``rafka.protocol.wire.admin_apis``, and served with these.
 """
 
 from __future__ import annotations
 
+from rafka.protocol.wire.admin_apis import (
+    ALTER_CONFIGS,
+    CREATE_PARTITIONS,
+    CREATE_TOPICS,
+    DELETE_RECORDS,
+    DELETE_TOPICS,
+    DESCRIBE_CLUSTER,
+    DESCRIBE_CONFIGS,
+    INCREMENTAL_ALTER_CONFIGS,
+    OFFSET_FOR_LEADER_EPOCH,
+)
 from rafka.protocol.wire.group_apis import (
     DELETE_GROUPS,
     DESCRIBE_GROUPS,
@@ -426,11 +437,20 @@ DECLARED_APIS: tuple[Api, ...] = (
     DESCRIBE_GROUPS,
     LIST_GROUPS,
     API_VERSIONS,
+    CREATE_TOPICS,
+    DELETE_TOPICS,
+    DELETE_RECORDS,
     INIT_PRODUCER_ID,
+    OFFSET_FOR_LEADER_EPOCH,
     ADD_PARTITIONS_TO_TXN,
     ADD_OFFSETS_TO_TXN,
     END_TXN,
     TXN_OFFSET_COMMIT,
+    DESCRIBE_CONFIGS,
+    ALTER_CONFIGS,
+    CREATE_PARTITIONS,
     DELETE_GROUPS,
+    INCREMENTAL_ALTER_CONFIGS,
+    DESCRIBE_CLUSTER,
 )
-"""Every API declared here, in ``group_apis`` and in ``txn_apis``, in api-key order."""
+"""Every API declared here, in ``group_apis``, ``txn_apis`` and ``admin_apis``, in api-key order."""

@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
+from rafka.actors.broker.config import BrokerConfig
 from rafka.actors.broker.kafka_apis import KafkaApis
 from rafka.protocol.errors import Errors
+from rafka.protocol.messages.configs import AlterConfigsRequest, DescribeConfigsRequest
 from rafka.protocol.messages.fetch import AbortedTransaction, FetchRequest, FetchResponse
 from rafka.protocol.messages.groups import (
     FindCoordinatorResponse,
@@ -61,6 +63,19 @@ class FakeBroker:
         self.metadata_requests: list[MetadataRequest] = []
         self.calls: list[tuple[str, int, str, Any]] = []
         self.fetch_answers: list[FetchResponse] = []
+        self.config = BrokerConfig(broker_id=1)
+
+    async def controller_call(self, method: str, *args: Any) -> Any:
+        raise Errors.NOT_CONTROLLER.exception("no controller in this fake")
+
+    async def cluster_metadata(self, request: MetadataRequest) -> list[MetadataResponse]:
+        return [await self.metadata(request)]
+
+    async def describe_configs(self, request: DescribeConfigsRequest) -> Any:
+        return []
+
+    async def alter_configs(self, request: AlterConfigsRequest) -> Any:
+        return []
 
     async def metadata(self, request: MetadataRequest) -> MetadataResponse:
         self.metadata_requests.append(request)

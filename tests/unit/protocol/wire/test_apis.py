@@ -53,9 +53,21 @@ def test_served_version_ranges_are_the_ones_clients_negotiate() -> None:
         "DescribeGroups": (0, 5),
         "ListGroups": (0, 4),
         "DeleteGroups": (0, 2),
+        "CreateTopics": (0, 7),
+        "DeleteTopics": (0, 6),
+        "DeleteRecords": (0, 2),
+        "OffsetForLeaderEpoch": (0, 4),
+        "DescribeConfigs": (0, 4),
+        "AlterConfigs": (0, 2),
+        "CreatePartitions": (0, 3),
+        "IncrementalAlterConfigs": (0, 1),
+        "DescribeCluster": (0, 2),
     }
     keys = [api.key for api in DECLARED_APIS]
-    assert keys == [0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 22, 24, 25, 26, 28, 42]
+    assert keys == [
+        *(0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22, 23),
+        *(24, 25, 26, 28, 32, 33, 37, 42, 44, 60),
+    ]
 
 
 @pytest.mark.parametrize(("message", "version"), _every_message_version())
@@ -93,6 +105,15 @@ def test_flexible_versions_match_kafkas_declarations() -> None:
         "DescribeGroups": 5,
         "ListGroups": 3,
         "DeleteGroups": 2,
+        "CreateTopics": 5,
+        "DeleteTopics": 4,
+        "DeleteRecords": 2,
+        "OffsetForLeaderEpoch": 4,
+        "DescribeConfigs": 4,
+        "AlterConfigs": 2,
+        "CreatePartitions": 2,
+        "IncrementalAlterConfigs": 1,
+        "DescribeCluster": 0,
     }
 
 

@@ -36,12 +36,21 @@ def test_supported_versions_derive_from_the_declarations() -> None:
         VersionRange(15, 0, 5),
         VersionRange(16, 0, 4),
         VersionRange(18, 0, 3),
+        VersionRange(19, 0, 7),
+        VersionRange(20, 0, 6),
+        VersionRange(21, 0, 2),
         VersionRange(22, 0, 4),
+        VersionRange(23, 0, 4),
         VersionRange(24, 0, 3),
         VersionRange(25, 0, 3),
         VersionRange(26, 0, 3),
         VersionRange(28, 0, 3),
+        VersionRange(32, 0, 4),
+        VersionRange(33, 0, 2),
+        VersionRange(37, 0, 3),
         VersionRange(42, 0, 2),
+        VersionRange(44, 0, 1),
+        VersionRange(60, 0, 2),
     ]
 
 
@@ -152,7 +161,7 @@ def test_unsupported_api_versions_request_is_answered_in_v0_with_the_ranges() ->
     header, body = DEFAULT_REGISTRY.decode_response(_payload(frame), RequestHeader(18, 0, 4))
     assert header.correlation_id == 4
     assert body["error_code"] == Errors.UNSUPPORTED_VERSION
-    assert len(body["api_keys"]) == 20
+    assert len(body["api_keys"]) == 29
 
 
 @pytest.mark.parametrize(
