@@ -8,14 +8,13 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from rafka.clients.admin import Admin
 from rafka.cluster.local_cluster import LocalCluster
-from rafka.protocol.types import TopicPartition
 
 KCAT = shutil.which("kcat")
 pytestmark = [
@@ -24,6 +23,8 @@ pytestmark = [
 ]
 
 KCAT_TIMEOUT_S = 60
+ReadTopic = Callable[[str, int, int], list[Any]]
+"""The ``read_topic`` fixture of conftest.py."""
 RECORDS = 40
 PARTITIONS = 2
 BASE_TIMESTAMP_MS = 1_700_000_000_000
@@ -45,20 +46,6 @@ def kcat(bootstrap: str, *args: str, stdin: str | None = None) -> str:
     return done.stdout
 
 
-def read_with_rafka(cluster: LocalCluster, topic: str, count: int) -> list[Any]:
-    """Every record of ``topic`` read by rafka's Consumer from the beginning."""
-    partitions = [TopicPartition(topic, p) for p in range(PARTITIONS)]
-    read: list[Any] = []
-    with cluster.consumer(group_id=None, auto_offset_reset="earliest") as consumer:
-        consumer.assign(partitions)
-        consumer.seek_to_beginning(*partitions)
-        deadline = time.monotonic() + 60
-        while len(read) < count and time.monotonic() < deadline:
-            for records in consumer.poll(timeout_ms=500).values():
-                read.extend(records)
-    return read
-
-
 def test_kcat_lists_every_broker_and_the_topics_partitions(
     cluster: LocalCluster, admin: Admin, topic_name: str
 ) -> None:
@@ -73,7 +60,7 @@ def test_kcat_lists_every_broker_and_the_topics_partitions(
 
 
 def test_lines_kcat_produces_are_read_by_rafkas_consumer(
-    cluster: LocalCluster, admin: Admin, topic_name: str
+    cluster: LocalCluster, admin: Admin, topic_name: str, read_topic: ReadTopic
 ) -> None:
     admin.create_topic(topic_name, PARTITIONS, 3)
     lines = "".join(f"k{i}:line {i}\n" for i in range(RECORDS))
@@ -88,7 +75,7 @@ def test_lines_kcat_produces_are_read_by_rafkas_consumer(
         "src=kcat",
         stdin=lines,
     )
-    read = read_with_rafka(cluster, topic_name, RECORDS)
+    read = read_topic(topic_name, PARTITIONS, RECORDS)
     assert sorted((r.key, r.value, tuple(r.headers)) for r in read) == sorted(
         (f"k{i}".encode(), f"line {i}".encode(), (("src", b"kcat"),)) for i in range(RECORDS)
     )
@@ -98,7 +85,7 @@ def test_lines_kcat_produces_are_read_by_rafkas_consumer(
 
 
 def test_kcat_consumes_what_rafkas_producer_wrote(
-    cluster: LocalCluster, admin: Admin, topic_name: str
+    cluster: LocalCluster, admin: Admin, topic_name: str, read_topic: ReadTopic
 ) -> None:
     admin.create_topic(topic_name, PARTITIONS, 3)
     with cluster.producer(acks="all") as producer:
@@ -110,7 +97,7 @@ def test_kcat_consumes_what_rafkas_producer_wrote(
                 headers=[("n", str(i).encode())],
                 timestamp_ms=BASE_TIMESTAMP_MS + i,
             )
-    written = read_with_rafka(cluster, topic_name, RECORDS)
+    written = read_topic(topic_name, PARTITIONS, RECORDS)
     assert len(written) == RECORDS
     out = kcat(
         cluster.bootstrap_servers(),
