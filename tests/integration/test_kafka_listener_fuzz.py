@@ -264,6 +264,7 @@ class Frame:
     data: bytes
     max_answers: int
     answer_error: int | None = None
+    min_answers: int = 0
 
 
 def valid_payload(api_key: int, version: int, correlation_id: int = 1) -> bytes:
@@ -348,14 +349,14 @@ def frames(draw: st.DrawFn) -> Frame:
         max_size=2,
     )
     body = {
-        "max_wait_ms": draw(st.integers(-(2**31), 300)),
+        "max_wait_ms": draw(st.integers(-1000, 300)),
         "min_bytes": draw(st.integers(-(2**31), 2**31 - 1)),
         "max_bytes": draw(st.integers(-(2**31), 2**31 - 1)),
-        "isolation_level": draw(st.integers(-128, 127)),
+        "isolation_level": draw(st.integers(0, 1)),
         "topics": draw(topics),
     }
     frame = DEFAULT_REGISTRY.encode_request(RequestHeader(1, version, 1, "fuzz"), body)
-    return Frame(kind, frame, 1)
+    return Frame(kind, frame, 1, min_answers=1)  # well-formed, however odd: it must be answered
 
 
 def test_malformed_frames_are_answered_with_an_error_or_a_closed_connection(
@@ -368,7 +369,9 @@ def test_malformed_frames_are_answered_with_an_error_or_a_closed_connection(
     def fuzz(frame: Frame) -> None:
         kinds[frame.kind] = kinds.get(frame.kind, 0) + 1
         answers = exchange(leader, frame.data)
-        assert len(answers) <= frame.max_answers, f"{frame.kind}: {len(answers)} answers"
+        assert frame.min_answers <= len(answers) <= frame.max_answers, (
+            f"{frame.kind}: {len(answers)} answers"
+        )
         for answer in answers:
             (correlation_id,) = _SIZE.unpack_from(answer)
             assert correlation_id == 1
@@ -569,6 +572,11 @@ def test_kafka_clients_kept_working_throughout_and_after(
         consumer_timeout_ms=10_000,
     )
     consumer.assign([KafkaTopicPartition(TRAFFIC_TOPIC, 0)])
-    read = [(m.offset, m.value) for m in consumer]
+    expected = [*traffic.acknowledged, (last.offset, b"after")]
+    read = []
+    for message in consumer:
+        read.append((message.offset, message.value))
+        if len(read) == len(expected):
+            break
     consumer.close()
-    assert read == [*traffic.acknowledged, (last.offset, b"after")]
+    assert read == expected
