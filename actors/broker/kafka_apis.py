@@ -255,8 +255,11 @@ class KafkaApis:
 
         answers = list(await asyncio.gather(*fetch_all(0)))
         wanted = max(1, body["min_bytes"])
+        # A fetch naming no partition is answered at once, as Kafka's ReplicaManager does: there
+        # is nothing to wait on.
         if (
-            body["max_wait_ms"] > 0
+            targets
+            and body["max_wait_ms"] > 0
             and sum(len(a.records) for a in answers) < wanted
             and all(a.error is Errors.NONE for a in answers)
         ):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from rafka.clients.admin import Admin
 from rafka.cluster.local_cluster import LocalCluster
 from rafka.cluster.ray_head import RAY_ENV_DEFAULTS
 from rafka.cluster.zookeeper_server import ZooKeeperServer
+from rafka.protocol.types import TopicPartition
 
 NAMESPACE = "rafka-test"
 BROKERS = 3
@@ -155,6 +157,29 @@ def _module_topics_deleted() -> Iterator[None]:
 def admin(cluster: LocalCluster) -> Admin:
     """An admin client of the session's cluster."""
     return cluster.admin()
+
+
+ReadTopic = Callable[[str, int, int], list[Any]]
+
+
+@pytest.fixture(scope="session")
+def read_topic(cluster: LocalCluster) -> ReadTopic:
+    """``read_topic(topic, partitions, count)``: the shared cluster's records of ``topic`` read
+    by rafka's Consumer from the start of each partition, until ``count`` came or 60 s passed."""
+
+    def read(topic: str, partitions: int, count: int) -> list[Any]:
+        assigned = [TopicPartition(topic, p) for p in range(partitions)]
+        records: list[Any] = []
+        with cluster.consumer(group_id=None, auto_offset_reset="earliest") as consumer:
+            consumer.assign(assigned)
+            consumer.seek_to_beginning(*assigned)
+            deadline = time.monotonic() + 60
+            while len(records) < count and time.monotonic() < deadline:
+                for batch in consumer.poll(timeout_ms=500).values():
+                    records.extend(batch)
+        return records
+
+    return read
 
 
 @pytest.fixture

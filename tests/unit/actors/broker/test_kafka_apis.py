@@ -250,6 +250,14 @@ def test_a_fetch_with_no_wait_asks_each_leader_once() -> None:
     assert all(p["high_watermark"] == 10 for p in answer["responses"][0]["partitions"])
 
 
+def test_a_fetch_naming_no_partition_is_answered_at_once_even_with_a_wait() -> None:
+    broker = FakeBroker()
+    body = decoded(1, 12, {"max_wait_ms": 500, "min_bytes": 1, "topics": []})
+    answer = handle(KafkaApis(broker, DEFAULT_REGISTRY), 1, 12, body)
+    assert (answer["error_code"], answer["responses"], broker.calls) == (0, [], [])
+    DEFAULT_REGISTRY.encode_response(RequestHeader(1, 12, 1), answer)
+
+
 def test_list_offsets_and_init_producer_id_map_onto_rafkas_requests() -> None:
     broker = FakeBroker()
     apis = KafkaApis(broker, DEFAULT_REGISTRY)
