@@ -18,7 +18,9 @@ import struct
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import confluent_kafka
 import ray
@@ -130,8 +132,8 @@ def _confluent_latency_ms(bootstrap: str, topic: str) -> tuple[float, float]:
     )
     latencies: list[float] = []
 
-    def delivered(sent: float) -> object:
-        def report(error: object, _message: object) -> None:
+    def delivered(sent: float) -> Callable[[Any, Any], None]:
+        def report(error: Any, _message: Any) -> None:
             if error is None:
                 latencies.append(time.perf_counter() - sent)
 

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from rafka.actors.broker.config import BrokerConfig
-from rafka.actors.broker.kafka_group_apis import _by_topic
+from rafka.actors.broker.kafka_group_apis import partitions_by_topic
 from rafka.protocol.configs import (
     AlterConfigOp,
     AlterConfigOpType,
@@ -588,4 +588,4 @@ def _described_entry(entry: ConfigEntry, synonyms: bool) -> dict[str, Any]:
 
 def _grouped(name_field: str, rows: Iterable[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
     """Partition entries grouped under their topic: ``{name_field: topic, "partitions": [...]}``."""
-    return [{name_field: t, "partitions": ps} for t, ps in _by_topic(rows).items()]
+    return [{name_field: t, "partitions": ps} for t, ps in partitions_by_topic(rows).items()]

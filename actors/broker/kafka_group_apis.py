@@ -196,7 +196,7 @@ class KafkaGroupApis:
         answer = await self._ask(OffsetCommitResponse, "offset_commit", request)
         # A fenced or refused request has no per-partition results: its error stands for each.
         results = {(r.topic, r.partition): r.error for r in answer.partitions}
-        by_topic = _by_topic(
+        by_topic = partitions_by_topic(
             (
                 e.topic,
                 {
@@ -243,7 +243,7 @@ class KafkaGroupApis:
         else:
             # v0-1 have no group-level error code: each partition asked for carries it.
             rows = [(t, p, -1, "") for t, p in partitions or ()]
-        by_topic = _by_topic(
+        by_topic = partitions_by_topic(
             (
                 topic,
                 {
@@ -322,7 +322,9 @@ class KafkaGroupApis:
         }
 
 
-def _by_topic(rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
+def partitions_by_topic(
+    rows: Iterable[tuple[str, dict[str, Any]]],
+) -> dict[str, list[dict[str, Any]]]:
     """Partition entries grouped under their topic, topics in first-seen order."""
     grouped: dict[str, list[dict[str, Any]]] = {}
     for topic, entry in rows:

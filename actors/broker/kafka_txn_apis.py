@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Protocol, TypeVar
 
-from rafka.actors.broker.kafka_group_apis import CoordinatorSide, _by_topic
+from rafka.actors.broker.kafka_group_apis import CoordinatorSide, partitions_by_topic
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.groups import OffsetCommitEntry
 from rafka.protocol.messages.transactions import (
@@ -195,7 +195,7 @@ def _partition_errors(
     """Each partition's entry (index and ``error_field``) under its topic. A refused request may
     carry no per-partition results: its error then stands for each partition."""
     results = dict(answer.results)
-    return _by_topic(
+    return partitions_by_topic(
         (
             tp.topic,
             {

@@ -45,7 +45,7 @@ _OFFSET_COMMIT_PARTITION_RESPONSE = Struct(
     "OffsetCommitResponsePartition",
     (Field("partition_index", INT32), Field("error_code", INT16)),
 )
-_OFFSET_COMMIT_TOPIC_RESPONSE = Struct(
+OFFSET_COMMIT_TOPIC_RESPONSE = Struct(
     "OffsetCommitResponseTopic",
     (Field("name", STRING), Field("partitions", ArrayOf(_OFFSET_COMMIT_PARTITION_RESPONSE))),
 )
@@ -66,7 +66,7 @@ OFFSET_COMMIT = _api(
     ),
     response=(
         Field("throttle_time_ms", INT32, "3+"),
-        Field("topics", ArrayOf(_OFFSET_COMMIT_TOPIC_RESPONSE)),
+        Field("topics", ArrayOf(OFFSET_COMMIT_TOPIC_RESPONSE)),
     ),
 )
 

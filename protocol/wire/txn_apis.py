@@ -14,7 +14,7 @@ Versions served: AddPartitionsToTxn 0-3, AddOffsetsToTxn 0-3, EndTxn 0-3 and Txn
 
 from __future__ import annotations
 
-from rafka.protocol.wire.group_apis import _OFFSET_COMMIT_TOPIC_RESPONSE
+from rafka.protocol.wire.group_apis import OFFSET_COMMIT_TOPIC_RESPONSE
 from rafka.protocol.wire.schema import (
     BOOL,
     INT16,
@@ -118,6 +118,6 @@ TXN_OFFSET_COMMIT = _api(
     response=(
         Field("throttle_time_ms", INT32),
         # Each partition's error under its topic: the same fields as OffsetCommit's answer.
-        Field("topics", ArrayOf(_OFFSET_COMMIT_TOPIC_RESPONSE)),
+        Field("topics", ArrayOf(OFFSET_COMMIT_TOPIC_RESPONSE)),
     ),
 )

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 # aiokafka ships no type information (pyproject.toml's mypy overrides do not list it).
-from aiokafka import (  # type: ignore[import-untyped, unused-ignore]
+from aiokafka import (
     AIOKafkaConsumer,
     AIOKafkaProducer,
 )
-from aiokafka import TopicPartition as AioTopicPartition  # type: ignore[import-untyped, unused-ignore]
+from aiokafka import TopicPartition as AioTopicPartition
 
 from rafka.clients.admin import Admin
 from rafka.cluster.local_cluster import LocalCluster

@@ -21,13 +21,9 @@ def readme_rows() -> list[tuple[str, int, int, int]]:
 
 
 def test_the_readme_lists_every_served_api_with_its_versions() -> None:
+    registry = DEFAULT_REGISTRY
     served = [
-        (
-            DEFAULT_REGISTRY.api(r.api_key, r.max_version).name,
-            r.api_key,
-            r.min_version,
-            r.max_version,
-        )
-        for r in DEFAULT_REGISTRY.supported_versions()
+        (registry.api(r.api_key, r.max_version).name, r.api_key, r.min_version, r.max_version)
+        for r in registry.supported_versions()
     ]
     assert sorted(readme_rows(), key=lambda row: row[1]) == served
