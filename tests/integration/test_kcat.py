@@ -1,11 +1,13 @@
 """kcat (librdkafka's command-line client) against rafka's Kafka listeners: it lists the brokers
 and topics, what it produces rafka's Consumer reads, and it consumes what rafka's Producer wrote.
 
-Skipped unless ``kcat`` is on the PATH (Debian: ``apt-get install kcat``)."""
+When ``kcat`` is not on the PATH the module installs Debian's package with ``apt-get`` (as root);
+it is skipped, saying why, only when that is impossible."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -16,11 +18,7 @@ import pytest
 from rafka.clients.admin import Admin
 from rafka.cluster.local_cluster import LocalCluster
 
-KCAT = shutil.which("kcat")
-pytestmark = [
-    pytest.mark.timeout(300),
-    pytest.mark.skipif(KCAT is None, reason="kcat is not installed (Debian package kcat)"),
-]
+pytestmark = [pytest.mark.timeout(300)]
 
 KCAT_TIMEOUT_S = 60
 ReadTopic = Callable[[str, int, int], list[Any]]
@@ -30,12 +28,42 @@ PARTITIONS = 2
 BASE_TIMESTAMP_MS = 1_700_000_000_000
 
 
+APT_TIMEOUT_S = 300
+
+
+@pytest.fixture(scope="module", autouse=True)
+def kcat_installed() -> None:
+    """kcat on the PATH, installed from Debian's package when it is missing."""
+    if shutil.which("kcat") is not None:
+        return
+    if shutil.which("apt-get") is None or os.geteuid() != 0:
+        pytest.skip("kcat is not installed and apt-get cannot install it here (needs root)")
+
+    def apt_get(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["apt-get", *args],
+            capture_output=True,
+            text=True,
+            timeout=APT_TIMEOUT_S,
+            check=False,
+            env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
+        )
+
+    installed = apt_get("install", "-y", "-q", "kcat")
+    if installed.returncode != 0:  # the package lists may be missing on a fresh machine
+        apt_get("update", "-q")
+        installed = apt_get("install", "-y", "-q", "kcat")
+    if installed.returncode != 0 or shutil.which("kcat") is None:
+        pytest.skip(f"apt-get install kcat failed: {installed.stderr[-500:]}")
+
+
 def kcat(bootstrap: str, *args: str, stdin: str | None = None) -> str:
     """Run kcat against ``bootstrap`` and return its standard output; fails on a non-zero exit
     or when it does not finish within KCAT_TIMEOUT_S."""
-    assert KCAT is not None
+    path = shutil.which("kcat")
+    assert path is not None
     done = subprocess.run(
-        [KCAT, "-b", bootstrap, *args],
+        [path, "-b", bootstrap, *args],
         input=stdin,
         capture_output=True,
         text=True,
