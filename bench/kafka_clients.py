@@ -128,7 +128,7 @@ def _confluent_latency_ms(bootstrap: str, topic: str) -> tuple[float, float]:
     """p50 and p99 milliseconds from send to delivery report of acks=all produce at a paced
     ``LATENCY_RATE`` records/s."""
     producer = confluent_kafka.Producer(
-        {"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 1}
+        {"bootstrap.servers": bootstrap, "acks": "all"}
     )
     latencies: list[float] = []
 
