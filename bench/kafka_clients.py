@@ -127,9 +127,7 @@ def _confluent_consume(bootstrap: str, topic: str, records: int) -> float:
 def _confluent_latency_ms(bootstrap: str, topic: str) -> tuple[float, float]:
     """p50 and p99 milliseconds from send to delivery report of acks=all produce at a paced
     ``LATENCY_RATE`` records/s."""
-    producer = confluent_kafka.Producer(
-        {"bootstrap.servers": bootstrap, "acks": "all"}
-    )
+    producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "acks": "all"})
     latencies: list[float] = []
 
     def delivered(sent: float) -> Callable[[Any, Any], None]:
