@@ -20,6 +20,7 @@ from rafka.protocol.errors import Errors
 from rafka.protocol.messages.metadata import MetadataRequest
 from rafka.protocol.messages.transactions import WriteTxnMarkersRequest, WriteTxnMarkersResponse
 from rafka.protocol.types import TopicPartition
+from rafka.transactions.marker_sender import existing_leaders
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +36,8 @@ class RayMarkerChannel:
     async def leaders(
         self, partitions: frozenset[TopicPartition]
     ) -> dict[TopicPartition, int] | None:
-        """Each existing partition's leader (-1 while none); None if the broker did not answer."""
+        """Each existing partition's leader (-1 while none); None if the broker did not answer or
+        has not been briefed yet."""
         topics = tuple(sorted({tp.topic for tp in partitions}))
         try:
             broker = ray.get_actor(
@@ -47,15 +49,7 @@ class RayMarkerChannel:
         except (ValueError, ray.exceptions.RayActorError) as exc:
             logger.warning("transaction markers: broker %d unreachable: %s", self.broker_id, exc)
             return None
-        leaders = {}
-        for topic in response.topics:
-            if topic.error is Errors.UNKNOWN_TOPIC_OR_PARTITION:
-                continue
-            for p in topic.partitions:
-                leaders[TopicPartition(topic.name, p.partition)] = (
-                    p.leader if p.error is Errors.NONE else -1
-                )
-        return {tp: leader for tp, leader in leaders.items() if tp in partitions}
+        return existing_leaders(response, partitions)
 
     async def write(
         self, leader: int, partition: TopicPartition, request: WriteTxnMarkersRequest

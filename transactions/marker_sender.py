@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from rafka.protocol.errors import Errors
+from rafka.protocol.messages.metadata import MetadataResponse
 from rafka.protocol.messages.transactions import WriteTxnMarkersRequest
 from rafka.protocol.types import TopicPartition
 
@@ -28,6 +29,27 @@ MAX_RETRY_BACKOFF_S = 1.0
 
 FENCED_ERRORS = frozenset({Errors.INVALID_PRODUCER_EPOCH, Errors.TRANSACTION_COORDINATOR_FENCED})
 """Answers meaning a newer producer epoch or coordinator owns the transaction: stop sending."""
+
+
+def existing_leaders(
+    response: MetadataResponse, partitions: frozenset[TopicPartition]
+) -> dict[TopicPartition, int] | None:
+    """The leader of each of ``partitions`` in a broker's Metadata answer (-1 while it has none),
+    leaving out the partitions of topics the broker does not know (deleted). None while the
+    broker's cache has not been briefed by a controller yet (it knows no live broker): a topic it
+    does not know then is not known yet, and skipping its marker would leave the transaction open
+    on that partition forever."""
+    if not response.brokers:
+        return None
+    leaders = {}
+    for topic in response.topics:
+        if topic.error is Errors.UNKNOWN_TOPIC_OR_PARTITION:
+            continue
+        for p in topic.partitions:
+            leaders[TopicPartition(topic.name, p.partition)] = (
+                p.leader if p.error is Errors.NONE else -1
+            )
+    return {tp: leader for tp, leader in leaders.items() if tp in partitions}
 
 
 class MarkerChannel(Protocol):

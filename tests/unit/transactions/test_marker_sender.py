@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 from rafka.protocol.errors import Errors
+from rafka.protocol.messages.metadata import (
+    BrokerMetadata,
+    MetadataResponse,
+    PartitionMetadata,
+    TopicMetadata,
+)
 from rafka.protocol.messages.transactions import WriteTxnMarkersRequest
 from rafka.protocol.types import TopicPartition
-from rafka.transactions.marker_sender import MarkerSender
+from rafka.transactions.marker_sender import MarkerSender, existing_leaders
 
 from .conftest import FakeChannel, run
 
@@ -94,3 +100,44 @@ def test_a_write_that_raises_is_retried_like_an_error_answer() -> None:
 
     assert run(scenario) is True
     assert [tp for _, tp, _ in channel.written] == [TP0]
+
+
+# ------------------------------------------------------------------ leaders from a Metadata answer
+
+EVENTS_0, EVENTS_1, GONE_0 = (
+    TopicPartition("events", 0),
+    TopicPartition("events", 1),
+    TopicPartition("gone", 0),
+)
+
+
+def metadata_answer(*, briefed: bool) -> MetadataResponse:
+    """A broker's answer about ``events`` (partition 0 led by 2, partition 1 leaderless) and an
+    unknown ``gone``; ``briefed`` is whether a controller has sent it metadata yet."""
+    brokers = (BrokerMetadata(2, "127.0.0.1", "node-2"),) if briefed else ()
+    return MetadataResponse(
+        brokers,
+        2 if briefed else -1,
+        (
+            TopicMetadata(
+                "events",
+                (
+                    PartitionMetadata(0, 2, 4, (2, 1), (2, 1)),
+                    PartitionMetadata(1, -1, 4, (1,), (), error=Errors.LEADER_NOT_AVAILABLE),
+                ),
+            ),
+            TopicMetadata("gone", error=Errors.UNKNOWN_TOPIC_OR_PARTITION),
+        ),
+    )
+
+
+def test_a_briefed_broker_gives_leaders_and_leaves_out_the_deleted_topics_partitions() -> None:
+    leaders = existing_leaders(
+        metadata_answer(briefed=True), frozenset({EVENTS_0, EVENTS_1, GONE_0})
+    )
+    assert leaders == {EVENTS_0: 2, EVENTS_1: -1}
+
+
+def test_a_broker_not_yet_briefed_gives_no_leaders_so_no_marker_is_skipped() -> None:
+    # Just restarted: its cache is empty, so every topic looks unknown; none of them was deleted.
+    assert existing_leaders(metadata_answer(briefed=False), frozenset({EVENTS_0, GONE_0})) is None
