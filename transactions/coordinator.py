@@ -45,6 +45,9 @@ from rafka.transactions.transaction_state_manager import TransactionLog, Transac
 
 logger = logging.getLogger(__name__)
 
+LOAD_RETRY_BACKOFF_S = 0.1
+MAX_LOAD_RETRY_BACKOFF_S = 2.0
+
 
 class TransactionCoordinator:
     """Ray actor: the coordinator of the transactional ids whose ``__transaction_state``
@@ -85,6 +88,8 @@ class TransactionCoordinator:
             now_ms,
         )
         self._loads: set[asyncio.Task[None]] = set()
+        self._led: dict[int, int] = {}
+        """Partition -> the leader epoch this broker leads it in, as LeaderAndIsr last said."""
         loop = asyncio.get_event_loop()
         self._tickers = (
             loop.create_task(
@@ -131,6 +136,10 @@ class TransactionCoordinator:
         partition; ``leader_epoch`` is the coordinator epoch of its ids."""
         if num_partitions:
             self.manager.num_partitions = num_partitions
+        if is_leader:
+            self._led[partition] = leader_epoch
+        else:
+            self._led.pop(partition, None)
         if is_leader and self.manager.is_current(partition, leader_epoch):
             return
         self.manager.unload(partition)
@@ -142,9 +151,28 @@ class TransactionCoordinator:
         task.add_done_callback(self._loads.discard)
 
     async def _load(self, partition: int, leader_epoch: int) -> None:
-        loaded = await self.manager.load(partition, leader_epoch)
-        if loaded is not None:
-            self.handler.on_loaded(loaded, leader_epoch)
+        backoff_s = LOAD_RETRY_BACKOFF_S
+        while True:
+            loaded = await self.manager.load(partition, leader_epoch)
+            if loaded is not None:
+                self.handler.on_loaded(loaded, leader_epoch)
+                return
+            # A failed read (the replica still starting after a restart) is tried again while this
+            # epoch's leadership lasts: once leadership is stable no further LeaderAndIsr comes.
+            if not self._load_failed(partition, leader_epoch):
+                return
+            await asyncio.sleep(backoff_s)
+            backoff_s = min(2 * backoff_s, MAX_LOAD_RETRY_BACKOFF_S)
+            if not self._load_failed(partition, leader_epoch):
+                return
+            self.manager.start_loading(partition, leader_epoch)
+
+    def _load_failed(self, partition: int, leader_epoch: int) -> bool:
+        """Whether ``partition`` is still led in ``leader_epoch`` but neither owned nor loading
+        (its load failed), rather than given up or overtaken by another load."""
+        return self._led.get(partition) == leader_epoch and not self.manager.is_current(
+            partition, leader_epoch
+        )
 
     # ------------------------------------------------------------------ requests
 

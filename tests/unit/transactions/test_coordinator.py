@@ -47,6 +47,38 @@ def test_leadership_loads_the_partition_and_losing_it_answers_not_coordinator() 
     run(scenario)
 
 
+def test_a_load_that_fails_is_tried_again_while_the_partition_is_still_led() -> None:
+    async def scenario() -> None:
+        log = FakeTxnLog()
+        log.unreachable = True  # the partition's replica is still starting
+        c = coordinator(log, FakeChannel())
+        await c.partition_leadership(PARTITION, True, 5, 4)
+        await settle()
+        assert (await c.describe())["owned"] == {}
+        log.unreachable = False  # no further LeaderAndIsr comes: leadership is stable
+        deadline = asyncio.get_running_loop().time() + 5
+        while (await c.describe())["owned"] != {PARTITION: 5}:
+            assert asyncio.get_running_loop().time() < deadline, "the load was not tried again"
+            await asyncio.sleep(0.05)
+
+    run(scenario)
+
+
+def test_a_failed_load_is_not_tried_again_once_leadership_is_gone() -> None:
+    async def scenario() -> None:
+        log = FakeTxnLog()
+        log.unreachable = True
+        c = coordinator(log, FakeChannel())
+        await c.partition_leadership(PARTITION, True, 5, 4)
+        await settle()
+        await c.partition_leadership(PARTITION, False, -1)
+        log.unreachable = False
+        await asyncio.wait_for(asyncio.gather(*c._loads), 5)  # the retrying load gives up
+        assert (await c.describe())["owned"] == {}
+
+    run(scenario)
+
+
 def test_a_new_coordinator_finishes_a_commit_its_predecessor_prepared() -> None:
     async def scenario() -> None:
         log = FakeTxnLog()
