@@ -203,14 +203,9 @@ class Admin(
         answers = self._cluster.metadata_answers(
             MetadataRequest((name,), allow_auto_topic_creation=False)
         ).values()
-        briefed = [a for a in answers if a.controller_id >= 0]
+        briefed = [a for a in answers if a.briefed]
         return bool(briefed) and all(
-            t.error is Errors.NONE
-            and t.partitions
-            and len(t.partitions) >= (partitions or 0)
-            and all(p.leader >= 0 and p.error is Errors.NONE for p in t.partitions)
-            for a in briefed
-            for t in a.topics
+            t.led and len(t.partitions) >= (partitions or 0) for a in briefed for t in a.topics
         )
 
     def list_topics(self) -> list[str]:

@@ -147,7 +147,7 @@ class ClusterConnection:
             ),
             failures,
         )
-        briefed = [answers[b] for b in sorted(answers) if answers[b].controller_id >= 0]
+        briefed = [answers[b] for b in sorted(answers) if answers[b].briefed]
         if not briefed:
             if answers:
                 # Only (re)started brokers the controller has not briefed yet answered: they know

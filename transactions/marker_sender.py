@@ -36,10 +36,9 @@ def existing_leaders(
 ) -> dict[TopicPartition, int] | None:
     """The leader of each of ``partitions`` in a broker's Metadata answer (-1 while it has none),
     leaving out the partitions of topics the broker does not know (deleted). None while the
-    broker's cache has not been briefed by a controller yet (it knows no live broker): a topic it
-    does not know then is not known yet, and skipping its marker would leave the transaction open
-    on that partition forever."""
-    if not response.brokers:
+    broker's cache has not been briefed by a controller yet: skipping a marker for a topic it does
+    not know yet would leave the transaction open on that partition forever."""
+    if not response.briefed:
         return None
     leaders = {}
     for topic in response.topics:

@@ -128,7 +128,7 @@ class KafkaAdminApis:
         ):
             results[result.name] = result
         created = [t.name for t in asked if results[t.name].error is Errors.NONE]
-        shown = await self._await_metadata(created, body["timeout_ms"], deadline, _led)
+        shown = await self._await_metadata(created, body["timeout_ms"], deadline, lambda t: t.led)
         for name in created:
             if name not in shown and body["timeout_ms"] > 0:
                 results[name] = _timed_out(name, "get leaders", CreateTopicResult)
@@ -212,7 +212,7 @@ class KafkaAdminApis:
             list(grown),
             body["timeout_ms"],
             deadline,
-            lambda t: _led(t) and len(t.partitions) >= grown[t.name],
+            lambda t: t.led and len(t.partitions) >= grown[t.name],
         )
         for name in grown:
             if name not in shown and body["timeout_ms"] > 0:
@@ -305,7 +305,7 @@ class KafkaAdminApis:
             answers = await self._broker.cluster_metadata(
                 MetadataRequest(tuple(waiting), allow_auto_topic_creation=False)
             )
-            briefed = [a for a in answers if a.controller_id >= 0]
+            briefed = [a for a in answers if a.briefed]
             here = {t.name: t for t in answers[0].topics}
             for name in waiting:
                 seen = [t for a in briefed for t in a.topics if t.name == name]
@@ -534,15 +534,6 @@ def _timed_out(name: str, what: str, result: Callable[..., TopicResult]) -> Topi
         name,
         Errors.REQUEST_TIMED_OUT,
         f"topic {name!r} did not {what} on every broker within the request's timeout",
-    )
-
-
-def _led(topic: TopicMetadata) -> bool:
-    """Whether every partition of ``topic`` has a leader in this broker's metadata."""
-    return (
-        topic.error is Errors.NONE
-        and bool(topic.partitions)
-        and all(p.leader >= 0 and p.error is Errors.NONE for p in topic.partitions)
     )
 
 

@@ -93,6 +93,15 @@ class TopicMetadata:
     error: Errors = Errors.NONE
     is_internal: bool = False
 
+    @property
+    def led(self) -> bool:
+        """Whether the topic exists and every one of its partitions has a leader."""
+        return (
+            self.error is Errors.NONE
+            and bool(self.partitions)
+            and all(p.leader >= 0 and p.error is Errors.NONE for p in self.partitions)
+        )
+
 
 @dataclass(frozen=True)
 class MetadataRequest:
@@ -110,3 +119,9 @@ class MetadataResponse:
     controller_id: int
     topics: tuple[TopicMetadata, ...]
     cluster_id: str | None = None
+
+    @property
+    def briefed(self) -> bool:
+        """Whether a controller has sent this broker metadata yet: before that its cache is
+        empty, and a topic it does not know is not known yet rather than absent."""
+        return self.controller_id >= 0
