@@ -128,6 +128,17 @@ class RayTransport(Transport):
         with self._lock:
             self._handles.pop(name, None)
 
+    def request(self, endpoint: Endpoint, method: str, *args: Any, timeout_s: float) -> Any:
+        """One blocking request; a dead actor's cached handle is dropped, so that the next lookup
+        of its name finds the actor that replaced it (a restarted broker's, say)."""
+        try:
+            return super().request(endpoint, method, *args, timeout_s=timeout_s)
+        except UnreachableError:
+            with self._lock:
+                for name in [n for n, handle in self._handles.items() if handle is endpoint]:
+                    del self._handles[name]
+            raise
+
     def send(self, endpoint: Endpoint, method: str, *args: Any) -> Call:
         """``handle.method.remote(*args)``: the ObjectRef is the call."""
         return getattr(endpoint, method).remote(*args)
