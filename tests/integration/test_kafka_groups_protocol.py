@@ -4,8 +4,10 @@ member and a rafka member split one group."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -58,20 +60,57 @@ def member(bootstrap: str, group: str, topic: str, **config: Any) -> KafkaConsum
     )
 
 
-def poll_until(consumers: list[Any], done: Callable[[], bool], what: str) -> None:
-    """Poll every consumer (their group work happens inside poll) until ``done()``."""
+@contextmanager
+def polled_in_threads(consumers: list[Any]) -> Iterator[list[BaseException]]:
+    """Poll each consumer (kafka-python's or rafka's) in a loop of its own thread, as
+    applications run them, while the block runs; yields the errors those polls raised.
+
+    Not one loop taking turns: kafka-python 3.0.12 drops a JoinGroup/SyncGroup round that
+    completes while its poll is not running and joins again, and a leader that rejoins starts a
+    new rebalance, so two members polled in turn can rebalance for minutes."""
+    stop = threading.Event()
+    failures: list[BaseException] = []
+
+    def run(consumer: Any) -> None:
+        try:
+            while not stop.is_set():
+                consumer.poll(timeout_ms=100)
+        except BaseException as exc:  # reported by the waiting thread
+            failures.append(exc)
+
+    threads = [threading.Thread(target=run, args=(c,), daemon=True) for c in consumers]
+    for thread in threads:
+        thread.start()
+    try:
+        yield failures
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=30)
+
+
+def poll_until(
+    consumers: list[Any],
+    done: Callable[[], bool],
+    what: str,
+    step: Callable[[], object] = lambda: time.sleep(0.05),
+) -> None:
+    """Poll the consumers in threads (their group work happens inside poll) until ``done()``,
+    calling ``step`` between checks."""
     deadline = time.monotonic() + DEADLINE_S
-    while not done():
-        if time.monotonic() > deadline:
-            assignments = [sorted(c.assignment()) for c in consumers]
-            raise AssertionError(f"{what} within {DEADLINE_S} s; assignments: {assignments}")
-        for consumer in consumers:
-            consumer.poll(timeout_ms=100)
+    with polled_in_threads(consumers) as failures:
+        while not done():
+            if failures:
+                raise failures[0]
+            if time.monotonic() > deadline:
+                assignments = [sorted(c.assignment()) for c in consumers]
+                raise AssertionError(f"{what} within {DEADLINE_S} s; assignments: {assignments}")
+            step()
 
 
 def split_evenly(consumers: list[Any]) -> bool:
-    """Whether the consumers' (kafka-python's or rafka's) assignments are disjoint, cover every
-    partition and are even."""
+    """Whether the consumers' (kafka-python's, confluent-kafka's or rafka's) assignments are
+    disjoint, cover every partition and are even."""
     assigned = [{(tp.topic, tp.partition) for tp in c.assignment()} for c in consumers]
     union = set().union(*assigned)
     return (
@@ -189,12 +228,12 @@ def test_a_confluent_kafka_member_consumes_commits_and_shares_a_group_with_kafka
 
         # A kafka-python member joins: librdkafka gives up half the partitions.
         members.append(member(bootstrap, group, topic_name))
-        deadline = time.monotonic() + DEADLINE_S
-        while time.monotonic() < deadline:
-            confluent.poll(0.1)
-            members[0].poll(timeout_ms=100)
-            if len(confluent.assignment()) == 2 and len(members[0].assignment()) == 2:
-                break
-        assert len(confluent.assignment()) == len(members[0].assignment()) == 2
+        # librdkafka's assignment() waits for its own poll, so confluent is polled here.
+        poll_until(
+            members,
+            lambda: split_evenly([confluent, members[0]]),
+            "a confluent-kafka and a kafka-python member split",
+            step=lambda: confluent.poll(0.1),
+        )
     finally:
         confluent.close()
