@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import itertools
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import crc32c
 
@@ -66,12 +66,25 @@ MAX_TIMESTAMP_OFFSET = ATTRIBUTES_OFFSET + 2 + 4 + 8
 # Kafka's varint holds an int32, its varlong an int64.
 _VARINT_BITS = 32
 _VARLONG_BITS = 64
-# Zigzag varints of small numbers, the common case for lengths and deltas, precomputed.
-_SMALL = tuple(
-    bytes([(n << 1) & 0x7F | (0x80 if n >= 64 else 0)]) + (b"\x01" if n >= 64 else b"")
-    for n in range(128)
-)
+# Zigzag varints of the numbers below this, the common case for lengths and offset deltas, are
+# precomputed: converting a batch between formats encodes several per record.
+_SMALL_LIMIT = 1 << 14
+
+
+def _zigzag_varint(value: int) -> bytes:
+    zigzag = ((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF
+    out = bytearray()
+    while zigzag >= 0x80:
+        out.append(zigzag & 0x7F | 0x80)
+        zigzag >>= 7
+    out.append(zigzag)
+    return bytes(out)
+
+
+_SMALL = tuple(_zigzag_varint(n) for n in range(_SMALL_LIMIT))
 _MINUS_ONE = b"\x01"
+_NO_ATTRIBUTES = b"\x00"  # a record's attributes: unused in v2
+_NO_HEADERS = b"\x00"  # a header count of 0
 # The header fields a conversion carries over; length, CRC and record count are recomputed.
 _FRAMED_FIELDS = (
     "first_timestamp",
@@ -88,17 +101,11 @@ _FRAMED_FIELDS = (
 
 def encode_varint(value: int) -> bytes:
     """Kafka's zigzag varint (or varlong) encoding of a signed 64-bit integer."""
-    if 0 <= value < 128:
+    if 0 <= value < _SMALL_LIMIT:
         return _SMALL[value]
     if value == -1:
         return _MINUS_ONE
-    zigzag = ((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF
-    out = bytearray()
-    while zigzag >= 0x80:
-        out.append(zigzag & 0x7F | 0x80)
-        zigzag >>= 7
-    out.append(zigzag)
-    return bytes(out)
+    return _zigzag_varint(value)
 
 
 def read_varint(
@@ -141,22 +148,58 @@ def _append_bytes(out: bytearray, data: bytes | None) -> None:
         out += data
 
 
-def encode_record_section(columns: RecordColumns) -> bytes:
-    """Kafka's uncompressed records section for ``columns`` (offsets and timestamps relative)."""
-    out = bytearray()
-    for offset_delta, timestamp_delta, key, value, headers in columns.rows():
-        record = bytearray(b"\x00")  # attributes
-        record += encode_varint(timestamp_delta)
-        record += encode_varint(offset_delta)
-        _append_bytes(record, key)
-        _append_bytes(record, value)
-        record += encode_varint(len(headers))
-        for header_key, header_value in headers:
-            _append_bytes(record, header_key.encode())
-            _append_bytes(record, header_value)
-        out += encode_varint(len(record))
-        out += record
+def _encode_headers(headers: Sequence[Header]) -> bytes:
+    out = bytearray(encode_varint(len(headers)))
+    for header_key, header_value in headers:
+        _append_bytes(out, header_key.encode())
+        _append_bytes(out, header_value)
     return bytes(out)
+
+
+def encode_record_section(columns: RecordColumns) -> bytes:
+    """Kafka's uncompressed records section for ``columns`` (offsets and timestamps relative).
+
+    Each record's length is summed from its fields' sizes, so its bytes are joined once, into the
+    section, rather than framed first and copied again."""
+    parts: list[bytes] = []
+    extend = parts.extend
+    varint = encode_varint
+    for offset_delta, timestamp_delta, key, value, headers in columns.rows():
+        timestamp_bytes = varint(timestamp_delta)
+        offset_bytes = varint(offset_delta)
+        if key is None:
+            key_length, key = _MINUS_ONE, b""
+        else:
+            key_length = varint(len(key))
+        if value is None:
+            value_length, value = _MINUS_ONE, b""
+        else:
+            value_length = varint(len(value))
+        header_bytes = _encode_headers(headers) if headers else _NO_HEADERS
+        size = (
+            1  # attributes
+            + len(timestamp_bytes)
+            + len(offset_bytes)
+            + len(key_length)
+            + len(key)
+            + len(value_length)
+            + len(value)
+            + len(header_bytes)
+        )
+        extend(
+            (
+                varint(size),
+                _NO_ATTRIBUTES,
+                timestamp_bytes,
+                offset_bytes,
+                key_length,
+                key,
+                value_length,
+                value,
+                header_bytes,
+            )
+        )
+    return b"".join(parts)
 
 
 class _RecordReader:
@@ -234,6 +277,90 @@ def decode_record_section(data: bytes, record_count: int, where: str = "batch") 
     CORRUPT_MESSAGE, naming ``where`` and the record, for any truncated or malformed record, a
     count that differs from ``record_count``, or offset deltas that do not increase from 0 up.
     """
+    rows = _well_formed_rows(data, record_count)
+    if rows is None:
+        rows = _checked_rows(data, record_count, where)
+    columns = RecordColumns.from_rows(rows)
+    offset_deltas = columns.offset_deltas
+    if list(offset_deltas) == list(range(record_count)):
+        return columns._replace(offset_deltas=range(record_count))
+    if offset_deltas[0] < 0 or any(b <= a for a, b in itertools.pairwise(offset_deltas)):
+        raise CorruptMessageError(f"{where} has offset deltas that do not increase from 0 up")
+    return columns
+
+
+Row = tuple[int, int, bytes | None, bytes | None, tuple[Header, ...]]
+
+
+def _short_varint(data: bytes, position: int, limit: int, bits: int) -> tuple[int, int]:
+    """``read_varint`` with its one- and two-byte cases (most lengths and deltas) done first."""
+    byte = data[position]
+    if byte < 0x80:
+        return (byte >> 1) ^ -(byte & 1), position + 1
+    if position + 1 < limit and data[position + 1] < 0x80:
+        zigzag = byte & 0x7F | data[position + 1] << 7
+        return (zigzag >> 1) ^ -(zigzag & 1), position + 2
+    return read_varint(data, position, limit, bits)
+
+
+def _well_formed_rows(data: bytes, record_count: int) -> list[Row] | None:
+    """The records of a well-formed section, read in one tight loop; None at the first thing
+    amiss, for ``_checked_rows`` to name.
+
+    Most varints in a record (lengths, deltas, counts) take one or two bytes, which
+    ``_short_varint`` reads without ``read_varint``'s checks.
+    """
+    rows: list[Row] = []
+    size = len(data)
+    position = 0
+    try:
+        for _ in range(record_count):
+            length, position = _short_varint(data, position, size, _VARINT_BITS)
+            end = position + length
+            if length < 1 or end > size:
+                return None
+            position += 1  # attributes: unused in v2
+            fields: list[int | bytes | None] = []
+            for bits in (_VARLONG_BITS, _VARINT_BITS):  # timestamp delta, offset delta
+                value, position = _short_varint(data, position, end, bits)
+                fields.append(value)
+            for _field in range(2):  # key, value
+                length, position = _short_varint(data, position, end, _VARINT_BITS)
+                if length == -1:
+                    fields.append(None)
+                    continue
+                if length < 0 or position + length > end:
+                    return None
+                fields.append(data[position : position + length])
+                position += length
+            count, position = _short_varint(data, position, end, _VARINT_BITS)
+            headers: list[Header] = []
+            for _header in range(count):
+                key_length, position = read_varint(data, position, end, _VARINT_BITS)
+                if key_length < 0 or position + key_length > end:
+                    return None
+                name = data[position : position + key_length].decode()
+                position += key_length
+                value_length, position = read_varint(data, position, end, _VARINT_BITS)
+                if value_length < -1 or position + value_length > end:
+                    return None
+                header_value = (
+                    None if value_length == -1 else data[position : position + value_length]
+                )
+                position += max(value_length, 0)
+                headers.append((name, header_value))
+            if count < 0 or position != end:
+                return None
+            timestamp_delta, offset_delta, key, payload = fields
+            rows.append((offset_delta, timestamp_delta, key, payload, tuple(headers)))  # type: ignore[arg-type]
+    except (IndexError, CorruptMessageError, UnicodeDecodeError):
+        return None
+    return rows if position == size else None
+
+
+def _checked_rows(data: bytes, record_count: int, where: str) -> list[Row]:
+    """The records of a section read field by field; raises CORRUPT_MESSAGE naming the record
+    and the field at fault."""
     reader = _RecordReader(data, where)
     rows = []
     for index in range(record_count):
@@ -248,13 +375,7 @@ def decode_record_section(data: bytes, record_count: int, where: str = "batch") 
             f"{where} declares {record_count} records, its records section holds more "
             f"({len(data) - reader.position} bytes left over)"
         )
-    columns = RecordColumns.from_rows(rows)
-    offset_deltas = columns.offset_deltas
-    if list(offset_deltas) == list(range(record_count)):
-        return columns._replace(offset_deltas=range(record_count))
-    if offset_deltas[0] < 0 or any(b <= a for a, b in itertools.pairwise(offset_deltas)):
-        raise CorruptMessageError(f"{where} has offset deltas that do not increase from 0 up")
-    return columns
+    return rows
 
 
 def _check_magic(buf: bytes | bytearray | memoryview, position: int) -> None:

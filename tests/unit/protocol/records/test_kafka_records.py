@@ -40,6 +40,8 @@ from rafka.protocol.records.builder import build_batch
 from rafka.protocol.records.compression import Compression
 from rafka.protocol.records.control import ControlRecordType, build_marker, parse_marker
 from rafka.protocol.records.kafka_records import (
+    _checked_rows,
+    _well_formed_rows,
     check_client_batch,
     decode_kafka_records,
     decode_record_section,
@@ -537,6 +539,40 @@ def test_any_mangled_records_section_raises_only_a_rafka_error(data: st.DataObje
         validate_kafka_batch(batch)
     except (CorruptMessageError, UnsupportedVersionError):
         pass
+
+
+@TIMEOUT
+@given(st.data())
+@PROPERTY
+def test_the_quick_reader_reads_what_the_careful_one_does_or_leaves_it_to_it(
+    data: st.DataObject,
+) -> None:
+    records = bytearray(GOLDEN_RECORDS)
+    for _ in range(data.draw(st.integers(1, 4))):
+        records[data.draw(st.integers(0, len(records) - 1))] = data.draw(st.integers(0, 255))
+    section = bytes(records[: data.draw(st.integers(0, len(records)))])
+    count = data.draw(st.integers(0, 3))
+    try:
+        careful = _checked_rows(section, count, "batch")
+    except CorruptMessageError:
+        careful = None
+    quick = _well_formed_rows(section, count)
+    assert quick is None or quick == careful
+
+
+def test_the_quick_reader_reads_long_varints_keys_and_headers() -> None:
+    columns = RecordColumns(
+        range(300),
+        [i * 1_000_003 for i in range(300)],
+        [None if i % 2 else b"k" * i for i in range(300)],
+        [b"v" * (i * 7) for i in range(300)],
+        [(("h", b"x"), ("empty", None)) if i % 3 == 0 else () for i in range(300)],
+    )
+    section = encode_record_section(columns)
+    quick = _well_formed_rows(section, 300)
+    assert quick is not None
+    assert quick == _checked_rows(section, 300, "batch")
+    assert RecordColumns.from_rows(quick) == RecordColumns.from_rows(list(columns.rows()))
 
 
 # --- a client's batch ---------------------------------------------------------------------------
