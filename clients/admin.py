@@ -119,14 +119,19 @@ class Admin(
         self,
         new_topics: list[NewTopic],
         timeout_ms: int | None = None,
+        validate_only: bool = False,
         *,
         placement: ReplicaPlacement | None = None,
     ) -> None:
         """Create several topics (kafka-python's signature); the first failure raises
         (INVALID_REPLICATION_FACTOR, TOPIC_ALREADY_EXISTS, INVALID_REPLICA_ASSIGNMENT, ...).
-        ``placement`` fixes how the controller places replicas (racks, start index, shift)."""
+        With ``validate_only`` the controller checks the request the same way and creates
+        nothing. ``placement`` fixes how the controller places replicas (racks, start index,
+        shift)."""
         timeout_s = self._timeout_s if timeout_ms is None else timeout_ms / 1000
-        self._ask_controller("create_topics", timeout_s, list(new_topics), placement)
+        self._ask_controller("create_topics", timeout_s, list(new_topics), placement, validate_only)
+        if validate_only:
+            return
         for topic in new_topics:
             self._wait_led(topic.name, None, timeout_s)
 
@@ -134,15 +139,21 @@ class Admin(
         self,
         topic_partitions: Mapping[str, NewPartitions],
         timeout_ms: int | None = None,
+        validate_only: bool = False,
         *,
         placement: ReplicaPlacement | None = None,
     ) -> None:
         """Grow topics to ``NewPartitions.total_count`` partitions (kafka-python's signature) and
         wait until every new partition has a leader; the first failure raises (INVALID_PARTITIONS
         for no growth, UNKNOWN_TOPIC_OR_PARTITION, INVALID_REPLICA_ASSIGNMENT, ...). Existing
-        partitions keep their replicas and data."""
+        partitions keep their replicas and data. With ``validate_only`` the controller checks the
+        request the same way and changes nothing."""
         timeout_s = self._timeout_s if timeout_ms is None else timeout_ms / 1000
-        self._ask_controller("create_partitions", timeout_s, dict(topic_partitions), placement)
+        self._ask_controller(
+            "create_partitions", timeout_s, dict(topic_partitions), placement, validate_only
+        )
+        if validate_only:
+            return
         for name, request in topic_partitions.items():
             self._wait_led(name, request.total_count, timeout_s)
 

@@ -67,7 +67,7 @@ TopicResult = CreateTopicResult | CreatePartitionsResult | DeleteTopicResult
 
 # How long to wait before asking the controller again, and between looks at the metadata.
 _RETRY_BACKOFF_S = 0.1
-_VALIDATE_ONLY = "rafka's controller has no validate-only mode; send the request without it"
+_VALIDATE_ONLY = "rafka has no validate-only mode for config changes; send the request without it"
 
 
 class AdminSide(Protocol):
@@ -121,13 +121,16 @@ class KafkaAdminApis:
     async def _create_topics(self, header: RequestHeader, body: Body) -> Body:
         requested = body["topics"]
         deadline = _deadline(body["timeout_ms"])
-        results = _refused([t["name"] for t in requested], body["validate_only"], CreateTopicResult)
+        validate_only = body["validate_only"]
+        results = _refused([t["name"] for t in requested], CreateTopicResult)
         asked = [self._new_topic(t) for t in requested if t["name"] not in results]
         for result in await self._ask_controller(
-            "create_topics", asked, deadline, CreateTopicResult
+            "create_topics", asked, deadline, CreateTopicResult, validate_only
         ):
             results[result.name] = result
-        created = [t.name for t in asked if results[t.name].error is Errors.NONE]
+        created = [
+            t.name for t in asked if results[t.name].error is Errors.NONE and not validate_only
+        ]
         shown = await self._await_metadata(created, body["timeout_ms"], deadline, lambda t: t.led)
         for name in created:
             if name not in shown and body["timeout_ms"] > 0:
@@ -190,9 +193,8 @@ class KafkaAdminApis:
     async def _create_partitions(self, _header: RequestHeader, body: Body) -> Body:
         requested = body["topics"]
         deadline = _deadline(body["timeout_ms"])
-        results = _refused(
-            [t["name"] for t in requested], body["validate_only"], CreatePartitionsResult
-        )
+        validate_only = body["validate_only"]
+        results = _refused([t["name"] for t in requested], CreatePartitionsResult)
         asked = {
             t["name"]: NewPartitions(
                 t["count"],
@@ -204,10 +206,14 @@ class KafkaAdminApis:
             if t["name"] not in results
         }
         for result in await self._ask_controller(
-            "create_partitions", asked, deadline, CreatePartitionsResult
+            "create_partitions", asked, deadline, CreatePartitionsResult, validate_only
         ):
             results[result.name] = result
-        grown = {n: asked[n].total_count for n in asked if results[n].error is Errors.NONE}
+        grown = {
+            n: asked[n].total_count
+            for n in asked
+            if results[n].error is Errors.NONE and not validate_only
+        }
         shown = await self._await_metadata(
             list(grown),
             body["timeout_ms"],
@@ -235,7 +241,7 @@ class KafkaAdminApis:
         else:
             names = [t["name"] for t in body["topics"]]
         named = [n for n in names if n is not None]
-        results = _refused(named, False, DeleteTopicResult)
+        results = _refused(named, DeleteTopicResult)
         asked = [n for n in named if n not in results]
         for result in await self._ask_controller(
             "delete_topics", asked, deadline, DeleteTopicResult
@@ -267,15 +273,19 @@ class KafkaAdminApis:
         items: Sequence[Any] | Mapping[str, Any],
         deadline: float,
         result: Callable[..., TopicResult],
+        validate_only: bool = False,
     ) -> list[TopicResult]:
         """The controller's result for each topic of ``items`` (a list, or a dict by topic name),
         asking again for the topics it answered NOT_CONTROLLER until ``deadline``; ``result``
-        makes a topic's result when the controller could not be asked."""
+        makes a topic's result when the controller could not be asked. With ``validate_only``
+        the controller checks the request and writes nothing."""
         pending = items
         results: dict[str, TopicResult] = {}
         while pending:
             try:
-                answers: list[TopicResult] = await self._broker.controller_call(method, pending)
+                # The creating methods take (topics, placement, validate_only).
+                arguments = (pending, None, True) if validate_only else (pending,)
+                answers: list[TopicResult] = await self._broker.controller_call(method, *arguments)
             except RafkaError as exc:
                 answers = [result(name, exc.error, exc.message) for name in _names(pending)]
             results.update((a.name, a) for a in answers)
@@ -515,13 +525,9 @@ def _deadline(timeout_ms: int) -> float:
     return time.monotonic() + max(0, timeout_ms) / 1000
 
 
-def _refused(
-    names: Sequence[str], validate_only: bool, result: Callable[..., TopicResult]
-) -> dict[str, TopicResult]:
-    """Results for the topics not sent on: every topic of a validate-only request, and topics
-    named more than once (INVALID_REQUEST, as Kafka answers both copies)."""
-    if validate_only:
-        return {n: result(n, Errors.INVALID_REQUEST, _VALIDATE_ONLY) for n in names}
+def _refused(names: Sequence[str], result: Callable[..., TopicResult]) -> dict[str, TopicResult]:
+    """Results for the topics not sent on: those named more than once (INVALID_REQUEST, as Kafka
+    answers both copies)."""
     return {
         n: result(n, Errors.INVALID_REQUEST, f"topic {n!r} appears more than once in the request")
         for n, count in Counter(names).items()

@@ -160,21 +160,33 @@ class Controller:
     # ------------------------------------------------------------------ remote API (enqueue only)
 
     async def create_topics(
-        self, topics: list[NewTopic], placement: ReplicaPlacement | None = None
+        self,
+        topics: list[NewTopic],
+        placement: ReplicaPlacement | None = None,
+        validate_only: bool = False,
     ) -> list[CreateTopicResult]:
-        """Validate and create topics; one result per topic, NOT_CONTROLLER if inactive."""
+        """Validate and create topics (``validate_only``: validate and create nothing); one result
+        per topic, NOT_CONTROLLER if inactive."""
         how = placement or ReplicaPlacement()
-        reply, _ = await self._ask(lambda request_id: CreateTopics(request_id, tuple(topics), how))
+        reply, _ = await self._ask(
+            lambda request_id: CreateTopics(request_id, tuple(topics), how, validate_only)
+        )
         assert isinstance(reply, CreateTopicsReply)
         return list(reply.results)
 
     async def create_partitions(
-        self, topics: dict[str, NewPartitions], placement: ReplicaPlacement | None = None
+        self,
+        topics: dict[str, NewPartitions],
+        placement: ReplicaPlacement | None = None,
+        validate_only: bool = False,
     ) -> list[CreatePartitionsResult]:
-        """Grow topics to more partitions; one result per topic, NOT_CONTROLLER if inactive."""
+        """Grow topics to more partitions (``validate_only``: validate and change nothing); one
+        result per topic, NOT_CONTROLLER if inactive."""
         how = placement or ReplicaPlacement()
         requests = tuple(topics.items())
-        reply, _ = await self._ask(lambda request_id: CreatePartitions(request_id, requests, how))
+        reply, _ = await self._ask(
+            lambda request_id: CreatePartitions(request_id, requests, how, validate_only)
+        )
         assert isinstance(reply, CreatePartitionsReply)
         return list(reply.results)
 

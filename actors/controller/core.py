@@ -668,6 +668,10 @@ class ControllerCore(PartitionGrowth, TopicDeletionSteps, ReassignmentSteps, Pre
                 results[i] = _already_exists(topic.name)
             else:
                 writes[write] = i
+        if event.validate_only:
+            results.update((i, CreateTopicResult(w.name, Errors.NONE)) for w, i in writes.items())
+            self._reply(reply())
+            return
         outcomes = yield from self._perform(tuple(writes))
         created: list[TopicSnapshot] = []
         for write, i in writes.items():

@@ -189,20 +189,24 @@ class ConfigsChanged:
 
 @dataclass(frozen=True)
 class CreateTopics:
-    """Admin request: validate and write new topics; answered by a ``CreateTopicsReply``."""
+    """Admin request: validate and write new topics (with ``validate_only``, validate only);
+    answered by a ``CreateTopicsReply``."""
 
     request_id: int
     topics: tuple[NewTopic, ...]
     placement: ReplicaPlacement = field(default_factory=ReplicaPlacement)
+    validate_only: bool = False
 
 
 @dataclass(frozen=True)
 class CreatePartitions:
-    """Admin request: grow topics to more partitions; answered by a ``CreatePartitionsReply``."""
+    """Admin request: grow topics to more partitions (with ``validate_only``, validate only);
+    answered by a ``CreatePartitionsReply``."""
 
     request_id: int
     topics: tuple[tuple[str, NewPartitions], ...]
     placement: ReplicaPlacement = field(default_factory=ReplicaPlacement)
+    validate_only: bool = False
 
 
 @dataclass(frozen=True)

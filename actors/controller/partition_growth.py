@@ -65,6 +65,12 @@ class PartitionGrowth(OperationRunner):
                 writes[self._partitions_write(name, request, event.placement)] = i
             except RafkaError as exc:
                 results[i] = CreatePartitionsResult(name, exc.error, exc.message)
+        if event.validate_only:
+            results.update(
+                (i, CreatePartitionsResult(w.name, Errors.NONE)) for w, i in writes.items()
+            )
+            self._reply(reply())
+            return
         outcomes = yield from self._perform(tuple(writes))
         grown: list[TopicSnapshot] = []
         for write, i in writes.items():

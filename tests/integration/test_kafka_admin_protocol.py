@@ -24,7 +24,7 @@ from rafka.cluster.local_cluster import LocalCluster
 from rafka.protocol.configs import ConfigResource, ConfigResourceType
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.offsets import EARLIEST_TIMESTAMP
-from rafka.protocol.types import TopicPartition
+from rafka.protocol.types import NewPartitions, TopicPartition
 from rafka.protocol.wire.headers import RequestHeader
 from rafka.protocol.wire.registry import DEFAULT_REGISTRY
 from rafka.testing import serving_replica, wait_until
@@ -151,6 +151,31 @@ def test_kafka_python_create_topics_reports_an_existing_topic(
     admin.create_topic(topic_name, 1, 1)
     answer = kafka_admin.create_topics({topic_name: {}}, raise_errors=False)
     assert [t["error_code"] for t in answer["topics"]] == [Errors.TOPIC_ALREADY_EXISTS]
+
+
+def test_validate_only_checks_creation_and_growth_and_changes_nothing(
+    kafka_admin: KafkaAdminClient, admin: Admin, topic_name: str
+) -> None:
+    checked = kafka_admin.create_topics(
+        {
+            topic_name: {"num_partitions": 2, "replication_factor": 2},
+            f"{topic_name}-wide": {"num_partitions": 1, "replication_factor": 9},
+        },
+        validate_only=True,
+        raise_errors=False,
+    )
+    assert sorted((t["name"], t["error_code"]) for t in checked["topics"]) == [
+        (topic_name, 0),
+        (f"{topic_name}-wide", Errors.INVALID_REPLICATION_FACTOR),
+    ]
+    assert gone(admin, topic_name)
+
+    admin.create_topic(topic_name, 2, 1)
+    grown = kafka_admin.create_partitions({topic_name: 4}, validate_only=True)
+    assert [r.error_code for r in grown.results] == [0]
+    assert partition_count(admin, topic_name) == 2
+    admin.create_partitions({topic_name: NewPartitions(4)}, validate_only=True)
+    assert partition_count(admin, topic_name) == 2
 
 
 def test_confluent_admin_creates_configures_and_deletes_a_topic(

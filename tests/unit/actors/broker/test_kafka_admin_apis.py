@@ -103,6 +103,11 @@ class FakeBroker:
 
     async def controller_call(self, method: str, *args: Any) -> Any:
         self.controller_calls.append((method, args[0]))
+        if len(args) == 3 and args[2]:  # validate_only: answer as if, change nothing
+            saved = dict(self.topics)
+            answers = getattr(self, f"_{method}")(args[0])
+            self.topics = saved
+            return answers
         if self.unreachable:
             self.unreachable -= 1
             raise Errors.NOT_CONTROLLER.exception("controller 9 cannot be reached")
@@ -318,16 +323,21 @@ def test_create_topics_with_no_timeout_answers_once_the_controller_accepted() ->
     assert (created["error_code"], created["num_partitions"]) == (0, -1)
 
 
-def test_create_topics_refuses_validate_only_and_duplicates_without_asking() -> None:
+def test_create_topics_validate_only_answers_each_topic_and_creates_none() -> None:
     broker = FakeBroker()
     answer = handle(
         broker,
         CREATE_TOPICS,
         4,
-        {"topics": [topic("t")], "timeout_ms": 1_000, "validate_only": True},
+        {"topics": [topic("t"), topic("old")], "timeout_ms": 1_000, "validate_only": True},
     )
-    assert answer["topics"][0]["error_code"] == Errors.INVALID_REQUEST
-    assert "validate-only" in answer["topics"][0]["error_message"]
+    assert [t["error_code"] for t in answer["topics"]] == [0, Errors.TOPIC_ALREADY_EXISTS]
+    assert "t" not in broker.topics
+    assert [method for method, _ in broker.controller_calls] == ["create_topics"]
+
+
+def test_create_topics_refuses_duplicates_without_asking() -> None:
+    broker = FakeBroker()
     twice = handle(
         broker, CREATE_TOPICS, 4, {"topics": [topic("d"), topic("d"), topic("e")], "timeout_ms": 1}
     )
@@ -368,16 +378,24 @@ def test_create_partitions_grows_topics_with_or_without_assignments(version: int
     assert len(broker.topics["old"].partitions) == 4
 
 
-def test_create_partitions_refuses_validate_only() -> None:
+def test_create_partitions_validate_only_answers_each_topic_and_grows_none() -> None:
     broker = FakeBroker()
     answer = handle(
         broker,
         CREATE_PARTITIONS,
         2,
-        {"topics": [{"name": "old", "count": 4}], "timeout_ms": 5_000, "validate_only": True},
+        {
+            "topics": [
+                {"name": "old", "count": 4, "assignments": None},
+                {"name": "ghost", "count": 2, "assignments": None},
+            ],
+            "timeout_ms": 5_000,
+            "validate_only": True,
+        },
     )
-    assert answer["results"][0]["error_code"] == Errors.INVALID_REQUEST
-    assert broker.controller_calls == []
+    assert [r["error_code"] for r in answer["results"]] == [0, Errors.UNKNOWN_TOPIC_OR_PARTITION]
+    assert len(broker.topics["old"].partitions) == 2
+    assert [method for method, _ in broker.controller_calls] == ["create_partitions"]
 
 
 @pytest.mark.parametrize("version", [0, 5])

@@ -592,6 +592,22 @@ def test_create_topics_validates_each_topic(
     assert reply.results[0].error is error
 
 
+def test_validate_only_topic_creation_answers_each_topic_and_writes_nothing(
+    core: ControllerCore, zk: FakeZk
+) -> None:
+    topics = (NewTopic("audit", 2, 2), NewTopic("wide", 1, 4), NewTopic("events", 1, 1))
+    run = drive(core, zk, CreateTopics(3, topics, validate_only=True))
+    [reply] = run.replies
+    assert isinstance(reply, CreateTopicsReply)
+    assert [r.error for r in reply.results] == [
+        Errors.NONE,
+        Errors.INVALID_REPLICATION_FACTOR,
+        Errors.TOPIC_ALREADY_EXISTS,
+    ]
+    assert run.writes == [] and "audit" not in zk.topics
+    assert "audit" not in core.ctx.assignments
+
+
 def test_a_topic_created_meanwhile_by_another_writer_already_exists(
     core: ControllerCore, zk: FakeZk
 ) -> None:
@@ -669,6 +685,26 @@ def test_create_partitions_writes_the_whole_assignment_then_elects_only_the_new_
         assert zk.states[tp].leader == written[tp.partition][0]
         assert core.ctx.partition_states[tp] is PartitionState.ONLINE_PARTITION
     assert core.ctx.assignments["events"] == written
+
+
+def test_validate_only_growth_answers_each_topic_and_writes_nothing(
+    core: ControllerCore, zk: FakeZk
+) -> None:
+    requests = (("events", NewPartitions(4)), ("nope", NewPartitions(4)))
+    run = drive(core, zk, CreatePartitions(5, requests, validate_only=True))
+    assert run.replies == [
+        CreatePartitionsReply(
+            5,
+            (
+                CreatePartitionsResult("events", Errors.NONE),
+                CreatePartitionsResult(
+                    "nope", Errors.UNKNOWN_TOPIC_OR_PARTITION, "topic 'nope' does not exist"
+                ),
+            ),
+        )
+    ]
+    assert run.writes == [] and "events" not in zk.grown
+    assert len(core.ctx.assignments["events"]) == 2
 
 
 def test_new_partitions_start_their_placement_at_partition_zeros_leader(
