@@ -303,6 +303,17 @@ def _short_varint(data: bytes, position: int, limit: int, bits: int) -> tuple[in
     return read_varint(data, position, limit, bits)
 
 
+def _short_nullable(data: bytes, position: int, end: int) -> tuple[bytes | None, int]:
+    """The length-prefixed byte string at ``position`` (length -1 is null), which must end by
+    ``end``; CORRUPT_MESSAGE, without naming the record, when it does not."""
+    length, position = _short_varint(data, position, end, _VARINT_BITS)
+    if length == -1:
+        return None, position
+    if length < 0 or position + length > end:
+        raise CorruptMessageError("a byte string runs past its record")
+    return data[position : position + length], position + length
+
+
 def _well_formed_rows(data: bytes, record_count: int) -> list[Row] | None:
     """The records of a well-formed section, read in one tight loop; None at the first thing
     amiss, for ``_checked_rows`` to name.
@@ -320,39 +331,21 @@ def _well_formed_rows(data: bytes, record_count: int) -> list[Row] | None:
             if length < 1 or end > size:
                 return None
             position += 1  # attributes: unused in v2
-            fields: list[int | bytes | None] = []
-            for bits in (_VARLONG_BITS, _VARINT_BITS):  # timestamp delta, offset delta
-                value, position = _short_varint(data, position, end, bits)
-                fields.append(value)
-            for _field in range(2):  # key, value
-                length, position = _short_varint(data, position, end, _VARINT_BITS)
-                if length == -1:
-                    fields.append(None)
-                    continue
-                if length < 0 or position + length > end:
-                    return None
-                fields.append(data[position : position + length])
-                position += length
+            timestamp_delta, position = _short_varint(data, position, end, _VARLONG_BITS)
+            offset_delta, position = _short_varint(data, position, end, _VARINT_BITS)
+            key, position = _short_nullable(data, position, end)
+            value, position = _short_nullable(data, position, end)
             count, position = _short_varint(data, position, end, _VARINT_BITS)
             headers: list[Header] = []
             for _header in range(count):
-                key_length, position = read_varint(data, position, end, _VARINT_BITS)
-                if key_length < 0 or position + key_length > end:
+                name, position = _short_nullable(data, position, end)
+                if name is None:
                     return None
-                name = data[position : position + key_length].decode()
-                position += key_length
-                value_length, position = read_varint(data, position, end, _VARINT_BITS)
-                if value_length < -1 or position + value_length > end:
-                    return None
-                header_value = (
-                    None if value_length == -1 else data[position : position + value_length]
-                )
-                position += max(value_length, 0)
-                headers.append((name, header_value))
+                header_value, position = _short_nullable(data, position, end)
+                headers.append((name.decode(), header_value))
             if count < 0 or position != end:
                 return None
-            timestamp_delta, offset_delta, key, payload = fields
-            rows.append((offset_delta, timestamp_delta, key, payload, tuple(headers)))  # type: ignore[arg-type]
+            rows.append((offset_delta, timestamp_delta, key, value, tuple(headers)))
     except (IndexError, CorruptMessageError, UnicodeDecodeError):
         return None
     return rows if position == size else None
