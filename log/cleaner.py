@@ -24,12 +24,8 @@ from rafka.log.checkpoint import OffsetCheckpoint
 from rafka.log.files import CLEANED_SUFFIX, SWAP_SUFFIX, fsync_dir, write_durably
 from rafka.log.log import Log
 from rafka.log.segment import LogSegment
-from rafka.protocol.records.batch import (
-    BatchHeader,
-    RecordColumns,
-    decode_columns,
-    encode_batch,
-)
+from rafka.protocol.records.batch import BatchHeader, decode_columns, encode_batch
+from rafka.protocol.records.columns import RecordColumns
 
 CLEANER_CHECKPOINT_FILE = "cleaner-offset-checkpoint"
 

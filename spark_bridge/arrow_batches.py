@@ -15,13 +15,8 @@ from collections.abc import Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rafka.protocol.records.batch import (
-    BatchHeader,
-    Header,
-    decode_columns,
-    gc_paused,
-    verify_crc,
-)
+from rafka.protocol.records.batch import BatchHeader, decode_columns, gc_paused, verify_crc
+from rafka.protocol.records.columns import Header
 
 HEADERS_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
 

@@ -32,8 +32,8 @@ from rafka.protocol.messages.offsets import ListOffsetsRequest, ListOffsetsRespo
 from rafka.protocol.messages.produce import ACKS_NONE, ProduceRequest, ProduceResponse
 from rafka.protocol.messages.transactions import InitProducerIdRequest, InitProducerIdResponse
 from rafka.protocol.records.kafka_records import (
-    kafka_batches_to_native,
-    native_batches_to_kafka,
+    as_kafka_batches,
+    validate_kafka_batches,
 )
 from rafka.protocol.wire.apis import (
     API_VERSIONS,
@@ -233,10 +233,10 @@ class KafkaApis:
         try:
             if not records:
                 raise Errors.INVALID_RECORD.exception("a produce request carried no records")
-            native = kafka_batches_to_native(records)
+            validate_kafka_batches(records)
         except RafkaError as exc:
             return ProduceResponse(exc.error, error_message=exc.message)
-        request = ProduceRequest(native, acks, timeout_ms)
+        request = ProduceRequest(records, acks, timeout_ms)
         return await self._ask_replica(topic, partition, "produce", request, ProduceResponse)
 
     # ------------------------------------------------------------------ fetch
@@ -277,7 +277,7 @@ class KafkaApis:
         by_topic: dict[str, list[dict[str, Any]]] = {}
         budget = body["max_bytes"]
         for (topic, data), answer in zip(targets, answers, strict=True):
-            records = native_batches_to_kafka(answer.records) if answer.records else b""
+            records = as_kafka_batches(answer.records) if answer.records else b""
             if budget <= 0 and records:
                 records = b""
             budget -= len(records)

@@ -1,10 +1,10 @@
-"""The record batch: the one binary layout that carries records from producer to disk to consumer.
+"""The record batch: the binary layout that carries records from producer to disk to consumer.
 
 A batch travels unchanged from the producer through the leader, the followers and the segment
 files to the consumer; the broker never re-encodes it. The leader only stamps two header fields in
 place (the base offset and the partition leader epoch), which is why the CRC starts after them.
 
-Layout (big-endian), modelled on Kafka's v2 ``RecordBatch``::
+Layout (big-endian), Kafka's v2 ``RecordBatch``::
 
     RecordBatch =>
       base_offset            int64   offset of the first record (assigned by the leader)
@@ -20,8 +20,15 @@ Layout (big-endian), modelled on Kafka's v2 ``RecordBatch``::
       producer_epoch         int16   -1 when not idempotent
       base_sequence          int32   -1 when not idempotent
       record_count           int32   number of records that follow
-      records                bytes   msgpack array of record columns, compressed as a whole
-                                     per ``attributes``
+      records                bytes   the records section, compressed as a whole per ``attributes``
+
+    attributes bits: 0-2 compression codec (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd),
+                     3 timestamp type (0 CreateTime, 1 LogAppendTime), 4 transactional, 5 control,
+                     14 columnar: the records section is rafka's msgpack columns, not Kafka's rows.
+
+The records section has one of two layouts. Batches from Kafka clients keep Kafka's varint rows
+(``kafka_rows``), so the log serves them back to Kafka clients byte for byte. Batches rafka builds
+set the columnar bit and hold msgpack columns::
 
     Records => msgpack array of columns [offset_deltas, timestamp_deltas, keys, values, headers]
       offset_deltas     nil for a batch as built (0..record_count-1); after compaction, which leaves
@@ -32,13 +39,9 @@ Layout (big-endian), modelled on Kafka's v2 ``RecordBatch``::
       headers           nil when no record has headers, else an array (one per record) of
                         arrays of [str key, bytes-or-nil value]
 
-    attributes bits: 0-2 compression codec (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd),
-                     3 timestamp type (0 CreateTime, 1 LogAppendTime), 4 transactional, 5 control.
-
-The header is Kafka's to the byte. The records section differs: instead of
-Kafka's varint-framed rows it holds msgpack columns, so encoding and decoding
-a batch is a handful of C calls on whole lists rather than Python work per
-record, and the Spark bridge gets its Arrow columns without a transpose.
+Encoding and decoding columns is a handful of C calls on whole lists rather than Python work per
+record, and the Spark bridge gets its Arrow columns without a transpose. ``decode_columns`` reads
+either layout, so nothing past it needs to know which one a batch has.
 """
 
 from __future__ import annotations
@@ -46,16 +49,17 @@ from __future__ import annotations
 import gc
 import itertools
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import crc32c
 import msgpack
 
 from rafka.protocol.errors import CorruptMessageError, UnsupportedCompressionTypeError
+from rafka.protocol.records.columns import Record, RecordColumns
 from rafka.protocol.records.compression import Compression, compress, decompress
+from rafka.protocol.records.kafka_rows import decode_record_section
 
 HEADER = struct.Struct(
     ">q"  # base_offset
@@ -93,58 +97,11 @@ CODEC_MASK = 0x07
 TIMESTAMP_TYPE_MASK = 0x08
 TRANSACTIONAL_MASK = 0x10
 CONTROL_MASK = 0x20
+# Kafka leaves bits 7-15 unused (bit 6 is KIP-534's delete horizon); bit 14 marks our layout.
+COLUMNAR_MASK = 0x4000
 
 CREATE_TIME = 0
 LOG_APPEND_TIME = 1
-
-Header = tuple[str, "bytes | None"]
-
-
-class Record(NamedTuple):
-    """One decoded record with its absolute offset and timestamp."""
-
-    offset: int
-    timestamp: int
-    key: bytes | None
-    value: bytes | None
-    headers: tuple[Header, ...]
-
-
-class RecordColumns(NamedTuple):
-    """A batch's records as columns ``record_count`` long, offsets and timestamps relative.
-
-    This is the decoded form of the records section and what ``encode_batch`` frames: the builder
-    fills it, the cleaner filters it, the consumer and the Spark bridge read it.
-    """
-
-    offset_deltas: Sequence[int]
-    timestamp_deltas: Sequence[int]
-    keys: Sequence[bytes | None]
-    values: Sequence[bytes | None]
-    headers: Sequence[Sequence[Header]]
-
-    @classmethod
-    def from_rows(cls, rows: Sequence[Sequence[object]]) -> RecordColumns:
-        """Columns from ``(offset_delta, timestamp_delta, key, value, headers)`` rows."""
-        if not rows:
-            return cls((), (), (), (), ())
-        ods, tds, keys, values, headers = zip(*rows, strict=True)
-        return cls(ods, tds, keys, values, headers)
-
-    def rows(self) -> Iterator[tuple[int, int, bytes | None, bytes | None, Sequence[Header]]]:
-        """The records as ``(offset_delta, timestamp_delta, key, value, headers)`` rows."""
-        return zip(
-            self.offset_deltas,
-            self.timestamp_deltas,
-            self.keys,
-            self.values,
-            self.headers,
-            strict=True,
-        )
-
-    def select(self, indexes: Sequence[int]) -> RecordColumns:
-        """The records at ``indexes`` (in that order), e.g. those compaction keeps."""
-        return RecordColumns._make([column[i] for i in indexes] for column in self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +157,11 @@ class BatchHeader:
         """Whether the batch carries control records (transaction markers)."""
         return bool(self.attributes & CONTROL_MASK)
 
+    @property
+    def is_columnar(self) -> bool:
+        """Whether the records section is rafka's msgpack columns rather than Kafka's rows."""
+        return bool(self.attributes & COLUMNAR_MASK)
+
 
 def make_attributes(
     compression: Compression = Compression.NONE,
@@ -231,11 +193,13 @@ def encode_batch(
     producer_epoch: int = NO_PRODUCER_EPOCH,
     base_sequence: int = NO_SEQUENCE,
 ) -> bytes:
-    """Frame record columns (offsets and timestamps already relative) as one batch.
+    """Frame record columns (offsets and timestamps already relative) as one columnar batch.
 
     The builder and the log cleaner both produce columns; this is the one place that frames them.
     Offset deltas given as ``range(count)``, all-null keys and absent headers are written as nil.
+    The columnar bit is set whatever ``attributes`` says.
     """
+    attributes |= COLUMNAR_MASK
     count = len(columns.values)
     # Only the builder's range(count) is written as nil; a
     # filtered column (compaction) stays explicit.
@@ -353,7 +317,7 @@ def iter_batches(
 def records_section(
     buf: bytes | bytearray | memoryview, position: int, header: BatchHeader
 ) -> bytes:
-    """The decompressed msgpack records section of the batch at ``position``."""
+    """The decompressed records section of the batch at ``position``, in its own layout."""
     start = position + HEADER_SIZE
     body = bytes(memoryview(buf)[start : position + header.size_in_bytes])
     codec = header.compression
@@ -391,11 +355,18 @@ def gc_paused() -> Iterator[None]:
 def decode_columns(
     buf: bytes | bytearray | memoryview, position: int, header: BatchHeader
 ) -> RecordColumns:
-    """Decode the batch's records section to columns, checking its shape and column lengths.
+    """Decode the batch's records section, in either layout, to columns of the header's length.
 
-    Element types are not checked here (``validate_records`` does that): a CRC-verified batch holds
-    what a builder wrote.
+    Element types of msgpack columns are not checked here (``validate_records`` does that): a
+    CRC-verified batch holds what a builder wrote. Kafka's rows are read field by field, so a
+    malformed one is CORRUPT_MESSAGE here.
     """
+    if not header.is_columnar:
+        return decode_record_section(
+            records_section(buf, position, header),
+            header.record_count,
+            f"batch at offset {header.base_offset}",
+        )
     try:
         with gc_paused():
             section = msgpack.unpackb(records_section(buf, position, header), use_list=False)

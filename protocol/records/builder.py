@@ -9,10 +9,10 @@ from rafka.protocol.records.batch import (
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
     NO_SEQUENCE,
-    RecordColumns,
     encode_batch,
     make_attributes,
 )
+from rafka.protocol.records.columns import RecordColumns
 from rafka.protocol.records.compression import Compression
 
 # msgpack framing of one record in its columns: a delta, a

@@ -18,11 +18,11 @@ from rafka.protocol.messages.transactions import WriteTxnMarkersRequest
 from rafka.protocol.records.batch import (
     NO_SEQUENCE,
     BatchHeader,
-    RecordColumns,
     decode_columns,
     encode_batch,
     make_attributes,
 )
+from rafka.protocol.records.columns import RecordColumns
 
 _KEY = struct.Struct(">hh")
 _VALUE = struct.Struct(">hi")

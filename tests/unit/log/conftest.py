@@ -14,14 +14,10 @@ import pytest
 from rafka.log.config import LogConfig
 from rafka.log.files import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, segment_path
 from rafka.log.log import Log, LogAppendInfo
-from rafka.protocol.records.batch import (
-    BatchHeader,
-    Record,
-    decode_records,
-    iter_batches,
-    verify_crc,
-)
+from rafka.protocol.records.batch import BatchHeader, decode_records, iter_batches, verify_crc
 from rafka.protocol.records.builder import RecordBatchBuilder, build_batch
+from rafka.protocol.records.columns import Record
+from rafka.protocol.records.kafka_records import native_to_kafka
 
 START_MS = 1_700_000_000_000
 
@@ -126,13 +122,14 @@ class LogHarness:
     # ------------------------------------------------------------------ writing
 
     def append(
-        self, batches: Sequence[Sequence[RecordSpec]], epoch: int = 0
+        self, batches: Sequence[Sequence[RecordSpec]], epoch: int = 0, kafka: bool = False
     ) -> list[LogAppendInfo]:
-        """Append each record list as one leader batch and add it to the model."""
+        """Append each record list as one leader batch and add it to the model; ``kafka`` frames
+        the batches in Kafka's record layout, as a Kafka client sends them."""
         assert self.log is not None
         infos = []
         for records in batches:
-            data = build_batch(records)
+            data = native_to_kafka(build_batch(records)) if kafka else build_batch(records)
             info = self.log.append_as_leader(data, epoch)
             self.remember(info.first_offset, records, len(data), epoch)
             infos.append(info)

@@ -80,6 +80,16 @@ def test_compaction_keeps_the_latest_record_per_key_with_offsets_unchanged(
     assert _view(got) == _view(harness.records)
 
 
+def test_compaction_of_kafka_and_columnar_batches_keeps_the_latest_record_per_key(harness, clock):
+    log = harness.open(cleanup_policy="compact", segment_bytes=2500, delete_retention_ms=HOUR)
+    rng = random.Random(2)
+    for records in _keyed_batches(rng, 120, clock.now):
+        harness.append([records], kafka=rng.random() < 0.5)
+    expected = _expected_after_compaction(harness.records, log, clock.now - HOUR)
+    assert compact(log).records_removed > 0
+    assert harness.read_all() == expected
+
+
 def test_compaction_leaves_the_active_segment_untouched(harness, compacted_log):
     log_path, index_path, _ = harness.paths(compacted_log.active_segment.base_offset)
     before = log_path.read_bytes()

@@ -14,8 +14,10 @@ from rafka.protocol.errors import (
     MessageTooLargeError,
     RecordListTooLargeError,
 )
-from rafka.protocol.records.batch import HEADER_SIZE, RecordColumns, encode_batch, stamp
+from rafka.protocol.records.batch import HEADER_SIZE, LEADER_EPOCH_OFFSET, encode_batch, stamp
 from rafka.protocol.records.builder import build_batch
+from rafka.protocol.records.columns import RecordColumns
+from rafka.protocol.records.kafka_records import native_to_kafka
 
 
 def _state(log: Log) -> tuple[int, int, list, list[tuple[str, int]]]:
@@ -261,6 +263,31 @@ def test_compacted_topic_rejects_record_without_key(harness):
     with pytest.raises(InvalidRecordError) as raised:
         log.append_as_leader(build_batch([(b"b", b"2", 2), (None, b"3", 3)]), leader_epoch=0)
     assert raised.value.error is Errors.INVALID_RECORD
+    assert _state(log) == before
+
+
+def test_a_kafka_layout_batch_is_stored_as_it_came_but_for_offset_and_epoch(
+    harness, decode_batches
+):
+    harness.open()
+    harness.append([[(b"a", b"1", 10)]])
+    client = native_to_kafka(build_batch([(b"k", b"v", 20, [("h", b"x")]), (None, b"w", 21)]))
+    info = harness.log.append_as_leader(client, leader_epoch=4)
+    harness.remember(info.first_offset, [(b"k", b"v", 20, [("h", b"x")]), (None, b"w", 21)], 0, 4)
+    stored = harness.directory.joinpath(harness.segment_files()[0]).read_bytes()
+    assert stored.endswith(client[LEADER_EPOCH_OFFSET + 4 :])
+    (first, _), (second, _) = decode_batches(stored)
+    assert first.is_columnar and not second.is_columnar
+    assert (second.base_offset, second.partition_leader_epoch) == (1, 4)
+    assert harness.read_all() == harness.records
+
+
+def test_compacted_topic_rejects_a_kafka_layout_record_without_key(harness):
+    log = harness.open(cleanup_policy="compact")
+    before = _state(log)
+    client = native_to_kafka(build_batch([(b"b", b"2", 2), (None, b"3", 3)]))
+    with pytest.raises(InvalidRecordError):
+        log.append_as_leader(client, leader_epoch=0)
     assert _state(log) == before
 
 

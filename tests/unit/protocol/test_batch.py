@@ -18,6 +18,7 @@ from rafka.protocol.errors import (
 )
 from rafka.protocol.records.batch import (
     ATTRIBUTES_OFFSET,
+    COLUMNAR_MASK,
     CRC_OFFSET,
     CREATE_TIME,
     HEADER,
@@ -28,8 +29,6 @@ from rafka.protocol.records.batch import (
     MAGIC,
     MAGIC_OFFSET,
     BatchHeader,
-    Record,
-    RecordColumns,
     decode_records,
     encode_batch,
     iter_batches,
@@ -40,6 +39,7 @@ from rafka.protocol.records.batch import (
     verify_crc,
 )
 from rafka.protocol.records.builder import build_batch
+from rafka.protocol.records.columns import Record, RecordColumns
 from rafka.protocol.records.compression import Compression
 
 PROPERTY_SETTINGS = settings(
@@ -127,7 +127,7 @@ def test_encode_batch_round_trips_every_header_field():
         partition_leader_epoch=17,
         magic=MAGIC,
         crc=header.crc,
-        attributes=0b11001,
+        attributes=COLUMNAR_MASK | 0b11001,
         last_offset_delta=4,
         first_timestamp=1_700_000_000_000,
         max_timestamp=1_700_000_000_000,
@@ -156,7 +156,8 @@ def test_attribute_bits_round_trip(timestamp_type, transactional, control, codec
     assert attributes == int(codec) | timestamp_type << 3 | transactional << 4 | control << 5
     batch = _rows_batch([[0, 0, b"k", b"v", []]], attributes=attributes)
     header = read_header(batch)
-    assert header.attributes == attributes
+    assert header.attributes == COLUMNAR_MASK | attributes
+    assert header.is_columnar
     assert header.compression is codec
     assert header.timestamp_type == timestamp_type
     assert header.is_transactional is transactional

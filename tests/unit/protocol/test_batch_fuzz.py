@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from rafka.protocol.errors import CorruptMessageError, UnsupportedCompressionTypeError
 from rafka.protocol.records.batch import (
     ATTRIBUTES_OFFSET,
+    COLUMNAR_MASK,
     CRC_OFFSET,
     HEADER,
     HEADER_SIZE,
@@ -137,7 +138,8 @@ def _frame(
     first_timestamp: int = 0,
     base_offset: int = 0,
 ) -> bytes:
-    """Frame any body with the given header fields and a matching CRC, so decoding gets past it."""
+    """Frame any body as a columnar batch with the given header fields and a matching CRC, so
+    decoding gets past it to the msgpack reader."""
     length = HEADER_SIZE - LOG_OVERHEAD + len(body) if batch_length is None else batch_length
     raw = bytearray(
         HEADER.pack(
@@ -146,7 +148,7 @@ def _frame(
             0,
             magic,
             0,
-            attributes,
+            attributes | COLUMNAR_MASK,
             last_offset_delta,
             first_timestamp,
             first_timestamp,

@@ -9,7 +9,6 @@ import pytest
 from rafka.protocol.errors import UnsupportedCompressionTypeError
 from rafka.protocol.records.batch import (
     HEADER_SIZE,
-    Record,
     decode_records,
     read_header,
     validate_records,
@@ -20,6 +19,7 @@ from rafka.protocol.records.builder import (
     RecordBatchBuilder,
     build_batch,
 )
+from rafka.protocol.records.columns import Record
 from rafka.protocol.records.compression import Compression
 
 

@@ -42,7 +42,7 @@ from rafka.protocol.records.batch import (
 )
 from rafka.protocol.records.builder import build_batch
 from rafka.protocol.records.control import ControlRecordType, build_marker
-from rafka.protocol.records.kafka_records import decode_kafka_records, native_batches_to_kafka
+from rafka.protocol.records.kafka_records import decode_kafka_records, native_to_kafka
 from rafka.protocol.wire.headers import RequestHeader
 from rafka.protocol.wire.registry import DEFAULT_REGISTRY
 
@@ -148,7 +148,7 @@ def test_an_empty_topic_list_means_every_topic_in_v0_and_none_from_v1() -> None:
     assert [r.topics for r in broker.metadata_requests] == [None, (), ("t",)]
 
 
-def test_produce_converts_kafka_batches_to_native_and_answers_per_partition() -> None:
+def test_produce_passes_a_clients_batches_on_unchanged_and_answers_per_partition() -> None:
     broker = FakeBroker()
     body = decoded(
         0,
@@ -159,7 +159,7 @@ def test_produce_converts_kafka_batches_to_native_and_answers_per_partition() ->
             "topic_data": [
                 {
                     "name": "t",
-                    "partition_data": [{"index": 0, "records": native_batches_to_kafka(NATIVE)}],
+                    "partition_data": [{"index": 0, "records": native_to_kafka(NATIVE)}],
                 }
             ],
         },
@@ -174,14 +174,14 @@ def test_produce_converts_kafka_batches_to_native_and_answers_per_partition() ->
         5000,
     )
     assert isinstance(request, ProduceRequest)
-    assert decode_records(request.records) == decode_records(NATIVE)
+    assert request.records == native_to_kafka(NATIVE)
     (response,) = answer["responses"][0]["partition_responses"]
     assert (response["index"], response["error_code"], response["base_offset"]) == (0, 0, 41)
 
 
 def test_a_corrupt_batch_is_answered_corrupt_message_without_reaching_the_replica() -> None:
     broker = FakeBroker()
-    kafka = bytearray(native_batches_to_kafka(NATIVE))
+    kafka = bytearray(native_to_kafka(NATIVE))
     kafka[-1] ^= 0xFF
     body = {
         "acks": 1,
@@ -201,7 +201,7 @@ def test_produce_with_acks_0_sends_no_response() -> None:
         "topic_data": [
             {
                 "name": "t",
-                "partition_data": [{"index": 0, "records": native_batches_to_kafka(NATIVE)}],
+                "partition_data": [{"index": 0, "records": native_to_kafka(NATIVE)}],
             }
         ],
     }
@@ -241,6 +241,16 @@ def test_an_empty_fetch_waits_at_the_leaders_and_returns_the_records_in_kafkas_f
     assert len(with_records) == 1
     assert decode_kafka_records(with_records[0]["records"]) == decode_records(NATIVE)
     DEFAULT_REGISTRY.encode_response(RequestHeader(1, 12, 1), answer)
+
+
+def test_a_fetch_serves_batches_a_kafka_client_produced_byte_for_byte() -> None:
+    stored = native_to_kafka(NATIVE) + NATIVE
+    broker = FakeBroker()
+    broker.fetch_answers = [FetchResponse(Errors.NONE, 10, 0, 10, stored)]
+    answer = handle(KafkaApis(broker, DEFAULT_REGISTRY), 1, 12, fetch_body(500))
+    (records,) = [p["records"] for p in answer["responses"][0]["partitions"] if p["records"]]
+    assert records == native_to_kafka(NATIVE) * 2
+    assert decode_kafka_records(records) == decode_records(NATIVE)
 
 
 def test_a_fetch_with_no_wait_asks_each_leader_once() -> None:
@@ -327,7 +337,7 @@ def test_a_transactional_batch_reaches_the_replica_with_its_producer_fields() ->
         "topic_data": [
             {
                 "name": "t",
-                "partition_data": [{"index": 0, "records": native_batches_to_kafka(transactional)}],
+                "partition_data": [{"index": 0, "records": native_to_kafka(transactional)}],
             }
         ],
     }

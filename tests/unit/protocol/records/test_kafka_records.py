@@ -1,4 +1,4 @@
-"""Kafka's v2 records section: golden bytes, round trips with native batches, broker validation."""
+"""Kafka's v2 batches: golden bytes, round trips with columnar batches, pass-through, validation."""
 
 from __future__ import annotations
 
@@ -22,14 +22,13 @@ from rafka.protocol.errors import (
 )
 from rafka.protocol.records.batch import (
     ATTRIBUTES_OFFSET,
+    COLUMNAR_MASK,
     CRC_OFFSET,
     HEADER,
     HEADER_SIZE,
     LOG_OVERHEAD,
     MAGIC_OFFSET,
     BatchHeader,
-    Record,
-    RecordColumns,
     decode_records,
     encode_batch,
     make_attributes,
@@ -37,25 +36,27 @@ from rafka.protocol.records.batch import (
     verify_crc,
 )
 from rafka.protocol.records.builder import build_batch
+from rafka.protocol.records.columns import Record, RecordColumns
 from rafka.protocol.records.compression import Compression
 from rafka.protocol.records.control import ControlRecordType, build_marker, parse_marker
 from rafka.protocol.records.kafka_records import (
-    _checked_rows,
-    _well_formed_rows,
+    as_kafka_batches,
     check_client_batch,
     decode_kafka_records,
-    decode_record_section,
     encode_kafka_batch,
-    encode_record_section,
-    encode_varint,
     iter_kafka_batches,
-    kafka_batches_to_native,
-    kafka_to_native,
-    native_batches_to_kafka,
     native_to_kafka,
-    read_varint,
     stamp_kafka_batch,
     validate_kafka_batch,
+    validate_kafka_batches,
+)
+from rafka.protocol.records.kafka_rows import (
+    _checked_rows,
+    _well_formed_rows,
+    decode_record_section,
+    encode_record_section,
+    encode_varint,
+    read_varint,
 )
 
 PROPERTY = settings(
@@ -230,8 +231,31 @@ def test_decoding_the_golden_batch_gives_its_two_records() -> None:
     assert columns.offset_deltas == range(2)
 
 
-def test_the_golden_batch_converts_to_a_native_batch_with_the_same_records() -> None:
-    native = kafka_to_native(GOLDEN)
+def columnar(kafka: bytes) -> bytes:
+    """The Kafka batch re-framed as a columnar one with the same header, as the cleaner writes."""
+    header, columns = validate_kafka_batch(kafka)
+    return encode_batch(
+        columns,
+        first_timestamp=header.first_timestamp,
+        max_timestamp=header.max_timestamp,
+        last_offset_delta=header.last_offset_delta,
+        base_offset=header.base_offset,
+        attributes=header.attributes,
+        partition_leader_epoch=header.partition_leader_epoch,
+        producer_id=header.producer_id,
+        producer_epoch=header.producer_epoch,
+        base_sequence=header.base_sequence,
+    )
+
+
+def test_the_logs_decoder_reads_the_golden_batch_as_kafkas_reader_does() -> None:
+    assert not read_header(GOLDEN).is_columnar
+    assert decode_records(GOLDEN) == decode_kafka_records(GOLDEN)
+
+
+def test_the_golden_batch_framed_as_columns_converts_back_byte_for_byte() -> None:
+    native = columnar(GOLDEN)
+    assert read_header(native).is_columnar
     assert decode_records(native) == decode_kafka_records(GOLDEN)
     assert native_to_kafka(native) == GOLDEN
 
@@ -291,10 +315,10 @@ def batches(draw: st.DrawFn, codecs: tuple[Compression, ...] = (Compression.NONE
 
 
 def same_fields(a: BatchHeader, b: BatchHeader) -> bool:
-    """Whether two headers agree on everything but the length and CRC of their records."""
-    return dataclasses.replace(a, batch_length=0, crc=0) == dataclasses.replace(
-        b, batch_length=0, crc=0
-    )
+    """Whether two headers agree on everything but the length, CRC and layout of their records."""
+    return dataclasses.replace(
+        a, batch_length=0, crc=0, attributes=a.attributes & ~COLUMNAR_MASK
+    ) == dataclasses.replace(b, batch_length=0, crc=0, attributes=b.attributes & ~COLUMNAR_MASK)
 
 
 @TIMEOUT
@@ -303,9 +327,11 @@ def same_fields(a: BatchHeader, b: BatchHeader) -> bool:
 def test_native_to_kafka_to_native_keeps_header_and_records(native: bytes) -> None:
     kafka = native_to_kafka(native)
     verify_crc(kafka, 0, read_header(kafka))
+    assert not read_header(kafka).is_columnar
     assert same_fields(read_header(kafka), read_header(native))
     assert decode_kafka_records(kafka) == decode_records(native)
-    back = kafka_to_native(kafka)
+    assert decode_records(kafka) == decode_records(native)
+    back = columnar(kafka)
     assert same_fields(read_header(back), read_header(native))
     assert decode_records(back) == decode_records(native)
     assert back == native
@@ -314,9 +340,9 @@ def test_native_to_kafka_to_native_keeps_header_and_records(native: bytes) -> No
 @TIMEOUT
 @given(batches())
 @PROPERTY
-def test_kafka_to_native_to_kafka_is_byte_identical_when_uncompressed(native: bytes) -> None:
+def test_kafka_to_columnar_to_kafka_is_byte_identical_when_uncompressed(native: bytes) -> None:
     kafka = native_to_kafka(native)
-    assert native_to_kafka(kafka_to_native(kafka)) == kafka
+    assert native_to_kafka(columnar(kafka)) == kafka
 
 
 @TIMEOUT
@@ -330,7 +356,7 @@ def test_gzip_batches_round_trip_with_their_codec(native: bytes) -> None:
     assert decode_record_section(section, header.record_count) == decode_record_section(
         encode_record_section(validate_kafka_batch(kafka)[1]), header.record_count
     )
-    back = kafka_to_native(kafka)
+    back = columnar(kafka)
     assert read_header(back).compression is Compression.GZIP
     assert decode_records(back) == decode_records(native)
 
@@ -351,7 +377,7 @@ def test_an_installed_optional_codec_round_trips(codec: Compression, module: str
     kafka = encode_kafka_batch(GOLDEN_COLUMNS, dataclasses.replace(GOLDEN_HEADER, attributes=codec))
     assert read_header(kafka).compression is codec
     assert decode_kafka_records(kafka) == decode_kafka_records(GOLDEN)
-    assert decode_records(kafka_to_native(kafka)) == decode_kafka_records(GOLDEN)
+    assert decode_records(columnar(kafka)) == decode_kafka_records(GOLDEN)
 
 
 def test_a_zstd_frame_without_content_size_decodes() -> None:
@@ -370,23 +396,47 @@ def test_a_transaction_marker_converts_both_ways() -> None:
     # Kafka's control record: key (version 0, type 1 COMMIT), value (version 0, epoch 11).
     assert decode_kafka_records(kafka)[0].key == bytes.fromhex("00000001")
     assert decode_kafka_records(kafka)[0].value == bytes.fromhex("00000000000b")
-    back = kafka_to_native(kafka)
+    back = columnar(kafka)
     marker = parse_marker(back, 0, read_header(back))
     assert (marker.control_type, marker.coordinator_epoch) == (ControlRecordType.COMMIT, 11)
 
 
-def test_a_payload_of_several_batches_converts_batch_by_batch() -> None:
-    first = build_batch([(b"a", b"1", 10)])
-    second = build_batch([(None, b"2", 20), (b"c", None, 21)])
-    kafka = native_batches_to_kafka(first + second)
-    assert [p for p, _ in iter_kafka_batches(kafka)] == [0, len(native_to_kafka(first))]
-    assert kafka_batches_to_native(kafka) == first + second
+def test_a_read_of_kafka_batches_is_served_as_it_is() -> None:
+    first = native_to_kafka(build_batch([(b"a", b"1", 10)]))
+    second = native_to_kafka(build_batch([(None, b"2", 20), (b"c", None, 21)]))
+    read = first + second
+    assert as_kafka_batches(read) is read
+    validate_kafka_batches(read)
 
 
-def test_a_trailing_partial_native_batch_is_left_out_of_a_kafka_read() -> None:
-    first = build_batch([(b"a", b"1", 10)])
+def test_only_the_columnar_batches_of_a_mixed_read_are_converted() -> None:
+    kafka = native_to_kafka(build_batch([(b"a", b"1", 10)]))
+    native = build_batch([(None, b"2", 20), (b"c", None, 21)])
+    served = as_kafka_batches(kafka + native + kafka)
+    assert served == kafka + native_to_kafka(native) + kafka
+    assert [p for p, _ in iter_kafka_batches(served)] == [
+        0,
+        len(kafka),
+        len(kafka) + len(native_to_kafka(native)),
+    ]
+
+
+def test_a_trailing_partial_batch_is_left_out_of_a_kafka_read() -> None:
+    first = native_to_kafka(build_batch([(b"a", b"1", 10)]))
     second = build_batch([(None, b"2", 20)])
-    assert native_batches_to_kafka(first + second[:-3]) == native_to_kafka(first)
+    assert as_kafka_batches(first + second[:-3]) == first
+    assert as_kafka_batches(second + first[:-3]) == native_to_kafka(second)
+
+
+def test_a_client_batch_claiming_the_columnar_layout_is_corrupt() -> None:
+    batch = bytearray(GOLDEN)
+    attributes = struct.unpack_from(">h", batch, ATTRIBUTES_OFFSET)[0]
+    struct.pack_into(">h", batch, ATTRIBUTES_OFFSET, attributes | COLUMNAR_MASK)
+    batch[CRC_OFFSET:ATTRIBUTES_OFFSET] = struct.pack(
+        ">I", crc32c.crc32c(batch[ATTRIBUTES_OFFSET:])
+    )
+    error = error_of(validate_kafka_batches, bytes(batch))
+    assert error.error is Errors.CORRUPT_MESSAGE and "bit 14" in str(error)
 
 
 # --- stamping -----------------------------------------------------------------------------------
@@ -438,7 +488,7 @@ def test_an_old_message_set_is_unsupported_version(magic: int) -> None:
     error = error_of(validate_kafka_batch, bytes(batch))
     assert isinstance(error, UnsupportedVersionError)
     assert error.error.value == 35 and f"magic {magic}" in str(error)
-    assert error_of(kafka_batches_to_native, bytes(batch)).error is Errors.UNSUPPORTED_VERSION
+    assert error_of(validate_kafka_batches, bytes(batch)).error is Errors.UNSUPPORTED_VERSION
 
 
 def test_an_unknown_magic_is_a_corrupt_message() -> None:
@@ -463,8 +513,8 @@ def test_a_record_longer_than_its_fields_is_a_corrupt_message() -> None:
 def test_a_batch_cut_short_is_a_corrupt_message() -> None:
     error = error_of(validate_kafka_batch, GOLDEN[:-5])
     assert error.error is Errors.CORRUPT_MESSAGE and "truncated" in str(error)
-    assert error_of(kafka_batches_to_native, GOLDEN[:-5]).error is Errors.CORRUPT_MESSAGE
-    assert error_of(kafka_batches_to_native, GOLDEN + b"\x00").error is Errors.CORRUPT_MESSAGE
+    assert error_of(validate_kafka_batches, GOLDEN[:-5]).error is Errors.CORRUPT_MESSAGE
+    assert error_of(validate_kafka_batches, GOLDEN + b"\x00").error is Errors.CORRUPT_MESSAGE
 
 
 @pytest.mark.parametrize(("declared", "phrase"), [(3, "holds 2"), (1, "holds more")])

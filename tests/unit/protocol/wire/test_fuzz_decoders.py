@@ -14,17 +14,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rafka.protocol.errors import RafkaError
-from rafka.protocol.records.batch import ATTRIBUTES_OFFSET, CRC_OFFSET, HEADER_SIZE
+from rafka.protocol.records.batch import ATTRIBUTES_OFFSET, CRC_OFFSET, HEADER_SIZE, decode_records
 from rafka.protocol.records.builder import build_batch
 from rafka.protocol.records.compression import Compression
 from rafka.protocol.records.kafka_records import (
     decode_kafka_records,
-    decode_record_section,
     iter_kafka_batches,
-    kafka_batches_to_native,
     native_to_kafka,
-    read_varint,
+    validate_kafka_batches,
 )
+from rafka.protocol.records.kafka_rows import decode_record_section, read_varint
 from rafka.protocol.wire.headers import RequestHeader
 from rafka.protocol.wire.registry import DEFAULT_REGISTRY
 
@@ -138,7 +137,8 @@ def resealed(batch: bytes) -> bytes:
 @given(st.binary(max_size=300))
 @FUZZ
 def test_random_bytes_as_kafka_records_raise_only_rafka_errors(payload: bytes) -> None:
-    declared_only(kafka_batches_to_native, payload)
+    declared_only(validate_kafka_batches, payload)
+    declared_only(decode_records, payload)
     declared_only(decode_kafka_records, payload)
     declared_only(lambda: list(iter_kafka_batches(payload)))
 
@@ -148,7 +148,8 @@ def test_random_bytes_as_kafka_records_raise_only_rafka_errors(payload: bytes) -
 def test_mangled_kafka_batches_raise_only_rafka_errors(batch: bytes, data: st.DataObject) -> None:
     broken = data.draw(mangled(batch))
     for candidate in (broken, resealed(broken), batch + broken):
-        declared_only(kafka_batches_to_native, candidate)
+        declared_only(validate_kafka_batches, candidate)
+        declared_only(decode_records, candidate)
         declared_only(decode_kafka_records, candidate)
 
 
