@@ -207,12 +207,6 @@ class Broker:
             )
             if changes.broker_defaults:
                 self.replication_quotas.update(self.configs.broker_config())
-            for topic in changes.topics:
-                if topic in self.metadata_cache.topics:
-                    overrides = await loop.run_in_executor(
-                        None, self.configs.topic_overrides, topic
-                    )
-                    self.metadata_cache.configs[topic] = overrides
             for (topic, partition), replica in list(self.replicas.items()):
                 if changes.broker_defaults or topic in changes.topics:
                     log_config = await loop.run_in_executor(None, self.configs.log_config, topic)
@@ -680,8 +674,11 @@ class Broker:
         return NewTopic(name, count, replication, config)
 
     async def topic_config(self, topic: str) -> dict[str, str]:
-        """A topic's config overrides, as the controller last sent them."""
-        return dict(self.metadata_cache.configs.get(topic, {}))
+        """A topic's config overrides, read fresh from ZooKeeper as DescribeConfigs reads them, so
+        a change that was just acknowledged shows at once."""
+        return await asyncio.get_running_loop().run_in_executor(
+            None, self.configs.topic_overrides, topic
+        )
 
     async def describe_configs(
         self, request: DescribeConfigsRequest

@@ -24,7 +24,6 @@ class MetadataCache:
         self.brokers: dict[int, BrokerMetadata] = {}
         self.controller_id = -1
         self.topics: dict[str, dict[int, PartitionMetadata]] = {}
-        self.configs: dict[str, dict[str, str]] = {}
 
     def update(self, request: UpdateMetadataRequest) -> None:
         """Apply UpdateMetadata: replace the broker list, update (or replace, if ``full``)
@@ -32,10 +31,9 @@ class MetadataCache:
         self.brokers = {b.broker_id: b for b in request.live_brokers}
         self.controller_id = request.controller_id
         if request.full:
-            self.topics, self.configs = {}, {}
+            self.topics = {}
         for topic in request.deleted_topics:
             self.topics.pop(topic, None)
-            self.configs.pop(topic, None)
         live = set(self.brokers)
         for update in request.topics:
             partitions = self.topics.setdefault(update.topic, {})
@@ -54,8 +52,6 @@ class MetadataCache:
                     offline,
                     error,
                 )
-            if update.configs:
-                self.configs[update.topic] = dict(update.configs)
 
     def topic_metadata(self, names: tuple[str, ...] | None) -> tuple[TopicMetadata, ...]:
         """Metadata of the named topics (all when None); unknown ones carry

@@ -125,9 +125,4 @@ def _topics(ctx: ControllerContext, partitions: set[TopicPartition]) -> tuple[To
         by_topic[tp[0]].append(
             PartitionMetadata(tp[1], state.leader, state.leader_epoch, ctx.replicas(tp), state.isr)
         )
-    return tuple(
-        TopicPartitions(
-            topic, tuple(parts), tuple(sorted(ctx.topic_configs.get(topic, {}).items()))
-        )
-        for topic, parts in sorted(by_topic.items())
-    )
+    return tuple(TopicPartitions(topic, tuple(parts)) for topic, parts in sorted(by_topic.items()))

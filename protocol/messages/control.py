@@ -66,7 +66,6 @@ class TopicPartitions:
 
     topic: str
     partitions: tuple[PartitionMetadata, ...]
-    configs: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -99,28 +99,25 @@ def test_full_update_replaces_every_topic() -> None:
     cache = MetadataCache()
     cache.update(
         update(
-            TopicPartitions("events", (part(0, 0),), (("retention.ms", "1000"),)),
+            TopicPartitions("events", (part(0, 0),)),
             TopicPartitions("audit", (part(0, 2),)),
         )
     )
     cache.update(update(TopicPartitions("audit", (part(0, 1),)), full=True))
     assert [t.name for t in cache.topic_metadata(None)] == ["audit"]
     assert partitions_of(cache, "audit")[0].leader == 1
-    assert cache.configs == {}
 
 
-def test_deleted_topics_are_forgotten_with_their_configs() -> None:
+def test_deleted_topics_are_forgotten() -> None:
     cache = MetadataCache()
     cache.update(
         update(
-            TopicPartitions("events", (part(0, 0),), (("cleanup.policy", "compact"),)),
+            TopicPartitions("events", (part(0, 0),)),
             TopicPartitions("audit", (part(0, 1),)),
         )
     )
-    assert cache.configs == {"events": {"cleanup.policy": "compact"}}
     cache.update(update(deleted=("events", "never-existed")))
     assert [t.name for t in cache.topic_metadata(None)] == ["audit"]
-    assert cache.configs == {}
     assert cache.topic_metadata(("events",))[0].error is Errors.UNKNOWN_TOPIC_OR_PARTITION
 
 

@@ -118,17 +118,6 @@ def test_update_metadata_goes_to_every_live_broker_with_the_live_broker_list(
         }
 
 
-def test_update_metadata_carries_topic_configs_sorted(ctx: ControllerContext) -> None:
-    batch = RequestBatch()
-    batch.add_update_metadata([E0, A0])
-    request = batch.build(ctx, CONTROLLER_ID)[1][0]
-    configs = {t.topic: t.configs for t in request.topics}
-    assert configs == {
-        "audit": (),
-        "events": (("cleanup.policy", "delete"), ("retention.ms", "60000")),
-    }
-
-
 def test_full_metadata_goes_to_named_brokers_and_partial_to_the_rest(
     ctx: ControllerContext,
 ) -> None:
