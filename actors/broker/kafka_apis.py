@@ -24,12 +24,19 @@ from rafka.actors.broker.kafka_txn_apis import (
     TransactionCoordinatorSide,
     wire_error,
 )
+from rafka.actors.broker.listener import Deferred
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.fetch import READ_COMMITTED, FetchRequest, FetchResponse
 from rafka.protocol.messages.groups import FindCoordinatorResponse
 from rafka.protocol.messages.metadata import MetadataRequest, MetadataResponse
 from rafka.protocol.messages.offsets import ListOffsetsRequest, ListOffsetsResponse
-from rafka.protocol.messages.produce import ACKS_NONE, ProduceRequest, ProduceResponse
+from rafka.protocol.messages.produce import (
+    ACKS_NONE,
+    HighWatermarkWait,
+    ProduceAppended,
+    ProduceRequest,
+    ProduceResponse,
+)
 from rafka.protocol.messages.transactions import InitProducerIdRequest, InitProducerIdResponse
 from rafka.protocol.records.kafka_records import (
     as_kafka_batches,
@@ -79,7 +86,9 @@ class KafkaApis:
         self._broker = broker
         self._registry = registry
         self._txn = KafkaTxnApis(broker)
-        self._handlers: dict[int, Callable[[RequestHeader, Body], Awaitable[Body | None]]] = {
+        self._handlers: dict[
+            int, Callable[[RequestHeader, Body], Awaitable[Body | Deferred | None]]
+        ] = {
             API_VERSIONS.key: self._api_versions,
             METADATA.key: self._metadata,
             PRODUCE.key: self._produce,
@@ -92,8 +101,9 @@ class KafkaApis:
             **KafkaAdminApis(broker).handlers(),
         }
 
-    async def handle(self, header: RequestHeader, body: Body) -> Body | None:
-        """The response body for a request the registry decoded; None when Kafka sends none."""
+    async def handle(self, header: RequestHeader, body: Body) -> Body | Deferred | None:
+        """The response body for a request the registry decoded; None when Kafka sends none;
+        ``Deferred`` when the rest of its work need not hold up the connection's next request."""
         return await self._handlers[header.api_key](header, body)
 
     async def _api_versions(self, _header: RequestHeader, _body: Body) -> Body:
@@ -196,48 +206,61 @@ class KafkaApis:
 
     # ------------------------------------------------------------------ produce
 
-    async def _produce(self, _header: RequestHeader, body: Body) -> Body | None:
+    async def _produce(self, _header: RequestHeader, body: Body) -> Body | Deferred | None:
+        """Append every partition's batches now, so the connection's next produce appends after
+        them; an acks=all wait for the high watermarks is left ``Deferred``, so requests a client
+        pipelines wait together rather than one after another."""
         acks, timeout_ms = body["acks"], body["timeout_ms"]
         targets = [
             (topic["name"], data["index"], data["records"])
             for topic in body["topic_data"]
             for data in topic["partition_data"]
         ]
-        answers = await asyncio.gather(
-            *(self._produce_one(t, p, records, acks, timeout_ms) for t, p, records in targets)
+        appended = await asyncio.gather(
+            *(self._append_one(t, p, records, acks, timeout_ms) for t, p, records in targets)
         )
         if acks == ACKS_NONE:
             return None
-        by_topic: dict[str, list[dict[str, Any]]] = {}
-        for (topic, partition, _), answer in zip(targets, answers, strict=True):
-            by_topic.setdefault(topic, []).append(
-                {
-                    "index": partition,
-                    "error_code": int(answer.error),
-                    "base_offset": answer.base_offset,
-                    "log_append_time_ms": answer.log_append_time,
-                    "log_start_offset": answer.log_start_offset,
-                    "error_message": answer.error_message,
-                }
-            )
-        return {
-            "responses": [
-                {"name": topic, "partition_responses": partitions}
-                for topic, partitions in by_topic.items()
-            ]
-        }
+        if all(a.required_offset is None for a in appended):
+            return _produce_body(targets, [a.response for a in appended])
+        return Deferred(self._produced(targets, appended, timeout_ms))
 
-    async def _produce_one(
+    async def _append_one(
         self, topic: str, partition: int, records: bytes | None, acks: int, timeout_ms: int
-    ) -> ProduceResponse:
+    ) -> ProduceAppended:
         try:
             if not records:
                 raise Errors.INVALID_RECORD.exception("a produce request carried no records")
             validate_kafka_batches(records)
         except RafkaError as exc:
-            return ProduceResponse(exc.error, error_message=exc.message)
+            return _append_failed(exc.error, error_message=exc.message)
         request = ProduceRequest(records, acks, timeout_ms)
-        return await self._ask_replica(topic, partition, "produce", request, ProduceResponse)
+        return await self._ask_replica(topic, partition, "append", request, _append_failed)
+
+    async def _produced(
+        self,
+        targets: list[tuple[str, int, bytes | None]],
+        appended: list[ProduceAppended],
+        timeout_ms: int,
+    ) -> Body:
+        answers = await asyncio.gather(
+            *(
+                self._await_high_watermark(topic, partition, append, timeout_ms)
+                for (topic, partition, _), append in zip(targets, appended, strict=True)
+            )
+        )
+        return _produce_body(targets, answers)
+
+    async def _await_high_watermark(
+        self, topic: str, partition: int, appended: ProduceAppended, timeout_ms: int
+    ) -> ProduceResponse:
+        if appended.required_offset is None:
+            return appended.response
+        request = HighWatermarkWait(appended.required_offset, timeout_ms)
+        waited = await self._ask_replica(
+            topic, partition, "await_high_watermark", request, ProduceResponse
+        )
+        return appended.response if waited.error is Errors.NONE else waited
 
     # ------------------------------------------------------------------ fetch
 
@@ -363,3 +386,32 @@ class KafkaApis:
         except RafkaError as exc:
             return failed(exc.error, error_message=exc.message)
         return answer
+
+
+def _append_failed(error: Errors, error_message: str | None = None) -> ProduceAppended:
+    """The first half of a produce that failed before or at its append: the final answer."""
+    return ProduceAppended(ProduceResponse(error, error_message=error_message))
+
+
+def _produce_body(
+    targets: list[tuple[str, int, bytes | None]], answers: list[ProduceResponse]
+) -> Body:
+    """Kafka's Produce response body for each target partition's answer, grouped by topic."""
+    by_topic: dict[str, list[dict[str, Any]]] = {}
+    for (topic, partition, _), answer in zip(targets, answers, strict=True):
+        by_topic.setdefault(topic, []).append(
+            {
+                "index": partition,
+                "error_code": int(answer.error),
+                "base_offset": answer.base_offset,
+                "log_append_time_ms": answer.log_append_time,
+                "log_start_offset": answer.log_start_offset,
+                "error_message": answer.error_message,
+            }
+        )
+    return {
+        "responses": [
+            {"name": topic, "partition_responses": partitions}
+            for topic, partitions in by_topic.items()
+        ]
+    }

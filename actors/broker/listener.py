@@ -1,10 +1,12 @@
 """The broker's Kafka listener: Kafka's framed binary protocol on a TCP port, for any Kafka client.
 
-Each connection is read one frame at a time and answered in order, as Kafka's network layer does
-(a client may pipeline requests; it gets the responses in the order it sent them). The listener
-only frames, decodes and encodes: what a request means is ``KafkaApis``'s business. A frame larger
-than ``socket_request_max_bytes`` or bytes that do not decode close that connection with a log
-line; the broker and every other connection go on.
+Each connection is answered in order, as Kafka's network layer does: a client may pipeline
+requests and gets the responses in the order it sent them. Requests are taken one at a time, but
+a request may leave the slow end of its work running (an acks=all produce waiting for its high
+watermark) and let the next one in: its handler answers ``Deferred``, and a writer task sends
+every response in its turn. The listener only frames, decodes and encodes: what a request means is
+``KafkaApis``'s business. A frame larger than ``socket_request_max_bytes`` or bytes that do not
+decode close that connection with a log line; the broker and every other connection go on.
 
 The listener runs on the broker actor's event loop, so it needs no thread of its own, and it holds
 no Ray or kazoo import: the broker hands it a handler coroutine.
@@ -17,6 +19,7 @@ import logging
 import socket
 import struct
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from rafka.protocol.errors import Errors, RafkaError
@@ -27,11 +30,25 @@ from rafka.protocol.wire.registry import ApiRegistry
 
 logger = logging.getLogger(__name__)
 
-Handler = Callable[[RequestHeader, Mapping[str, Any]], Awaitable[Mapping[str, Any] | None]]
-"""Answers one decoded request with a response body, or None when Kafka sends no response
-(Produce with acks=0)."""
+Body = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Deferred:
+    """A request whose ordered part is done: the connection's next request may start while
+    ``body`` (its response body, or None for none) completes; it is still answered in turn."""
+
+    body: Awaitable[Body | None]
+
+
+Handler = Callable[[RequestHeader, Body], Awaitable[Body | Deferred | None]]
+"""Answers one decoded request with a response body, None when Kafka sends no response (Produce
+with acks=0), or ``Deferred``."""
 
 _SIZE = struct.Struct(">i")
+# Responses a connection may have pending before the listener stops reading its requests; librdkafka
+# keeps up to a million requests in flight, and TCP's backpressure is what slows it down.
+MAX_PENDING_RESPONSES = 100
 
 
 def advertised_endpoints(bound: list[ListenerAddress], advertised: str) -> tuple[str, ...]:
@@ -83,6 +100,7 @@ class KafkaListener:
         self._max_request_bytes = max_request_bytes
         self._server: asyncio.base_events.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
+        self._serving: set[asyncio.Task[Any]] = set()
 
     async def start(self) -> None:
         """Accept connections on the running event loop."""
@@ -102,31 +120,29 @@ class KafkaListener:
         for writer in list(self._writers):
             writer.close()
         await self._server.wait_closed()
+        # Each connection ends once its writer is closed; wait for them to finish their cleanup.
+        await asyncio.gather(*self._serving, return_exceptions=True)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername")
         self._writers.add(writer)
+        serving = asyncio.current_task()
+        if serving is not None:
+            self._serving.add(serving)
+        pending: asyncio.Queue[asyncio.Future[bytes | None] | None] = asyncio.Queue(
+            MAX_PENDING_RESPONSES
+        )
+        sender = asyncio.ensure_future(_send_in_order(pending, writer))
         try:
-            while True:
-                try:
-                    size_bytes = await reader.readexactly(_SIZE.size)
-                except asyncio.IncompleteReadError:
-                    return
-                (size,) = _SIZE.unpack(size_bytes)
-                if size < 0 or size > self._max_request_bytes:
-                    logger.warning(
-                        "closing %s: a request of %d bytes (socket.request.max.bytes is %d)",
-                        peer,
-                        size,
-                        self._max_request_bytes,
-                    )
-                    return
-                payload = await reader.readexactly(size)
+            while not sender.done():
+                payload = await self._read_frame(reader, peer)
+                if payload is None:
+                    break
                 response = await self._answer(payload)
-                if response is None:
-                    continue
-                writer.write(response)
-                await writer.drain()
+                if not await _enqueue(pending, response, sender):
+                    break
+            await _enqueue(pending, None, sender)
+            await sender
         except (asyncio.IncompleteReadError, ConnectionError) as exc:
             logger.debug("connection from %s ended: %s", peer, exc)
         except _CloseConnection as exc:
@@ -134,13 +150,39 @@ class KafkaListener:
         except Exception:
             logger.exception("closing %s: its request failed", peer)
         finally:
+            sender.cancel()
+            while not pending.empty():
+                if (unsent := pending.get_nowait()) is not None:
+                    unsent.cancel()
             self._writers.discard(writer)
+            if serving is not None:
+                self._serving.discard(serving)
             writer.close()
 
-    async def _answer(self, payload: bytes) -> bytes | None:
-        """The response frame for one request frame, None if Kafka sends none; raises
-        _CloseConnection when the request cannot be answered at all."""
+    async def _read_frame(self, reader: asyncio.StreamReader, peer: Any) -> bytes | None:
+        """The next request frame's payload; None at the end of the stream, or when the frame is
+        too large to read (the connection is then closed)."""
+        try:
+            size_bytes = await reader.readexactly(_SIZE.size)
+        except asyncio.IncompleteReadError:
+            return None
+        (size,) = _SIZE.unpack(size_bytes)
+        if size < 0 or size > self._max_request_bytes:
+            logger.warning(
+                "closing %s: a request of %d bytes (socket.request.max.bytes is %d)",
+                peer,
+                size,
+                self._max_request_bytes,
+            )
+            return None
+        return await reader.readexactly(size)
+
+    async def _answer(self, payload: bytes) -> asyncio.Future[bytes | None]:
+        """The response frame for one request frame, None if Kafka sends none, as a future that
+        is done unless the handler deferred part of the work; raises _CloseConnection when the
+        request cannot be answered at all."""
         registry = self._registry
+        answered: asyncio.Future[bytes | None] = asyncio.get_running_loop().create_future()
         try:
             request = registry.decode_request(payload)
         except WireFormatError as exc:
@@ -149,12 +191,54 @@ class KafkaListener:
             # An api or version not served: its header was readable, so read it for the answer.
             header, _ = registry.read_request_header(payload)
             if exc.error is Errors.UNSUPPORTED_VERSION and header.api_key == API_VERSIONS_KEY:
-                return registry.encode_unsupported_api_versions(header.correlation_id)
+                answered.set_result(registry.encode_unsupported_api_versions(header.correlation_id))
+                return answered
             raise _CloseConnection(str(exc)) from None
         body = await self._handler(request.header, request.body)
-        if body is None:
-            return None
-        return registry.encode_response(request.header, body)
+        if not isinstance(body, Deferred):
+            answered.set_result(
+                None if body is None else registry.encode_response(request.header, body)
+            )
+            return answered
+
+        async def encoded(later: Awaitable[Body | None]) -> bytes | None:
+            done = await later
+            return None if done is None else registry.encode_response(request.header, done)
+
+        return asyncio.ensure_future(encoded(body.body))
+
+
+async def _enqueue(
+    pending: asyncio.Queue[asyncio.Future[bytes | None] | None],
+    response: asyncio.Future[bytes | None] | None,
+    sender: asyncio.Future[None],
+) -> bool:
+    """Queue a response (None: no more) for the sender; False if the sender has stopped."""
+    if not pending.full():
+        pending.put_nowait(response)
+        return True
+    queued = asyncio.ensure_future(pending.put(response))
+    await asyncio.wait((queued, sender), return_when=asyncio.FIRST_COMPLETED)
+    if queued.done():
+        return True
+    queued.cancel()
+    return False
+
+
+async def _send_in_order(
+    pending: asyncio.Queue[asyncio.Future[bytes | None] | None], writer: asyncio.StreamWriter
+) -> None:
+    """Write each queued response as it completes, in the order the requests came; a response
+    that fails closes the connection, so the reader stops too."""
+    try:
+        while (response := await pending.get()) is not None:
+            frame = await response
+            if frame is not None:
+                writer.write(frame)
+                await writer.drain()
+    except BaseException:
+        writer.close()
+        raise
 
 
 class _CloseConnection(Exception):

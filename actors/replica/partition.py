@@ -245,8 +245,12 @@ class Partition:
     def produce_response(self, info: LogAppendInfo, error: Errors = Errors.NONE) -> ProduceResponse:
         """The answer to a produce request whose append gave ``info`` and whose wait ``error``."""
         if error is not Errors.NONE:
-            return ProduceResponse(error, error_message=f"{self.name}: {error.message}")
+            return self.produce_error(error)
         return ProduceResponse(Errors.NONE, info.first_offset, -1, self.log.log_start_offset)
+
+    def produce_error(self, error: Errors) -> ProduceResponse:
+        """The answer to a produce that failed with ``error`` after its append."""
+        return ProduceResponse(error, error_message=f"{self.name}: {error.message}")
 
     def maybe_increment_high_watermark(self) -> bool:
         """HW = min LEO over the ISR, moving only forward; return whether it moved."""

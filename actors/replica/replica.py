@@ -57,7 +57,12 @@ from rafka.protocol.messages.offsets import (
     OffsetsForLeaderEpochRequest,
     OffsetsForLeaderEpochResponse,
 )
-from rafka.protocol.messages.produce import ProduceRequest, ProduceResponse
+from rafka.protocol.messages.produce import (
+    HighWatermarkWait,
+    ProduceAppended,
+    ProduceRequest,
+    ProduceResponse,
+)
 from rafka.protocol.messages.transactions import WriteTxnMarkersRequest, WriteTxnMarkersResponse
 from rafka.protocol.types import now_ms
 
@@ -229,21 +234,54 @@ class PartitionReplica:
         passes it (acks=all).
         """
         with self._lock:
-            partition = self.partition
-            min_isr = self.log.config.min_insync_replicas
-            try:
-                info = partition.append_as_leader(
-                    request.records, request.acks, min_isr, request.origin
-                )
-            except RafkaError as exc:
-                return ProduceResponse(exc.error, error_message=exc.message)
-            if not info.duplicate:
-                self._partition_changed()
-            required = partition.required_offset(info, request.acks)
-            if required is None:
-                return partition.produce_response(info)
-            error = self._await_high_watermark(required, min_isr, request.timeout_ms, "produce")
-            return partition.produce_response(info, error)
+            appended = self._append(request)
+            if appended.required_offset is None:
+                return appended.response
+            error = self._await_high_watermark(
+                appended.required_offset,
+                self.log.config.min_insync_replicas,
+                request.timeout_ms,
+                "produce",
+            )
+            return (
+                appended.response if error is Errors.NONE else self.partition.produce_error(error)
+            )
+
+    def append(self, request: ProduceRequest) -> ProduceAppended:
+        """The first half of ``produce``: append, and say what HW an acks=all produce must wait
+        for. The Kafka listener appends a connection's requests in order with this, then waits
+        for them together with ``await_high_watermark``."""
+        with self._lock:
+            return self._append(request)
+
+    def await_high_watermark(self, request: HighWatermarkWait) -> ProduceResponse:
+        """The second half of an acks=all ``produce``: NONE once the HW reaches the offset with
+        enough in-sync replicas, else the produce's error."""
+        with self._lock:
+            error = self._await_high_watermark(
+                request.required_offset,
+                self.log.config.min_insync_replicas,
+                request.timeout_ms,
+                "produce",
+            )
+            if error is Errors.NONE:
+                return ProduceResponse(error)
+            return self.partition.produce_error(error)
+
+    def _append(self, request: ProduceRequest) -> ProduceAppended:
+        """Append as leader (the caller holds the lock); the answer, and the HW to wait for."""
+        partition = self.partition
+        try:
+            info = partition.append_as_leader(
+                request.records, request.acks, self.log.config.min_insync_replicas, request.origin
+            )
+        except RafkaError as exc:
+            return ProduceAppended(ProduceResponse(exc.error, error_message=exc.message))
+        if not info.duplicate:
+            self._partition_changed()
+        return ProduceAppended(
+            partition.produce_response(info), partition.required_offset(info, request.acks)
+        )
 
     def write_txn_markers(self, request: WriteTxnMarkersRequest) -> WriteTxnMarkersResponse:
         """Append a transaction coordinator's COMMIT or ABORT marker as leader; answer once the

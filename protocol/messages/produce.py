@@ -44,3 +44,21 @@ class ProduceResponse:
     log_append_time: int = -1
     log_start_offset: int = -1
     error_message: str | None = None
+
+
+@dataclass(frozen=True)
+class ProduceAppended:
+    """The first half of a produce the Kafka listener splits: the append's answer, and for
+    acks=all the high watermark it must still wait for (None when the answer is final)."""
+
+    response: ProduceResponse
+    required_offset: int | None = None
+
+
+@dataclass(frozen=True)
+class HighWatermarkWait:
+    """The second half: wait until the partition's HW reaches ``required_offset`` (at most
+    ``timeout_ms``) with enough in-sync replicas, as an acks=all produce does after appending."""
+
+    required_offset: int
+    timeout_ms: int

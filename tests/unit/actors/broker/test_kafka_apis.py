@@ -10,6 +10,7 @@ import pytest
 
 from rafka.actors.broker.config import BrokerConfig
 from rafka.actors.broker.kafka_apis import KafkaApis
+from rafka.actors.broker.listener import Deferred
 from rafka.protocol.errors import Errors
 from rafka.protocol.messages.configs import AlterConfigsRequest, DescribeConfigsRequest
 from rafka.protocol.messages.fetch import AbortedTransaction, FetchRequest, FetchResponse
@@ -26,7 +27,12 @@ from rafka.protocol.messages.metadata import (
     TopicMetadata,
 )
 from rafka.protocol.messages.offsets import ListOffsetsRequest, ListOffsetsResponse
-from rafka.protocol.messages.produce import ProduceRequest, ProduceResponse
+from rafka.protocol.messages.produce import (
+    HighWatermarkWait,
+    ProduceAppended,
+    ProduceRequest,
+    ProduceResponse,
+)
 from rafka.protocol.messages.transactions import (
     EndTxnRequest,
     EndTxnResponse,
@@ -63,6 +69,7 @@ class FakeBroker:
         self.metadata_requests: list[MetadataRequest] = []
         self.calls: list[tuple[str, int, str, Any]] = []
         self.fetch_answers: list[FetchResponse] = []
+        self.high_watermark_error = Errors.NONE
         self.config = BrokerConfig(broker_id=1)
 
     async def controller_call(self, method: str, *args: Any) -> Any:
@@ -100,8 +107,11 @@ class FakeBroker:
 
     async def replica_call(self, topic: str, partition: int, method: str, request: Any) -> Any:
         self.calls.append((topic, partition, method, request))
-        if method == "produce":
-            return ProduceResponse(Errors.NONE, 41, -1, 0)
+        if method == "append":
+            required = 42 if request.acks == -1 else None
+            return ProduceAppended(ProduceResponse(Errors.NONE, 41, -1, 0), required)
+        if method == "await_high_watermark":
+            return ProduceResponse(self.high_watermark_error)
         if method == "list_offsets":
             return ListOffsetsResponse(Errors.NONE, 12, 5, 4)
         assert isinstance(request, FetchRequest)
@@ -111,7 +121,15 @@ class FakeBroker:
 
 
 def handle(apis: KafkaApis, api_key: int, version: int, body: dict[str, Any]) -> Any:
-    return asyncio.run(apis.handle(RequestHeader(api_key, version, 1), body))
+    """The response body, the deferred part of the work done."""
+
+    async def answer() -> Any:
+        body_or_later = await apis.handle(RequestHeader(api_key, version, 1), body)
+        if isinstance(body_or_later, Deferred):
+            return await body_or_later.body
+        return body_or_later
+
+    return asyncio.run(answer())
 
 
 def decoded(api_key: int, version: int, body: dict[str, Any]) -> dict[str, Any]:
@@ -169,7 +187,7 @@ def test_produce_passes_a_clients_batches_on_unchanged_and_answers_per_partition
     assert (topic, partition, method, request.acks, request.timeout_ms) == (
         "t",
         0,
-        "produce",
+        "append",
         -1,
         5000,
     )
@@ -177,6 +195,65 @@ def test_produce_passes_a_clients_batches_on_unchanged_and_answers_per_partition
     assert request.records == native_to_kafka(NATIVE)
     (response,) = answer["responses"][0]["partition_responses"]
     assert (response["index"], response["error_code"], response["base_offset"]) == (0, 0, 41)
+
+
+def produce_body(acks: int) -> dict[str, Any]:
+    return decoded(
+        0,
+        9,
+        {
+            "acks": acks,
+            "timeout_ms": 5000,
+            "topic_data": [
+                {
+                    "name": "t",
+                    "partition_data": [
+                        {"index": 0, "records": native_to_kafka(NATIVE)},
+                        {"index": 1, "records": native_to_kafka(NATIVE)},
+                    ],
+                }
+            ],
+        },
+    )
+
+
+def test_an_acks_all_produce_appends_at_once_and_defers_only_the_high_watermark_wait() -> None:
+    broker = FakeBroker()
+
+    async def scenario() -> Any:
+        later = await KafkaApis(broker, DEFAULT_REGISTRY).handle(
+            RequestHeader(0, 9, 1), produce_body(-1)
+        )
+        assert isinstance(later, Deferred)
+        assert [(p, m) for (_, p, m, _) in broker.calls] == [(0, "append"), (1, "append")]
+        return await later.body
+
+    answer = asyncio.run(scenario())
+    waits = [r for (_, _, m, r) in broker.calls if m == "await_high_watermark"]
+    assert waits == [HighWatermarkWait(42, 5000)] * 2
+    responses = answer["responses"][0]["partition_responses"]
+    assert [(r["index"], r["error_code"], r["base_offset"]) for r in responses] == [
+        (0, 0, 41),
+        (1, 0, 41),
+    ]
+
+
+def test_a_failed_high_watermark_wait_is_the_partitions_answer() -> None:
+    broker = FakeBroker()
+    broker.high_watermark_error = Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+    answer = handle(KafkaApis(broker, DEFAULT_REGISTRY), 0, 9, produce_body(-1))
+    responses = answer["responses"][0]["partition_responses"]
+    assert {r["error_code"] for r in responses} == {int(Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND)}
+
+
+def test_an_acks_1_produce_is_answered_without_deferring() -> None:
+    broker = FakeBroker()
+    answer = asyncio.run(
+        KafkaApis(broker, DEFAULT_REGISTRY).handle(RequestHeader(0, 9, 1), produce_body(1))
+    )
+    assert answer is not None and not isinstance(answer, Deferred)
+    assert [m for (_, _, m, _) in broker.calls] == ["append", "append"]
+    assert len(answer["responses"][0]["partition_responses"]) == 2
 
 
 def test_a_corrupt_batch_is_answered_corrupt_message_without_reaching_the_replica() -> None:

@@ -1,5 +1,6 @@
 """The Kafka listener: its config syntax, and framing on a real loopback socket with a fake
-handler (one connection's responses in order; bad frames close only that connection)."""
+handler (one connection's responses in order, deferred ones too; bad frames close only that
+connection)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from rafka.actors.broker.listener import KafkaListener, advertised_endpoints
+from rafka.actors.broker.listener import Deferred, KafkaListener, advertised_endpoints
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.metadata import ListenerAddress, parse_listeners
 from rafka.protocol.wire.headers import RequestHeader
@@ -107,6 +108,65 @@ def test_pipelined_requests_are_answered_in_order_and_bad_bytes_close_only_their
         writer.close()
         bad_writer.close()
         await listener.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_deferred_answer_lets_the_next_request_in_and_is_still_sent_first() -> None:
+    async def scenario() -> None:
+        second_taken = asyncio.Event()
+
+        async def first_answer() -> dict[str, Any]:
+            await second_taken.wait()
+            return {"brokers": [], "controller_id": 1, "topics": []}
+
+        async def handler(header: RequestHeader, _body: Mapping[str, Any]) -> Any:
+            if header.correlation_id == 1:
+                return Deferred(first_answer())
+            # Request 1's answer waits for this one to be taken: a listener that took requests
+            # strictly one after another would never get here.
+            second_taken.set()
+            return {"brokers": [], "controller_id": header.correlation_id, "topics": []}
+
+        listener = KafkaListener(
+            ListenerAddress("PLAINTEXT", "127.0.0.1", 0), "", DEFAULT_REGISTRY, handler, 1024
+        )
+        await listener.start()
+        reader, writer = await asyncio.open_connection("127.0.0.1", listener.address.port)
+        writer.write(metadata_frame(1) + metadata_frame(2))
+        ids = []
+        for _ in range(2):
+            header, body = DEFAULT_REGISTRY.decode_response(
+                await asyncio.wait_for(read_frame(reader), 10), RequestHeader(3, 1, 0)
+            )
+            ids.append((header.correlation_id, body["controller_id"]))
+        assert ids == [(1, 1), (2, 2)]
+        writer.close()
+        await listener.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_deferred_answer_that_fails_closes_its_connection() -> None:
+    async def scenario() -> None:
+        async def broken() -> dict[str, Any]:
+            raise RuntimeError("the replica went away")
+
+        async def handler(header: RequestHeader, _body: Mapping[str, Any]) -> Any:
+            if header.correlation_id == 1:
+                return Deferred(broken())
+            return {"brokers": [], "controller_id": header.correlation_id, "topics": []}
+
+        listener = KafkaListener(
+            ListenerAddress("PLAINTEXT", "127.0.0.1", 0), "", DEFAULT_REGISTRY, handler, 1024
+        )
+        await listener.start()
+        reader, writer = await asyncio.open_connection("127.0.0.1", listener.address.port)
+        writer.write(metadata_frame(1) + metadata_frame(2))
+        assert await asyncio.wait_for(read_frame(reader), 10) == b""
+        writer.close()
+        await asyncio.wait_for(listener.close(), 10)
+        assert listener.connections == 0
 
     asyncio.run(scenario())
 
