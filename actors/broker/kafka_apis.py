@@ -17,6 +17,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, TypeVar
 
+from rafka.actors.broker.high_watermark_waits import HighWatermarkWaits
 from rafka.actors.broker.kafka_admin_apis import AdminSide, KafkaAdminApis
 from rafka.actors.broker.kafka_group_apis import KafkaGroupApis
 from rafka.actors.broker.kafka_txn_apis import (
@@ -32,6 +33,7 @@ from rafka.protocol.messages.metadata import MetadataRequest, MetadataResponse
 from rafka.protocol.messages.offsets import ListOffsetsRequest, ListOffsetsResponse
 from rafka.protocol.messages.produce import (
     ACKS_NONE,
+    HighWatermarkReached,
     HighWatermarkWait,
     ProduceAppended,
     ProduceRequest,
@@ -86,6 +88,7 @@ class KafkaApis:
         self._broker = broker
         self._registry = registry
         self._txn = KafkaTxnApis(broker)
+        self._high_watermarks = HighWatermarkWaits(self._ask_high_watermark)
         self._handlers: dict[
             int, Callable[[RequestHeader, Body], Awaitable[Body | Deferred | None]]
         ] = {
@@ -256,11 +259,19 @@ class KafkaApis:
     ) -> ProduceResponse:
         if appended.required_offset is None:
             return appended.response
-        request = HighWatermarkWait(appended.required_offset, timeout_ms)
-        waited = await self._ask_replica(
-            topic, partition, "await_high_watermark", request, ProduceResponse
+        error = await self._high_watermarks.wait(
+            topic, partition, appended.required_offset, timeout_ms
         )
-        return appended.response if waited.error is Errors.NONE else waited
+        if error is Errors.NONE:
+            return appended.response
+        return ProduceResponse(error, error_message=f"{topic}-{partition}: {error.message}")
+
+    async def _ask_high_watermark(
+        self, topic: str, partition: int, request: HighWatermarkWait
+    ) -> HighWatermarkReached:
+        return await self._ask_replica(
+            topic, partition, "await_high_watermark", request, _high_watermark_unknown
+        )
 
     # ------------------------------------------------------------------ fetch
 
@@ -386,6 +397,13 @@ class KafkaApis:
         except RafkaError as exc:
             return failed(exc.error, error_message=exc.message)
         return answer
+
+
+def _high_watermark_unknown(
+    error: Errors, error_message: str | None = None
+) -> HighWatermarkReached:
+    """A high watermark wait that could not reach the replica: every waiter gets ``error``."""
+    return HighWatermarkReached(error, -1, error)
 
 
 def _append_failed(error: Errors, error_message: str | None = None) -> ProduceAppended:

@@ -58,6 +58,7 @@ from rafka.protocol.messages.offsets import (
     OffsetsForLeaderEpochResponse,
 )
 from rafka.protocol.messages.produce import (
+    HighWatermarkReached,
     HighWatermarkWait,
     ProduceAppended,
     ProduceRequest,
@@ -254,19 +255,19 @@ class PartitionReplica:
         with self._lock:
             return self._append(request)
 
-    def await_high_watermark(self, request: HighWatermarkWait) -> ProduceResponse:
-        """The second half of an acks=all ``produce``: NONE once the HW reaches the offset with
-        enough in-sync replicas, else the produce's error."""
+    def await_high_watermark(self, request: HighWatermarkWait) -> HighWatermarkReached:
+        """The second half of acks=all ``produce``s: wait until the HW reaches the offset; the
+        outcome, and the answer for every produce waiting at or below the HW then."""
         with self._lock:
+            partition = self.partition
+            min_isr = self.log.config.min_insync_replicas
             error = self._await_high_watermark(
-                request.required_offset,
-                self.log.config.min_insync_replicas,
-                request.timeout_ms,
-                "produce",
+                request.required_offset, min_isr, request.timeout_ms, "produce"
             )
-            if error is Errors.NONE:
-                return ProduceResponse(error)
-            return self.partition.produce_error(error)
+            below = partition.produce_outcome(partition.high_watermark, min_isr)
+            return HighWatermarkReached(
+                error, partition.high_watermark, Errors.NONE if below is None else below
+            )
 
     def _append(self, request: ProduceRequest) -> ProduceAppended:
         """Append as leader (the caller holds the lock); the answer, and the HW to wait for."""

@@ -62,3 +62,15 @@ class HighWatermarkWait:
 
     required_offset: int
     timeout_ms: int
+
+
+@dataclass(frozen=True)
+class HighWatermarkReached:
+    """How a ``HighWatermarkWait`` ended: ``error`` is its own outcome (REQUEST_TIMED_OUT if the
+    HW did not reach the offset in time); ``below`` is what every acks=all produce waiting for an
+    offset at or below ``high_watermark`` is answered (NONE, or NOT_ENOUGH_REPLICAS_AFTER_APPEND),
+    so one wait can answer many."""
+
+    error: Errors
+    high_watermark: int
+    below: Errors

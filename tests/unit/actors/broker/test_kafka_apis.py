@@ -28,6 +28,7 @@ from rafka.protocol.messages.metadata import (
 )
 from rafka.protocol.messages.offsets import ListOffsetsRequest, ListOffsetsResponse
 from rafka.protocol.messages.produce import (
+    HighWatermarkReached,
     HighWatermarkWait,
     ProduceAppended,
     ProduceRequest,
@@ -111,7 +112,8 @@ class FakeBroker:
             required = 42 if request.acks == -1 else None
             return ProduceAppended(ProduceResponse(Errors.NONE, 41, -1, 0), required)
         if method == "await_high_watermark":
-            return ProduceResponse(self.high_watermark_error)
+            error = self.high_watermark_error
+            return HighWatermarkReached(error, request.required_offset, error)
         if method == "list_offsets":
             return ListOffsetsResponse(Errors.NONE, 12, 5, 4)
         assert isinstance(request, FetchRequest)
@@ -229,8 +231,8 @@ def test_an_acks_all_produce_appends_at_once_and_defers_only_the_high_watermark_
         return await later.body
 
     answer = asyncio.run(scenario())
-    waits = [r for (_, _, m, r) in broker.calls if m == "await_high_watermark"]
-    assert waits == [HighWatermarkWait(42, 5000)] * 2
+    waits = [(p, r) for (_, p, m, r) in broker.calls if m == "await_high_watermark"]
+    assert sorted(waits) == [(0, HighWatermarkWait(42, 5000)), (1, HighWatermarkWait(42, 5000))]
     responses = answer["responses"][0]["partition_responses"]
     assert [(r["index"], r["error_code"], r["base_offset"]) for r in responses] == [
         (0, 0, 41),
