@@ -3,11 +3,12 @@ Kafka listener, with rafka's own clients beside them in the same run.
 
 One cluster of 3 brokers, 6-partition topics, 100-byte records. Each producer sends the same number
 of records with acks=1 and 1 MiB batches into its own RF 1 topic (confluent-kafka also with acks=all
-into an RF 3 topic), and each consumer reads a topic from the start. Latency is confluent-kafka's
-acks=all produce on RF 3 at a paced 10,000 records/s, from send to delivery report. The listener's
-own cost per request is an empty Metadata and an empty Fetch round trip on one connection, next to
-a Ray actor call (the broker's ``ping``) from the same process. Run it alone:
-``.venv/bin/python bench/kafka_clients.py``.
+into an RF 3 topic), and each consumer reads a topic from the start: confluent-kafka's both what
+rafka's producer wrote (converted for it) and what confluent-kafka wrote (served as stored).
+Latency is confluent-kafka's acks=all produce on RF 3 at a paced 10,000 records/s, from send to
+delivery report. The listener's own cost per request is an empty Metadata and an empty Fetch round
+trip on one connection, next to a Ray actor call (the broker's ``ping``) from the same process.
+Run it alone: ``.venv/bin/python bench/kafka_clients.py``.
 """
 
 from __future__ import annotations
@@ -210,6 +211,7 @@ def run(records: int = RECORDS) -> list[tuple[str, ...]]:
                 NAMESPACE, "confluent", records, progress=False
             ).records_per_s
             confluent_consume = _confluent_consume(bootstrap, "native", records)
+            confluent_own = _confluent_consume(bootstrap, "confluent", records)
             python_consume = _kafka_python_consume(bootstrap, "native", records)
             p50, p99 = _confluent_latency_ms(bootstrap, "latency")
             metadata_us = _metadata_round_trip_us(bootstrap)
@@ -226,6 +228,11 @@ def run(records: int = RECORDS) -> list[tuple[str, ...]]:
             "confluent-kafka Consumer",
             "read what rafka wrote",
             f"{confluent_consume:,.0f} records/s",
+        ),
+        (
+            "confluent-kafka Consumer",
+            "read what confluent-kafka wrote",
+            f"{confluent_own:,.0f} records/s",
         ),
         ("kafka-python KafkaConsumer", "read what rafka wrote", f"{python_consume:,.0f} records/s"),
         (
