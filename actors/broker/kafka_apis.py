@@ -26,6 +26,7 @@ from rafka.actors.broker.kafka_txn_apis import (
     wire_error,
 )
 from rafka.actors.broker.listener import Deferred
+from rafka.actors.broker.produce_appends import ProduceAppends
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.fetch import READ_COMMITTED, FetchRequest, FetchResponse
 from rafka.protocol.messages.groups import FindCoordinatorResponse
@@ -58,6 +59,10 @@ from rafka.protocol.wire.registry import ApiRegistry
 
 logger = logging.getLogger(__name__)
 
+# Appends queued on this broker (all connections, all partitions) past which a produce request is
+# held until its own are done, as Kafka's queued.max.requests (500) bounds its request queue.
+MAX_QUEUED_APPENDS = 500
+
 Body = Mapping[str, Any]
 T = TypeVar("T")
 
@@ -88,6 +93,7 @@ class KafkaApis:
         self._broker = broker
         self._registry = registry
         self._txn = KafkaTxnApis(broker)
+        self._appends = ProduceAppends(self._ask_append)
         self._high_watermarks = HighWatermarkWaits(self._ask_high_watermark)
         self._handlers: dict[
             int, Callable[[RequestHeader, Body], Awaitable[Body | Deferred | None]]
@@ -210,40 +216,49 @@ class KafkaApis:
     # ------------------------------------------------------------------ produce
 
     async def _produce(self, _header: RequestHeader, body: Body) -> Body | Deferred | None:
-        """Append every partition's batches now, so the connection's next produce appends after
-        them; an acks=all wait for the high watermarks is left ``Deferred``, so requests a client
-        pipelines wait together rather than one after another."""
+        """Queue every partition's batches behind the appends taken before them, and leave the
+        rest ``Deferred``: the connection's next request is taken at once, so the appends of
+        requests a client pipelines go to the replica together, and so do their acks=all waits."""
         acks, timeout_ms = body["acks"], body["timeout_ms"]
         targets = [
             (topic["name"], data["index"], data["records"])
             for topic in body["topic_data"]
             for data in topic["partition_data"]
         ]
-        appended = await asyncio.gather(
-            *(self._append_one(t, p, records, acks, timeout_ms) for t, p, records in targets)
-        )
+        appended = [self._append_one(t, p, records, acks, timeout_ms) for t, p, records in targets]
+        if len(self._appends) > MAX_QUEUED_APPENDS:
+            # Hold the connection until this request's batches are in the log: acks=0 requests
+            # have no response to bound how many a connection has outstanding.
+            await asyncio.wait(appended)
         if acks == ACKS_NONE:
+            for append in appended:
+                append.add_done_callback(_unanswered)
             return None
-        if all(a.required_offset is None for a in appended):
-            return _produce_body(targets, [a.response for a in appended])
         return Deferred(self._produced(targets, appended, timeout_ms))
 
-    async def _append_one(
+    def _append_one(
         self, topic: str, partition: int, records: bytes | None, acks: int, timeout_ms: int
-    ) -> ProduceAppended:
+    ) -> asyncio.Future[ProduceAppended]:
         try:
             if not records:
                 raise Errors.INVALID_RECORD.exception("a produce request carried no records")
-            validate_kafka_batches(records)
+            headers = validate_kafka_batches(records)
         except RafkaError as exc:
-            return _append_failed(exc.error, error_message=exc.message)
+            refused: asyncio.Future[ProduceAppended] = asyncio.get_running_loop().create_future()
+            refused.set_result(_append_failed(exc.error, error_message=exc.message))
+            return refused
         request = ProduceRequest(records, acks, timeout_ms)
+        return self._appends.append(topic, partition, request, headers)
+
+    async def _ask_append(
+        self, topic: str, partition: int, request: ProduceRequest
+    ) -> ProduceAppended:
         return await self._ask_replica(topic, partition, "append", request, _append_failed)
 
     async def _produced(
         self,
         targets: list[tuple[str, int, bytes | None]],
-        appended: list[ProduceAppended],
+        appended: list[asyncio.Future[ProduceAppended]],
         timeout_ms: int,
     ) -> Body:
         answers = await asyncio.gather(
@@ -255,8 +270,13 @@ class KafkaApis:
         return _produce_body(targets, answers)
 
     async def _await_high_watermark(
-        self, topic: str, partition: int, appended: ProduceAppended, timeout_ms: int
+        self,
+        topic: str,
+        partition: int,
+        pending: Awaitable[ProduceAppended],
+        timeout_ms: int,
     ) -> ProduceResponse:
+        appended = await pending
         if appended.required_offset is None:
             return appended.response
         error = await self._high_watermarks.wait(
@@ -404,6 +424,12 @@ def _high_watermark_unknown(
 ) -> HighWatermarkReached:
     """A high watermark wait that could not reach the replica: every waiter gets ``error``."""
     return HighWatermarkReached(error, -1, error)
+
+
+def _unanswered(append: asyncio.Future[ProduceAppended]) -> None:
+    """An acks=0 append has no one to tell how it went; its failure is only logged."""
+    if not append.cancelled() and append.exception() is not None:
+        logger.warning("an acks=0 append failed: %s", append.exception())
 
 
 def _append_failed(error: Errors, error_message: str | None = None) -> ProduceAppended:

@@ -2,11 +2,12 @@
 
 Each connection is answered in order, as Kafka's network layer does: a client may pipeline
 requests and gets the responses in the order it sent them. Requests are taken one at a time, but
-a request may leave the slow end of its work running (an acks=all produce waiting for its high
-watermark) and let the next one in: its handler answers ``Deferred``, and a writer task sends
-every response in its turn. The listener only frames, decodes and encodes: what a request means is
-``KafkaApis``'s business. A frame larger than ``socket_request_max_bytes`` or bytes that do not
-decode close that connection with a log line; the broker and every other connection go on.
+a request may leave the slow end of its work running and let the next one in (a produce, once
+its batches are queued in order for their partitions' next appends): its handler answers
+``Deferred``, and a writer task sends every response in its turn. The listener only frames,
+decodes and encodes: what a request means is ``KafkaApis``'s business. A frame larger than
+``socket_request_max_bytes`` or bytes that do not decode close that connection with a log line;
+the broker and every other connection go on.
 
 The listener runs on the broker actor's event loop, so it needs no thread of its own, and it holds
 no Ray or kazoo import: the broker hands it a handler coroutine.

@@ -177,11 +177,10 @@ def encode_kafka_batch(columns: RecordColumns, header: BatchHeader) -> bytes:
     return bytes(frame)
 
 
-def validate_kafka_batches(buf: bytes | bytearray | memoryview) -> None:
+def validate_kafka_batches(buf: bytes | bytearray | memoryview) -> list[BatchHeader]:
     """Validate a client's whole records payload (one or more Kafka batches) before it is stored
-    as it is; raises the error of the first batch at fault."""
-    for position, _ in iter_kafka_batches(buf):
-        validate_kafka_batch(buf, position)
+    as it is; its batches' headers, or the error of the first batch at fault."""
+    return [validate_kafka_batch(buf, position)[0] for position, _ in iter_kafka_batches(buf)]
 
 
 def native_to_kafka(buf: bytes | bytearray | memoryview, position: int = 0) -> bytes:

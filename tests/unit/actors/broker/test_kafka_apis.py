@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from rafka.actors.broker import kafka_apis
 from rafka.actors.broker.config import BrokerConfig
 from rafka.actors.broker.kafka_apis import KafkaApis
 from rafka.actors.broker.listener import Deferred
@@ -29,7 +30,6 @@ from rafka.protocol.messages.metadata import (
 from rafka.protocol.messages.offsets import ListOffsetsRequest, ListOffsetsResponse
 from rafka.protocol.messages.produce import (
     HighWatermarkReached,
-    HighWatermarkWait,
     ProduceAppended,
     ProduceRequest,
     ProduceResponse,
@@ -219,25 +219,70 @@ def produce_body(acks: int) -> dict[str, Any]:
     )
 
 
-def test_an_acks_all_produce_appends_at_once_and_defers_only_the_high_watermark_wait() -> None:
+def test_a_produce_queues_its_appends_and_defers_the_rest_of_the_work() -> None:
     broker = FakeBroker()
 
     async def scenario() -> Any:
         later = await KafkaApis(broker, DEFAULT_REGISTRY).handle(
             RequestHeader(0, 9, 1), produce_body(-1)
         )
-        assert isinstance(later, Deferred)
-        assert [(p, m) for (_, p, m, _) in broker.calls] == [(0, "append"), (1, "append")]
+        # Taken, not yet sent: the connection's next request may be taken first.
+        assert isinstance(later, Deferred) and broker.calls == []
         return await later.body
 
     answer = asyncio.run(scenario())
-    waits = [(p, r) for (_, p, m, r) in broker.calls if m == "await_high_watermark"]
-    assert sorted(waits) == [(0, HighWatermarkWait(42, 5000)), (1, HighWatermarkWait(42, 5000))]
+    assert sorted((p, m) for (_, p, m, _) in broker.calls) == [
+        (0, "append"),
+        (0, "await_high_watermark"),
+        (1, "append"),
+        (1, "await_high_watermark"),
+    ]
+    waits = sorted((p, r) for (_, p, m, r) in broker.calls if m == "await_high_watermark")
+    assert [(p, r.required_offset) for p, r in waits] == [(0, 42), (1, 42)]
+    assert all(4000 < r.timeout_ms <= 5000 for _, r in waits)  # what is left of 5000 ms
     responses = answer["responses"][0]["partition_responses"]
     assert [(r["index"], r["error_code"], r["base_offset"]) for r in responses] == [
         (0, 0, 41),
         (1, 0, 41),
     ]
+
+
+def test_pipelined_produces_to_one_partition_are_appended_together_in_order() -> None:
+    broker = FakeBroker()
+
+    async def scenario() -> list[Any]:
+        apis = KafkaApis(broker, DEFAULT_REGISTRY)
+        bodies = [produce_body(1) for _ in range(3)]
+        taken = [await apis.handle(RequestHeader(0, 9, i), body) for i, body in enumerate(bodies)]
+        return [await later.body for later in taken if isinstance(later, Deferred)]
+
+    answers = asyncio.run(scenario())
+    appends = [(p, r) for (_, p, m, r) in broker.calls if m == "append"]
+    kafka = native_to_kafka(NATIVE)
+    # The three requests' batches for each partition went in one call, in the order they came.
+    assert sorted((p, r.records) for p, r in appends) == [(0, kafka * 3), (1, kafka * 3)]
+    # NATIVE holds two records, so each request's base offset follows the one before it.
+    assert [a["responses"][0]["partition_responses"][0]["base_offset"] for a in answers] == [
+        41,
+        43,
+        45,
+    ]
+
+
+def test_past_the_queued_appends_bound_a_produce_holds_its_connection_until_appended(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(kafka_apis, "MAX_QUEUED_APPENDS", 1)
+    broker = FakeBroker()
+
+    async def scenario() -> None:
+        answer = await KafkaApis(broker, DEFAULT_REGISTRY).handle(
+            RequestHeader(0, 9, 1), produce_body(0)
+        )
+        assert answer is None
+        assert sorted(p for (_, p, m, _) in broker.calls if m == "append") == [0, 1]
+
+    asyncio.run(scenario())
 
 
 def test_a_failed_high_watermark_wait_is_the_partitions_answer() -> None:
@@ -246,16 +291,6 @@ def test_a_failed_high_watermark_wait_is_the_partitions_answer() -> None:
     answer = handle(KafkaApis(broker, DEFAULT_REGISTRY), 0, 9, produce_body(-1))
     responses = answer["responses"][0]["partition_responses"]
     assert {r["error_code"] for r in responses} == {int(Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND)}
-
-
-def test_an_acks_1_produce_is_answered_without_deferring() -> None:
-    broker = FakeBroker()
-    answer = asyncio.run(
-        KafkaApis(broker, DEFAULT_REGISTRY).handle(RequestHeader(0, 9, 1), produce_body(1))
-    )
-    assert answer is not None and not isinstance(answer, Deferred)
-    assert [m for (_, _, m, _) in broker.calls] == ["append", "append"]
-    assert len(answer["responses"][0]["partition_responses"]) == 2
 
 
 def test_a_corrupt_batch_is_answered_corrupt_message_without_reaching_the_replica() -> None:
