@@ -46,6 +46,7 @@ class ProduceAppends:
     def __init__(self, ask: Ask) -> None:
         self._ask = ask
         self._queues: dict[tuple[str, int], deque[_Append]] = {}
+        self._queued = 0  # kept, not summed: every produce request reads it
         self._runs: set[asyncio.Task[None]] = set()
 
     def append(
@@ -60,6 +61,7 @@ class ProduceAppends:
             all(h.producer_id < 0 for h in headers),
             loop.create_future(),
         )
+        self._queued += 1
         key = (topic, partition)
         queue = self._queues.get(key)
         if queue is not None:
@@ -72,7 +74,7 @@ class ProduceAppends:
         return append.answer
 
     def __len__(self) -> int:
-        return sum(len(queue) for queue in self._queues.values())
+        return self._queued
 
     async def _run(self, key: tuple[str, int]) -> None:
         """Send the partition's queued appends, as many together as may be, until none is left."""
@@ -80,6 +82,7 @@ class ProduceAppends:
         try:
             while queue:
                 group = _next_group(queue)
+                self._queued -= len(group)
                 try:
                     await self._send(key, group)
                 except asyncio.CancelledError:
@@ -91,6 +94,7 @@ class ProduceAppends:
                         if not append.answer.done():
                             append.answer.set_exception(exc)
         finally:
+            self._queued -= len(queue)
             for append in queue:
                 append.answer.cancel()
             del self._queues[key]
