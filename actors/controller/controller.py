@@ -30,6 +30,7 @@ from rafka.actors.broker.config_manager import ConfigManager
 from rafka.actors.controller.channel import api_name
 from rafka.actors.controller.channel_manager import ControlAnswer, ControllerChannelManager
 from rafka.actors.controller.core import ControllerCore
+from rafka.actors.controller.death_watch import await_death
 from rafka.actors.controller.effects import (
     AddPartitions,
     AlterPartitionReassignmentsReply,
@@ -630,13 +631,8 @@ class Controller:
             self._active_watch = (session, task)
 
     async def _await_death(self, actor_name: str, died: ControllerEvent) -> None:
-        """Keep one call outstanding on the named actor and put ``died`` in the mailbox when Ray
-        fails it. ValueError: no actor has that name, so the process is already gone (a new
-        controller learns of it before the dead process's session expires)."""
-        try:
-            handle = ray.get_actor(actor_name, namespace=self.namespace)
-            await handle.wait_until_stopped.remote()
-        except (ray.exceptions.RayActorError, ValueError):
-            self.mailbox.put(died)
-        except asyncio.CancelledError:
-            return
+        """Put ``died`` in the mailbox once Ray reports the named actor's process gone."""
+        await await_death(
+            lambda: ray.get_actor(actor_name, namespace=self.namespace),
+            lambda: self.mailbox.put(died),
+        )

@@ -413,7 +413,17 @@ def _unclean_election_scenario(
                 "paused)",
             )
         except AssertionError as exc:
-            raise AssertionError(f"{exc}; last seen {seen[-1:]}") from None
+            # What every broker decided about the topic, so a failure here explains itself.
+            history = "\n".join(
+                f"{format_time(c.time)} broker {c.broker_id}: {c.message}"
+                for c in read_state_changes(
+                    (b, Path(fcluster.broker_config(b).log_dirs)) for b in range(3)
+                )
+                if c.mentions(f"{topic}-0") or topic in c.message
+            )
+            raise AssertionError(
+                f"{exc}; last seen {seen[-1:]}; state changes:\n{history}"
+            ) from None
     fcluster.start_broker(leader)
     back = wait_until(
         lambda: (
