@@ -56,7 +56,7 @@ from rafka.protocol.errors import (
     OffsetOutOfRangeError,
     RecordListTooLargeError,
 )
-from rafka.protocol.messages.fetch import AbortedTransaction
+from rafka.protocol.messages.fetch import AbortedTransaction, FileRegion
 from rafka.protocol.messages.produce import AppendOrigin
 from rafka.protocol.records.batch import (
     BatchHeader,
@@ -467,6 +467,23 @@ class Log:
                 return data
             index += 1
         return b""
+
+    def region(
+        self,
+        offset: int,
+        max_bytes: int = 1 << 20,
+        max_offset: int | None = None,
+        min_one_batch: bool = True,
+    ) -> tuple[FileRegion, int] | None:
+        """What ``read`` would return, as where it lies in one segment file, with the offset
+        after its last batch; None when ``read`` must answer instead (nothing to read, an offset
+        out of range, a gap, or a batch in rafka's columnar layout)."""
+        if not self.log_start_offset <= offset < self.log_end_offset:
+            return None
+        if max_offset is not None and offset >= max_offset:
+            return None
+        segment = self.segments[bisect.bisect_right(self._bases, offset) - 1]
+        return segment.region(offset, max_bytes, max_offset, min_one_batch)
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         """(offset, timestamp) of the first record with timestamp >= ``timestamp``, or None."""

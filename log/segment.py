@@ -23,6 +23,7 @@ from rafka.log.offset_index import OffsetIndex
 from rafka.log.time_index import TimeIndex
 from rafka.log.transaction_index import TransactionIndex
 from rafka.protocol.errors import CorruptMessageError
+from rafka.protocol.messages.fetch import FileRegion
 from rafka.protocol.records.batch import (
     HEADER_SIZE,
     NO_TIMESTAMP,
@@ -221,23 +222,32 @@ class LogSegment:
                 return position, header
         return None
 
+    def _span(self, offset: int, max_offset: int | None) -> tuple[int, BatchHeader, int] | None:
+        """Where a read from ``offset`` starts, its first batch, and where batches starting at
+        or after ``max_offset`` begin (the end of the file if none do); None if nothing here."""
+        found = self.find(offset)
+        if found is None:
+            return None
+        start, first = found
+        end = self.size
+        if max_offset is not None:
+            if first.base_offset >= max_offset:
+                return None
+            if max_offset < self.next_offset:
+                bound = self.find(max_offset)
+                if bound is not None:
+                    end = bound[0]
+        return start, first, end
+
     def read(
         self, offset: int, max_bytes: int, max_offset: int | None, min_one_batch: bool
     ) -> bytes:
         """Whole batches from the one holding ``offset``, at most ``max_bytes`` (but at least one
         batch if ``min_one_batch``), none starting at or after ``max_offset``."""
-        found = self.find(offset)
-        if found is None:
+        span = self._span(offset, max_offset)
+        if span is None:
             return b""
-        start, first = found
-        end = self.size
-        if max_offset is not None:
-            if first.base_offset >= max_offset:
-                return b""
-            if max_offset < self.next_offset:
-                bound = self.find(max_offset)
-                if bound is not None:
-                    end = bound[0]
+        start, first, end = span
         length = min(end - start, max_bytes)
         if length < first.size_in_bytes:
             return os.pread(self._fd, first.size_in_bytes, start) if min_one_batch else b""
@@ -246,6 +256,32 @@ class LogSegment:
         for position, header in iter_batches(data):
             whole = position + header.size_in_bytes
         return data if whole == len(data) else data[:whole]
+
+    def region(
+        self, offset: int, max_bytes: int, max_offset: int | None, min_one_batch: bool
+    ) -> tuple[FileRegion, int] | None:
+        """The batches ``read`` would return, as where they lie in the file, with the offset
+        after the last; None if there are none or any is in rafka's columnar layout (a reader
+        in Kafka's layout needs those converted)."""
+        span = self._span(offset, max_offset)
+        if span is None:
+            return None
+        start, first, end = span
+        limit = min(end - start, max_bytes)
+        if limit < first.size_in_bytes and not min_one_batch:
+            return None
+        size, next_offset = 0, offset
+        for position, header in self._headers_from(start):
+            batch_end = position + header.size_in_bytes - start
+            if position >= end or (size and batch_end > limit):
+                break
+            if header.is_columnar:
+                return None
+            size, next_offset = batch_end, header.next_offset
+        if not size:
+            return None
+        inode = os.fstat(self._fd).st_ino
+        return FileRegion(str(self.log_path), inode, start, size), next_offset
 
     def read_slice(self, position: int, size: int) -> bytes:
         """Raw bytes of the file (for the cleaner and tools)."""

@@ -25,7 +25,7 @@ from rafka.actors.broker.kafka_txn_apis import (
     TransactionCoordinatorSide,
     wire_error,
 )
-from rafka.actors.broker.listener import Deferred
+from rafka.actors.broker.listener import Deferred, open_region
 from rafka.actors.broker.produce_appends import ProduceAppends
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.fetch import READ_COMMITTED, FetchRequest, FetchResponse
@@ -55,6 +55,7 @@ from rafka.protocol.wire.apis import (
     PRODUCE,
 )
 from rafka.protocol.wire.headers import RequestHeader
+from rafka.protocol.wire.primitives import FileSlice
 from rafka.protocol.wire.registry import ApiRegistry
 
 logger = logging.getLogger(__name__)
@@ -314,7 +315,7 @@ class KafkaApis:
         if (
             targets
             and body["max_wait_ms"] > 0
-            and sum(len(a.records) for a in answers) < wanted
+            and sum(a.size for a in answers) < wanted
             and all(a.error is Errors.NONE for a in answers)
         ):
             # Long polling: every partition waits at its leader's purgatory, and the first to
@@ -331,9 +332,9 @@ class KafkaApis:
         by_topic: dict[str, list[dict[str, Any]]] = {}
         budget = body["max_bytes"]
         for (topic, data), answer in zip(targets, answers, strict=True):
-            records = as_kafka_batches(answer.records) if answer.records else b""
-            if budget <= 0 and records:
-                records = b""
+            records: bytes | FileSlice = b""
+            if answer.size and budget > 0:
+                records = await self._fetched_records(topic, data, isolation, answer)
             budget -= len(records)
             by_topic.setdefault(topic, []).append(
                 {
@@ -361,7 +362,7 @@ class KafkaApis:
         }
 
     async def _fetch_one(
-        self, topic: str, data: Body, isolation: int, wait_ms: int
+        self, topic: str, data: Body, isolation: int, wait_ms: int, file_regions: bool = True
     ) -> FetchResponse:
         request = FetchRequest(
             fetch_offset=data["fetch_offset"],
@@ -369,8 +370,23 @@ class KafkaApis:
             max_wait_ms=wait_ms,
             current_leader_epoch=data["current_leader_epoch"],
             isolation_level=isolation,
+            file_regions=file_regions,
         )
         return await self._ask_replica(topic, data["partition"], "fetch", request, FetchResponse)
+
+    async def _fetched_records(
+        self, topic: str, data: Body, isolation: int, answer: FetchResponse
+    ) -> bytes | FileSlice:
+        """An answer's batches as a Kafka client reads them: a file region sent from the file
+        as it lies, or bytes (rafka's columnar batches converted once)."""
+        if answer.region is None:
+            return as_kafka_batches(answer.records)
+        opened = open_region(answer.region)
+        if opened is not None:
+            return opened
+        # The segment was deleted or replaced since the replica answered: read the bytes.
+        again = await self._fetch_one(topic, data, isolation, 0, file_regions=False)
+        return as_kafka_batches(again.records) if again.error is Errors.NONE else b""
 
     # ------------------------------------------------------------------ list offsets
 

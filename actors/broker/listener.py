@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import socket
 import struct
 from collections.abc import Awaitable, Callable, Mapping
@@ -24,9 +25,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from rafka.protocol.errors import Errors, RafkaError
+from rafka.protocol.messages.fetch import FileRegion
 from rafka.protocol.messages.metadata import ListenerAddress, parse_listeners
 from rafka.protocol.wire.headers import API_VERSIONS_KEY, RequestHeader
-from rafka.protocol.wire.primitives import WireFormatError
+from rafka.protocol.wire.primitives import FileSlice, Part, WireFormatError
 from rafka.protocol.wire.registry import ApiRegistry
 
 logger = logging.getLogger(__name__)
@@ -45,6 +47,9 @@ class Deferred:
 Handler = Callable[[RequestHeader, Body], Awaitable[Body | Deferred | None]]
 """Answers one decoded request with a response body, None when Kafka sends no response (Produce
 with acks=0), or ``Deferred``."""
+
+Frame = list[Part]
+"""An encoded response: its size prefix and parts, file slices among them sent with sendfile."""
 
 _SIZE = struct.Struct(">i")
 # Responses a connection may have pending before the listener stops reading its requests; librdkafka
@@ -126,11 +131,15 @@ class KafkaListener:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername")
+        # As Kafka's acceptor does: a response goes out in several writes (its size, its head, the
+        # records), and Nagle's algorithm would hold the last of them until the client's delayed
+        # acknowledgement, some 40 ms.
+        writer.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._writers.add(writer)
         serving = asyncio.current_task()
         if serving is not None:
             self._serving.add(serving)
-        pending: asyncio.Queue[asyncio.Future[bytes | None] | None] = asyncio.Queue(
+        pending: asyncio.Queue[asyncio.Future[Frame | None] | None] = asyncio.Queue(
             MAX_PENDING_RESPONSES
         )
         sender = asyncio.ensure_future(_send_in_order(pending, writer))
@@ -154,7 +163,7 @@ class KafkaListener:
             sender.cancel()
             while not pending.empty():
                 if (unsent := pending.get_nowait()) is not None:
-                    unsent.cancel()
+                    _drop(unsent)
             self._writers.discard(writer)
             if serving is not None:
                 self._serving.discard(serving)
@@ -178,12 +187,12 @@ class KafkaListener:
             return None
         return await reader.readexactly(size)
 
-    async def _answer(self, payload: bytes) -> asyncio.Future[bytes | None]:
+    async def _answer(self, payload: bytes) -> asyncio.Future[Frame | None]:
         """The response frame for one request frame, None if Kafka sends none, as a future that
         is done unless the handler deferred part of the work; raises _CloseConnection when the
         request cannot be answered at all."""
         registry = self._registry
-        answered: asyncio.Future[bytes | None] = asyncio.get_running_loop().create_future()
+        answered: asyncio.Future[Frame | None] = asyncio.get_running_loop().create_future()
         try:
             request = registry.decode_request(payload)
         except WireFormatError as exc:
@@ -192,26 +201,28 @@ class KafkaListener:
             # An api or version not served: its header was readable, so read it for the answer.
             header, _ = registry.read_request_header(payload)
             if exc.error is Errors.UNSUPPORTED_VERSION and header.api_key == API_VERSIONS_KEY:
-                answered.set_result(registry.encode_unsupported_api_versions(header.correlation_id))
+                answered.set_result(
+                    [registry.encode_unsupported_api_versions(header.correlation_id)]
+                )
                 return answered
             raise _CloseConnection(str(exc)) from None
         body = await self._handler(request.header, request.body)
         if not isinstance(body, Deferred):
             answered.set_result(
-                None if body is None else registry.encode_response(request.header, body)
+                None if body is None else registry.response_parts(request.header, body)
             )
             return answered
 
-        async def encoded(later: Awaitable[Body | None]) -> bytes | None:
+        async def encoded(later: Awaitable[Body | None]) -> Frame | None:
             done = await later
-            return None if done is None else registry.encode_response(request.header, done)
+            return None if done is None else registry.response_parts(request.header, done)
 
         return asyncio.ensure_future(encoded(body.body))
 
 
 async def _enqueue(
-    pending: asyncio.Queue[asyncio.Future[bytes | None] | None],
-    response: asyncio.Future[bytes | None] | None,
+    pending: asyncio.Queue[asyncio.Future[Frame | None] | None],
+    response: asyncio.Future[Frame | None] | None,
     sender: asyncio.Future[None],
 ) -> bool:
     """Queue a response (None: no more) for the sender; False if the sender has stopped."""
@@ -227,7 +238,7 @@ async def _enqueue(
 
 
 async def _send_in_order(
-    pending: asyncio.Queue[asyncio.Future[bytes | None] | None], writer: asyncio.StreamWriter
+    pending: asyncio.Queue[asyncio.Future[Frame | None] | None], writer: asyncio.StreamWriter
 ) -> None:
     """Write each queued response as it completes, in the order the requests came; a response
     that fails closes the connection, so the reader stops too."""
@@ -235,11 +246,62 @@ async def _send_in_order(
         while (response := await pending.get()) is not None:
             frame = await response
             if frame is not None:
-                writer.write(frame)
-                await writer.drain()
+                await _send_frame(frame, writer)
     except BaseException:
         writer.close()
         raise
+
+
+async def _send_frame(frame: Frame, writer: asyncio.StreamWriter) -> None:
+    """Write one frame's parts; file slices go from the file to the socket with ``sendfile``."""
+    try:
+        for part in frame:
+            if isinstance(part, bytes):
+                writer.write(part)
+                continue
+            sent = await asyncio.get_running_loop().sendfile(
+                writer.transport, part.file, part.position, part.size
+            )
+            if sent != part.size:
+                # The size prefix promised more than the file still holds: the frame cannot be
+                # completed, so the connection goes (the client reconnects and fetches again).
+                raise ConnectionError(f"sent {sent} of a {part.size}-byte file slice")
+        await writer.drain()
+    finally:
+        close_slices(frame)
+
+
+def open_region(region: FileRegion) -> FileSlice | None:
+    """A replica's file region opened for sending, or None if that file is gone or is no longer
+    the one read (a segment deleted or compacted since), and the bytes must be read instead.
+
+    Below the high watermark a segment file only grows, so the open file keeps the region's bytes
+    until they are sent, even if the segment is deleted meanwhile.
+    """
+    try:
+        file = open(region.path, "rb")
+    except OSError:
+        return None
+    stat = os.fstat(file.fileno())
+    if stat.st_ino != region.inode or stat.st_size < region.position + region.size:
+        file.close()
+        return None
+    return FileSlice(file, region.position, region.size)
+
+
+def close_slices(frame: Frame) -> None:
+    """Close the files of a frame's slices (sent, or dropped with their connection)."""
+    for part in frame:
+        if isinstance(part, FileSlice):
+            part.file.close()
+
+
+def _drop(unsent: asyncio.Future[Frame | None]) -> None:
+    """Cancel a response never sent, closing the files of one already encoded."""
+    if unsent.done() and not unsent.cancelled() and unsent.exception() is None:
+        if (frame := unsent.result()) is not None:
+            close_slices(frame)
+    unsent.cancel()
 
 
 class _CloseConnection(Exception):

@@ -307,17 +307,24 @@ class Partition:
             else self.consumer_bound(request.isolation_level)
         )
         limit = request.max_bytes if max_bytes is None else min(request.max_bytes, max_bytes)
-        try:
-            data = self.log.read(request.fetch_offset, limit, bound, min_one_batch=max_bytes != 0)
-        except OffsetOutOfRangeError as exc:
-            # As Kafka does, a failed read leaves the follower's fetch state alone: an offset
-            # outside the log (a diverged follower ahead of us) says nothing of what it holds.
-            return self._fetch_error(Errors.OFFSET_OUT_OF_RANGE, exc.message)
+        min_one_batch = max_bytes != 0
+        found = None
+        if request.file_regions and request.replica_id == CONSUMER_REPLICA_ID:
+            found = self.log.region(request.fetch_offset, limit, bound, min_one_batch)
+        data = b""
+        if found is None:
+            try:
+                data = self.log.read(request.fetch_offset, limit, bound, min_one_batch)
+            except OffsetOutOfRangeError as exc:
+                # As Kafka does, a failed read leaves the follower's fetch state alone: an offset
+                # outside the log (a diverged follower ahead of us) says nothing of what it holds.
+                return self._fetch_error(Errors.OFFSET_OUT_OF_RANGE, exc.message)
         if request.replica_id != CONSUMER_REPLICA_ID:
             self.update_follower(request.replica_id, request.fetch_offset)
         aborted: tuple[AbortedTransaction, ...] = ()
-        if request.isolation_level == READ_COMMITTED and data:
-            aborted = self.aborted_transactions(request.fetch_offset, data)
+        if request.isolation_level == READ_COMMITTED and (data or found):
+            end = found[1] if found is not None else _next_offset(data, request.fetch_offset)
+            aborted = tuple(self.log.collect_aborted_transactions(request.fetch_offset, end))
         return FetchResponse(
             Errors.NONE,
             self.high_watermark,
@@ -327,16 +334,8 @@ class Partition:
             self.leader_epoch,
             last_stable_offset=self.last_stable_offset,
             aborted_transactions=aborted,
+            region=None if found is None else found[0],
         )
-
-    def aborted_transactions(
-        self, fetch_offset: int, data: bytes
-    ) -> tuple[AbortedTransaction, ...]:
-        """The aborted transactions with records in ``data`` read from ``fetch_offset``."""
-        end = fetch_offset
-        for _, header in iter_batches(data):
-            end = header.next_offset
-        return tuple(self.log.collect_aborted_transactions(fetch_offset, end))
 
     def _fetch_error(self, error: Errors, message: str) -> FetchResponse:
         return FetchResponse(
@@ -354,7 +353,7 @@ class Partition:
         """Whether to answer with ``response`` now: an error, ``min_bytes`` read, or no wait."""
         return (
             response.error is not Errors.NONE
-            or len(response.records) >= request.min_bytes
+            or response.size >= request.min_bytes
             or request.max_wait_ms <= 0
         )
 
@@ -653,3 +652,11 @@ class Partition:
             "epochs": [(e.epoch, e.start_offset) for e in self.log.epoch_cache.entries],
             "followers": {r: s.log_end_offset for r, s in self.followers.items()},
         }
+
+
+def _next_offset(data: bytes, fetch_offset: int) -> int:
+    """The offset after the last batch in ``data`` read from ``fetch_offset``."""
+    end = fetch_offset
+    for _, header in iter_batches(data):
+        end = header.next_offset
+    return end

@@ -360,7 +360,7 @@ class PartitionReplica:
                 )
                 response = partition.read(request, limit)
         if throttle is not None:
-            self._settle_quota(QuotaType.LEADER, throttle.max_bytes, len(response.records))
+            self._settle_quota(QuotaType.LEADER, throttle.max_bytes, response.size)
         return response
 
     def _ask_quota(self, kind: QuotaType, max_bytes: int) -> Throttle | None:

@@ -20,6 +20,21 @@ aborted transactions listed for the consumer to drop (Kafka's numbers)."""
 
 
 @dataclass(frozen=True)
+class FileRegion:
+    """Whole batches as they lie in a segment file, for a listener on the same machine to send
+    with ``sendfile`` instead of receiving their bytes; ``inode`` names the file read, so one
+    replaced since (compaction, deletion) is noticed."""
+
+    path: str
+    inode: int
+    position: int
+    size: int
+
+    def __len__(self) -> int:
+        return self.size
+
+
+@dataclass(frozen=True)
 class AbortedTransaction:
     """An aborted transaction overlapping a fetch: its producer and its first offset."""
 
@@ -38,6 +53,9 @@ class FetchRequest:
     replica_id: int = CONSUMER_REPLICA_ID
     current_leader_epoch: int = NO_LEADER_EPOCH
     isolation_level: int = READ_UNCOMMITTED
+    # A consumer's fetch may be answered with a file region when every batch read is stored in
+    # Kafka's layout (the Kafka listener asks for this; other readers want bytes).
+    file_regions: bool = False
 
 
 @dataclass(frozen=True)
@@ -53,3 +71,9 @@ class FetchResponse:
     error_message: str | None = None
     last_stable_offset: int = -1
     aborted_transactions: tuple[AbortedTransaction, ...] = ()
+    region: FileRegion | None = None
+
+    @property
+    def size(self) -> int:
+        """Bytes of batches answered, as ``records`` or as a file region."""
+        return len(self.records) if self.region is None else self.region.size

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rafka.protocol.wire.primitives import Reader, WireFormatError, Writer
+from rafka.protocol.wire.primitives import Part, Reader, WireFormatError, Writer
 
 API_VERSIONS_KEY = 18
 CONTROLLED_SHUTDOWN_KEY = 7
@@ -108,11 +108,23 @@ class ResponseHeader:
 
 def encode_frame(payload: bytes, max_size: int = DEFAULT_MAX_FRAME_BYTES) -> bytes:
     """Prefix ``payload`` with its int32 size; refuse one larger than ``max_size``."""
-    if len(payload) > max_size:
-        raise WireFormatError(f"frame of {len(payload)} bytes exceeds the {max_size}-byte limit")
+    return _size_prefix(len(payload), max_size) + payload
+
+
+def frame_parts(parts: list[Part], max_size: int = DEFAULT_MAX_FRAME_BYTES) -> list[Part]:
+    """``parts`` preceded by their total int32 size (joined to the first part when that is bytes,
+    so a small frame stays one write); refuse a frame larger than ``max_size``."""
+    prefix = _size_prefix(sum(len(part) for part in parts), max_size)
+    if parts and isinstance(parts[0], bytes):
+        return [prefix + parts[0], *parts[1:]]
+    return [prefix, *parts]
+
+
+def _size_prefix(size: int, max_size: int) -> bytes:
+    if size > max_size:
+        raise WireFormatError(f"frame of {size} bytes exceeds the {max_size}-byte limit")
     writer = Writer()
-    writer.write_int32(len(payload))
-    writer.write_raw(payload)
+    writer.write_int32(size)
     return writer.getvalue()
 
 

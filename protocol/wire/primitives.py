@@ -15,7 +15,8 @@ from __future__ import annotations
 import struct
 import uuid
 from collections.abc import Callable, Iterable
-from typing import TypeVar
+from dataclasses import dataclass
+from typing import BinaryIO, TypeVar
 
 from rafka.protocol.errors import InvalidRequestError
 
@@ -243,22 +244,66 @@ class Reader:
         return fields
 
 
+SPLICE_BYTES = 64 << 10
+"""Bytes values at least this large are kept by reference in a ``Writer``'s parts rather than
+copied into its buffer, so a large Fetch answer reaches the socket without copies."""
+
+
+@dataclass(frozen=True)
+class FileSlice:
+    """Bytes of an open file that a frame carries by reference, for the listener to send with
+    ``sendfile`` (Kafka's zero-copy read path); whoever sends or drops the frame closes it."""
+
+    file: BinaryIO
+    position: int
+    size: int
+
+    def __len__(self) -> int:
+        return self.size
+
+
+Part = bytes | FileSlice
+"""A piece of an encoded frame: bytes, or a file slice to be sent from the file."""
+
+
 class Writer:
-    """Appends primitive values to a growing buffer; a value the type cannot hold raises."""
+    """Appends primitive values to a growing buffer; a value the type cannot hold raises.
+
+    Large bytes values and file slices are kept by reference as separate ``parts``.
+    """
 
     def __init__(self) -> None:
         self._buffer = bytearray()
+        self._parts: list[Part] = []
+        self._parts_size = 0
 
     def getvalue(self) -> bytes:
-        """Everything written so far."""
-        return bytes(self._buffer)
+        """Everything written so far, as one value (not for frames holding file slices)."""
+        if not self._parts:
+            return bytes(self._buffer)
+        pieces = [p for p in self._parts if isinstance(p, bytes)]
+        if len(pieces) != len(self._parts):
+            raise WireFormatError("a frame holding file slices is sent in parts, not joined")
+        return b"".join([*pieces, self._buffer])
+
+    def parts(self) -> list[Part]:
+        """Everything written so far, large values and file slices as they were given."""
+        return [*self._parts, bytes(self._buffer)] if self._buffer else list(self._parts)
 
     def __len__(self) -> int:
-        return len(self._buffer)
+        return self._parts_size + len(self._buffer)
 
-    def write_raw(self, data: bytes | bytearray | memoryview) -> None:
+    def write_raw(self, data: bytes | bytearray | memoryview | FileSlice) -> None:
         """Append bytes as they are, with no length prefix."""
-        self._buffer += data
+        if isinstance(data, FileSlice) or (isinstance(data, bytes) and len(data) >= SPLICE_BYTES):
+            if self._buffer:
+                self._parts.append(bytes(self._buffer))
+                self._parts_size += len(self._buffer)
+                self._buffer = bytearray()
+            self._parts.append(data)
+            self._parts_size += len(data)
+        else:
+            self._buffer += data
 
     def _fixed(self, layout: struct.Struct, value: float, what: str) -> None:
         try:
@@ -351,29 +396,33 @@ class Writer:
         """A non-null compact string."""
         self.write_compact_nullable_string(_not_null(value, "compact string"))
 
-    def write_nullable_bytes(self, value: bytes | None) -> None:
+    def write_nullable_bytes(self, value: bytes | FileSlice | None) -> None:
         """An int32 length (-1 for null) and the bytes."""
         if value is None:
             self.write_int32(-1)
             return
         self.write_int32(len(value))
-        self._buffer += value
+        self.write_raw(value)
 
-    def write_bytes(self, value: bytes) -> None:
+    def write_bytes(self, value: bytes | FileSlice) -> None:
         """Non-null bytes."""
-        self.write_nullable_bytes(_not_null(value, "bytes"))
+        if value is None:
+            raise WireFormatError("null bytes where the field is not nullable")
+        self.write_nullable_bytes(value)
 
-    def write_compact_nullable_bytes(self, value: bytes | None) -> None:
+    def write_compact_nullable_bytes(self, value: bytes | FileSlice | None) -> None:
         """An unsigned varint of length + 1 (0 for null) and the bytes."""
         if value is None:
             self.write_unsigned_varint(0)
             return
         self.write_unsigned_varint(len(value) + 1)
-        self._buffer += value
+        self.write_raw(value)
 
-    def write_compact_bytes(self, value: bytes) -> None:
+    def write_compact_bytes(self, value: bytes | FileSlice) -> None:
         """Non-null compact bytes."""
-        self.write_compact_nullable_bytes(_not_null(value, "compact bytes"))
+        if value is None:
+            raise WireFormatError("null compact bytes where the field is not nullable")
+        self.write_compact_nullable_bytes(value)
 
     def write_nullable_array(
         self, items: Iterable[T] | None, element: Callable[[Writer, T], None]

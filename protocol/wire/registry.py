@@ -18,10 +18,11 @@ from rafka.protocol.wire.headers import (
     RequestHeader,
     ResponseHeader,
     encode_frame,
+    frame_parts,
     request_header_version,
     response_header_version,
 )
-from rafka.protocol.wire.primitives import Reader, Writer
+from rafka.protocol.wire.primitives import Part, Reader, Writer
 from rafka.protocol.wire.schema import Api, Body
 
 
@@ -107,6 +108,14 @@ class ApiRegistry:
 
     def encode_response(self, header: RequestHeader, body: Mapping[str, Any]) -> bytes:
         """The size-prefixed response frame answering the request with ``header``."""
+        return encode_frame(self._response(header, body).getvalue())
+
+    def response_parts(self, header: RequestHeader, body: Mapping[str, Any]) -> list[Part]:
+        """The same frame as parts, so large record sets and file slices in a Fetch answer
+        reach the socket without being copied into it."""
+        return frame_parts(self._response(header, body).parts())
+
+    def _response(self, header: RequestHeader, body: Mapping[str, Any]) -> Writer:
         api = self.api(header.api_key, header.api_version)
         flexible = api.response.is_flexible(header.api_version)
         writer = Writer()
@@ -114,7 +123,7 @@ class ApiRegistry:
             writer, response_header_version(header.api_key, flexible)
         )
         api.response.write(writer, body, header.api_version)
-        return encode_frame(writer.getvalue())
+        return writer
 
     def encode_unsupported_api_versions(self, correlation_id: int) -> bytes:
         """The answer to an ApiVersions request at a version not served (KIP-511).

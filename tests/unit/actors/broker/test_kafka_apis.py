@@ -4,6 +4,7 @@ record batches converted between Kafka's format and rafka's, long-polling fetche
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,7 +15,12 @@ from rafka.actors.broker.kafka_apis import KafkaApis
 from rafka.actors.broker.listener import Deferred
 from rafka.protocol.errors import Errors
 from rafka.protocol.messages.configs import AlterConfigsRequest, DescribeConfigsRequest
-from rafka.protocol.messages.fetch import AbortedTransaction, FetchRequest, FetchResponse
+from rafka.protocol.messages.fetch import (
+    AbortedTransaction,
+    FetchRequest,
+    FetchResponse,
+    FileRegion,
+)
 from rafka.protocol.messages.groups import (
     FindCoordinatorResponse,
     GroupResponse,
@@ -51,6 +57,7 @@ from rafka.protocol.records.builder import build_batch
 from rafka.protocol.records.control import ControlRecordType, build_marker
 from rafka.protocol.records.kafka_records import decode_kafka_records, native_to_kafka
 from rafka.protocol.wire.headers import RequestHeader
+from rafka.protocol.wire.primitives import FileSlice
 from rafka.protocol.wire.registry import DEFAULT_REGISTRY
 
 pytestmark = pytest.mark.timeout(30)
@@ -365,6 +372,43 @@ def test_a_fetch_serves_batches_a_kafka_client_produced_byte_for_byte() -> None:
     (records,) = [p["records"] for p in answer["responses"][0]["partitions"] if p["records"]]
     assert records == native_to_kafka(NATIVE) * 2
     assert decode_kafka_records(records) == decode_records(NATIVE)
+
+
+class RegionBroker(FakeBroker):
+    """Answers a fetch that allows it with a file region, and any other with ``NATIVE``."""
+
+    def __init__(self, region: FileRegion) -> None:
+        super().__init__()
+        self.region = region
+
+    async def replica_call(self, topic: str, partition: int, method: str, request: Any) -> Any:
+        self.calls.append((topic, partition, method, request))
+        if request.file_regions:
+            return FetchResponse(Errors.NONE, 10, 0, 10, region=self.region)
+        return FetchResponse(Errors.NONE, 10, 0, 10, NATIVE)
+
+
+def test_a_fetch_answered_with_a_file_region_sends_a_slice_of_that_file(tmp_path: Path) -> None:
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(native_to_kafka(NATIVE) * 3)
+    stored = len(native_to_kafka(NATIVE))
+    broker = RegionBroker(FileRegion(str(path), path.stat().st_ino, stored, stored))
+    answer = handle(KafkaApis(broker, DEFAULT_REGISTRY), 1, 12, fetch_body(0))
+    slices = [p["records"] for p in answer["responses"][0]["partitions"]]
+    assert all(isinstance(s, FileSlice) for s in slices)
+    for piece in slices:
+        piece.file.seek(piece.position)
+        assert decode_kafka_records(piece.file.read(piece.size)) == decode_records(NATIVE)
+        piece.file.close()
+    assert [r.file_regions for (_, _, _, r) in broker.calls] == [True, True]
+
+
+def test_a_region_whose_file_is_gone_is_read_again_as_bytes(tmp_path: Path) -> None:
+    broker = RegionBroker(FileRegion(str(tmp_path / "deleted.log"), 1, 0, 100))
+    answer = handle(KafkaApis(broker, DEFAULT_REGISTRY), 1, 12, fetch_body(0))
+    records = [p["records"] for p in answer["responses"][0]["partitions"]]
+    assert records == [native_to_kafka(NATIVE)] * 2
+    assert [r.file_regions for (_, _, _, r) in broker.calls] == [True, True, False, False]
 
 
 def test_a_fetch_with_no_wait_asks_each_leader_once() -> None:

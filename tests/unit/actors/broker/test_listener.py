@@ -7,14 +7,17 @@ from __future__ import annotations
 import asyncio
 import struct
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from rafka.actors.broker.listener import Deferred, KafkaListener, advertised_endpoints
+from rafka.actors.broker.listener import Deferred, KafkaListener, advertised_endpoints, open_region
 from rafka.protocol.errors import Errors, RafkaError
+from rafka.protocol.messages.fetch import FileRegion
 from rafka.protocol.messages.metadata import ListenerAddress, parse_listeners
 from rafka.protocol.wire.headers import RequestHeader
+from rafka.protocol.wire.primitives import FileSlice
 from rafka.protocol.wire.registry import DEFAULT_REGISTRY
 
 pytestmark = pytest.mark.timeout(60)
@@ -213,3 +216,74 @@ def test_closing_the_listener_closes_its_open_connections() -> None:
         writer.close()
 
     asyncio.run(scenario())
+
+
+def fetch_answer(records: Any) -> dict[str, Any]:
+    partition = {
+        "partition_index": 0,
+        "error_code": 0,
+        "high_watermark": 1,
+        "last_stable_offset": 1,
+        "log_start_offset": 0,
+        "aborted_transactions": None,
+        "records": records,
+    }
+    return {"error_code": 0, "responses": [{"topic": "t", "partitions": [partition]}]}
+
+
+def fetch_frame(correlation_id: int) -> bytes:
+    body = {"max_wait_ms": 0, "min_bytes": 1, "topics": []}
+    return DEFAULT_REGISTRY.encode_request(RequestHeader(1, 12, correlation_id, "test"), body)
+
+
+def test_a_file_slice_is_sent_from_the_file_and_closed_and_the_next_answer_follows(
+    tmp_path: Path,
+) -> None:
+    content = bytes(range(251)) * 4_000  # about 1 MB, more than a socket buffer takes at once
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(content)
+    stat = path.stat()
+    region = FileRegion(str(path), stat.st_ino, 1_000, len(content) - 2_000)
+    opened: list[FileSlice] = []
+
+    async def scenario() -> None:
+        async def handler(header: RequestHeader, _body: Mapping[str, Any]) -> dict[str, Any]:
+            if header.api_key == 1:
+                piece = open_region(region)
+                assert piece is not None
+                opened.append(piece)
+                return fetch_answer(piece)
+            return {"brokers": [], "controller_id": header.correlation_id, "topics": []}
+
+        listener = KafkaListener(
+            ListenerAddress("PLAINTEXT", "127.0.0.1", 0), "", DEFAULT_REGISTRY, handler, 1024
+        )
+        await listener.start()
+        reader, writer = await asyncio.open_connection("127.0.0.1", listener.address.port)
+        writer.write(fetch_frame(1) + metadata_frame(2))
+        _, fetched = DEFAULT_REGISTRY.decode_response(
+            await asyncio.wait_for(read_frame(reader), 10), RequestHeader(1, 12, 1)
+        )
+        header, body = DEFAULT_REGISTRY.decode_response(
+            await asyncio.wait_for(read_frame(reader), 10), RequestHeader(3, 1, 2)
+        )
+        records = fetched["responses"][0]["partitions"][0]["records"]
+        assert records == content[1_000:-1_000]
+        assert (header.correlation_id, body["controller_id"]) == (2, 2)
+        writer.close()
+        await listener.close()
+
+    asyncio.run(scenario())
+    assert len(opened) == 1 and opened[0].file.closed
+
+
+def test_a_region_of_a_replaced_shortened_or_missing_file_is_not_opened(tmp_path: Path) -> None:
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(b"x" * 100)
+    inode = path.stat().st_ino
+    piece = open_region(FileRegion(str(path), inode, 10, 90))
+    assert piece is not None and piece.file.read() == b"x" * 100
+    piece.file.close()
+    assert open_region(FileRegion(str(path), inode, 10, 91)) is None
+    assert open_region(FileRegion(str(path), inode + 1, 0, 10)) is None
+    assert open_region(FileRegion(str(tmp_path / "gone.log"), inode, 0, 10)) is None

@@ -18,6 +18,7 @@ from rafka.protocol.messages.offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from rafka.protocol.messages.produce import ACKS_ALL, ACKS_LEADER
 from rafka.protocol.records.batch import decode_records, iter_batches
 from rafka.protocol.records.builder import build_batch
+from rafka.protocol.records.kafka_records import native_to_kafka
 
 START_MS = 1_700_000_000_000
 TOPIC = "events"
@@ -145,6 +146,24 @@ def test_consumer_fetch_never_returns_records_above_high_watermark(leader: Parti
     assert offsets_in(consumer.records) == [0, 1, 2]
     assert leader.read(FetchRequest(3)).records == b""
     assert offsets_in(follower_fetch(leader, 1, 3).records) == [3, 4, 5]
+
+
+def test_a_consumer_fetch_asking_for_regions_gets_kafka_layout_batches_as_one(
+    leader: Partition,
+) -> None:
+    kafka_batch = native_to_kafka(batch(3))
+    leader.append_as_leader(kafka_batch, ACKS_ALL, 2)
+    leader.append_as_leader(batch(2), ACKS_ALL, 2)
+    for follower in (1, 2):
+        follower_fetch(leader, follower, 5)
+    answer = leader.read(FetchRequest(0, max_bytes=len(kafka_batch), file_regions=True))
+    assert answer.records == b"" and answer.region is not None
+    assert answer.size == answer.region.size == len(kafka_batch)
+    # A read reaching the columnar batch needs it converted for a Kafka client: bytes, then.
+    both = leader.read(FetchRequest(0, file_regions=True))
+    assert both.region is None and offsets_in(both.records) == [0, 1, 2, 3, 4]
+    # A follower reads bytes, whatever it asks.
+    assert leader.read(FetchRequest(0, replica_id=1, file_regions=True)).region is None
 
 
 def test_fetch_response_carries_watermarks_and_epoch(leader: Partition) -> None:

@@ -9,6 +9,7 @@ from rafka.protocol.wire.headers import (
     RequestHeader,
     ResponseHeader,
     encode_frame,
+    frame_parts,
     request_header_version,
     response_header_version,
     split_frames,
@@ -131,3 +132,11 @@ def test_frame_buffer_keeps_the_partial_tail() -> None:
     assert buffer.pending == 2
     with pytest.raises(WireFormatError):
         buffer.feed(b"\x00\x0b")
+
+
+def test_frame_parts_are_prefixed_with_their_total_size_and_refused_over_the_limit() -> None:
+    large = b"de" * 40_000
+    assert frame_parts([b"abc", large]) == [(3 + 80_000).to_bytes(4, "big") + b"abc", large]
+    assert frame_parts([b"abc"]) == [encode_frame(b"abc")]
+    with pytest.raises(WireFormatError):
+        frame_parts([b"abc", b"d"], max_size=3)

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rafka.protocol.errors import Errors, InvalidRequestError
-from rafka.protocol.wire.primitives import Reader, WireFormatError, Writer
+from rafka.protocol.wire.primitives import SPLICE_BYTES, FileSlice, Reader, WireFormatError, Writer
 
 
 def _round_trip(
@@ -291,3 +291,32 @@ def test_wire_format_error_is_an_invalid_request_that_pickles_with_its_path() ->
 def test_reader_starts_at_the_given_position() -> None:
     reader = Reader(b"\x01\x02", position=1)
     assert reader.read_int8() == 2
+
+
+def test_large_bytes_are_kept_by_reference_and_small_ones_copied_into_the_buffer() -> None:
+    large = bytes(range(256)) * (SPLICE_BYTES // 256)
+    writer = Writer()
+    writer.write_int32(7)
+    writer.write_compact_nullable_bytes(large)
+    writer.write_int16(1)
+    parts = writer.parts()
+    assert len(parts) == 3 and parts[1] is large
+    assert writer.getvalue() == b"".join(p for p in parts if isinstance(p, bytes))
+    assert len(writer) == 4 + 3 + len(large) + 2
+    small = Writer()
+    small.write_bytes(b"x" * 100)
+    assert small.parts() == [small.getvalue()]
+
+
+def test_a_file_slice_is_a_part_of_its_own_that_cannot_be_joined(tmp_path: Any) -> None:
+    path = tmp_path / "segment.log"
+    path.write_bytes(b"0123456789")
+    with open(path, "rb") as file:
+        piece = FileSlice(file, 2, 5)
+        writer = Writer()
+        writer.write_nullable_bytes(piece)
+        writer.write_int8(0)
+        assert writer.parts() == [bytes.fromhex("00000005"), piece, b"\x00"]
+        assert len(writer) == 10
+        with pytest.raises(WireFormatError):
+            writer.getvalue()
