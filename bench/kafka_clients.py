@@ -1,7 +1,9 @@
 """Kafka-client benchmark: real Kafka clients (confluent-kafka and kafka-python) against rafka's
 Kafka listener, with rafka's own clients beside them in the same run.
 
-One cluster of 3 brokers, 6-partition topics, 100-byte records. Each producer sends the same number
+One cluster of 3 brokers, 6-partition topics (each created for its runs and deleted after them,
+since every idle replica is a process taking CPU), 100-byte records, and ``__consumer_offsets``
+created before anything is timed. Each producer sends the same number
 of records with acks=1 and 1 MiB batches into its own RF 1 topic (confluent-kafka also with acks=all
 into an RF 3 topic), and each consumer reads a topic from the start: confluent-kafka's both what
 rafka's producer wrote (converted for it) and what confluent-kafka wrote (sent from the segment
@@ -33,8 +35,10 @@ from kafka import TopicPartition as KafkaTopicPartition
 
 from rafka.cli.perf import consumer_perf, producer_perf
 from rafka.cluster.local_cluster import LocalCluster
+from rafka.groups.offsets_codec import OFFSETS_TOPIC
 from rafka.protocol.wire.headers import RequestHeader
 from rafka.protocol.wire.registry import DEFAULT_REGISTRY
+from rafka.testing import wait_until
 
 NAMESPACE = "rafka-bench-wire"
 RECORDS = 200_000
@@ -152,6 +156,23 @@ def _confluent_consume(bootstrap: str, topic: str, records: int) -> Reading:
     return reading
 
 
+def _create_offsets_topic(bootstrap: str, admin: Any) -> None:
+    """Have the cluster create ``__consumer_offsets`` before anything is timed: the first consumer
+    with a group id triggers it, and its replica actors starting would slow whatever ran next."""
+    consumer = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": "bench"})
+    consumer.committed([confluent_kafka.TopicPartition("native", 0)], timeout=120)
+    consumer.close()
+    # In sync means every replica actor has started and fetches.
+    wait_until(
+        lambda: all(
+            p.leader >= 0 and len(p.isr) == len(p.replicas)
+            for p in admin.describe_topic(OFFSETS_TOPIC).partitions
+        ),
+        300,
+        "every __consumer_offsets replica to be in sync",
+    )
+
+
 def _confluent_latency_ms(bootstrap: str, topic: str) -> tuple[float, float]:
     """p50 and p99 milliseconds from send to delivery report of acks=all produce at a paced
     ``LATENCY_RATE`` records/s."""
@@ -222,24 +243,32 @@ def run(records: int = RECORDS) -> list[tuple[str, ...]]:
     with tempfile.TemporaryDirectory(prefix="rafka-bench-wire-") as data_dir:
         with LocalCluster(brokers=3, data_dir=data_dir, namespace=NAMESPACE) as cluster:
             admin = cluster.admin()
-            for topic in ("native", "kafka-python", "confluent"):
-                admin.create_topic(topic, PARTITIONS, 1)
-            for topic in ("confluent-rf3", "latency"):
-                admin.create_topic(topic, PARTITIONS, 3)
             bootstrap = cluster.bootstrap_servers()
+            admin.create_topic("native", PARTITIONS, 1)
+            _create_offsets_topic(bootstrap, admin)
             native_config = {"acks": 1, "batch_size": 1_048_576, "linger_ms": 5}
             native_produce = producer_perf(
                 NAMESPACE, "native", records, len(RECORD), -1, native_config, progress=False
             ).records_per_s
+            # Each other topic lives only for its own runs: every replica is a process, and idle
+            # ones would take CPU from the runs after them.
+            admin.create_topic("confluent", PARTITIONS, 1)
             confluent_produce = _confluent_produce(bootstrap, "confluent", records, "1")
-            confluent_rf3 = _confluent_produce(bootstrap, "confluent-rf3", records, "all")
-            python_produce = _kafka_python_produce(bootstrap, "kafka-python", records)
             native_consume = consumer_perf(
                 NAMESPACE, "confluent", records, progress=False
             ).records_per_s
-            confluent_consume = _confluent_consume(bootstrap, "native", records)
             confluent_own = _confluent_consume(bootstrap, "confluent", records)
+            admin.delete_topics(["confluent"])
+            admin.create_topic("confluent-rf3", PARTITIONS, 3)
+            confluent_rf3 = _confluent_produce(bootstrap, "confluent-rf3", records, "all")
+            admin.delete_topics(["confluent-rf3"])
+            admin.create_topic("kafka-python", PARTITIONS, 1)
+            python_produce = _kafka_python_produce(bootstrap, "kafka-python", records)
+            admin.delete_topics(["kafka-python"])
+            confluent_consume = _confluent_consume(bootstrap, "native", records)
             python_consume = _kafka_python_consume(bootstrap, "native", records)
+            admin.delete_topics(["native"])
+            admin.create_topic("latency", PARTITIONS, 3)
             p50, p99 = _confluent_latency_ms(bootstrap, "latency")
             metadata_us = _metadata_round_trip_us(bootstrap)
             fetch_us = _fetch_round_trip_us(bootstrap)
