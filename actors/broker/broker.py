@@ -690,10 +690,14 @@ class Broker:
 
     async def alter_configs(self, request: AlterConfigsRequest) -> list[AlterConfigsResult]:
         """AlterConfigs (legacy or incremental): validate, then write each resource's overrides and
-        its change notification; every broker applies it when the notification reaches it."""
+        its change notification (unless only validating); every broker applies it when the
+        notification reaches it."""
         return await asyncio.get_running_loop().run_in_executor(
             None,
-            lambda: [self.configs.alter(r, request.incremental) for r in request.resources],
+            lambda: [
+                self.configs.alter(r, request.incremental, request.validate_only)
+                for r in request.resources
+            ],
         )
 
     async def replication_throttle(self, kind: QuotaType, max_bytes: int) -> Throttle:

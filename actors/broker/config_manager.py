@@ -129,9 +129,11 @@ class ConfigManager:
             self.static.with_broker_id(broker), self._overrides(str(broker))
         )
 
-    def alter(self, resource: ConfigResource, incremental: bool) -> AlterConfigsResult:
-        """Validate the new override set of a resource and write it with its notification; on an
-        error nothing is written."""
+    def alter(
+        self, resource: ConfigResource, incremental: bool, validate_only: bool = False
+    ) -> AlterConfigsResult:
+        """Validate the new override set of a resource and write it with its notification (not
+        with ``validate_only``); on an error nothing is written."""
         try:
             entity = entity_path(resource)
             if resource.resource_type is ConfigResourceType.BROKER and not (
@@ -148,7 +150,9 @@ class ConfigManager:
                 if resource.resource_type is ConfigResourceType.TOPIC
                 else validate_broker_config
             )
-            self.store.write(entity, validate(wanted))
+            checked = validate(wanted)
+            if not validate_only:
+                self.store.write(entity, checked)
         except RafkaError as exc:
             return AlterConfigsResult(resource, exc.error, exc.message)
         return AlterConfigsResult(resource, Errors.NONE)

@@ -67,7 +67,6 @@ TopicResult = CreateTopicResult | CreatePartitionsResult | DeleteTopicResult
 
 # How long to wait before asking the controller again, and between looks at the metadata.
 _RETRY_BACKOFF_S = 0.1
-_VALIDATE_ONLY = "rafka has no validate-only mode for config changes; send the request without it"
 
 
 class AdminSide(Protocol):
@@ -463,8 +462,6 @@ class KafkaAdminApis:
             resource = _resource(r["resource_type"], r["resource_name"])
             if isinstance(resource, ConfigResource):
                 try:
-                    if body["validate_only"]:
-                        raise Errors.INVALID_REQUEST.exception(_VALIDATE_ONLY)
                     resource = ConfigResource(
                         resource.resource_type, resource.name, changes(r["configs"])
                     )
@@ -473,7 +470,9 @@ class KafkaAdminApis:
             prepared.append(resource)
         valid = tuple(r for r in prepared if isinstance(r, ConfigResource))
         altered = iter(
-            await self._broker.alter_configs(AlterConfigsRequest(valid, incremental))
+            await self._broker.alter_configs(
+                AlterConfigsRequest(valid, incremental, body["validate_only"])
+            )
             if valid
             else ()
         )

@@ -33,6 +33,8 @@ class AlterConfigsRequest:
 
     resources: tuple[ConfigResource, ...]
     incremental: bool = False
+    # Check every change as if it were made, but write nothing (Kafka's ``validate_only``).
+    validate_only: bool = False
 
 
 @dataclass(frozen=True)

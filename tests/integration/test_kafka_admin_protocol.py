@@ -12,6 +12,7 @@ from typing import Any
 import kafka
 import pytest
 import ray
+from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka import TopicPartition as ConfluentTopicPartition
 from confluent_kafka.admin import AdminClient as ConfluentAdmin
 from confluent_kafka.admin import AlterConfigOpType, ConfigEntry
@@ -212,6 +213,19 @@ def test_confluent_admin_creates_configures_and_deletes_a_topic(
             ConfigEntry("segment.ms", None, incremental_operation=AlterConfigOpType.DELETE),
         ],
     )
+    # validate_only checks the change as if made and changes nothing.
+    settled(confluent_admin.incremental_alter_configs([change], validate_only=True))
+    assert admin.describe_topic(topic_name).config == {"segment.ms": "60000"}
+    bad = ConfluentConfigResource(
+        "TOPIC",
+        topic_name,
+        incremental_configs=[
+            ConfigEntry("max.message.bytes", "-1", incremental_operation=AlterConfigOpType.SET)
+        ],
+    )
+    with pytest.raises(KafkaException) as refused:
+        settled(confluent_admin.incremental_alter_configs([bad], validate_only=True))
+    assert refused.value.args[0].code() == KafkaError.INVALID_CONFIG
     settled(confluent_admin.incremental_alter_configs([change]))
     assert admin.describe_topic(topic_name).config == {"max.message.bytes": "65536"}
 

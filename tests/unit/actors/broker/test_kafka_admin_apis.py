@@ -582,19 +582,24 @@ def test_incremental_alter_configs_sends_each_operation(version: int) -> None:
     ]
 
 
-def test_alter_configs_refuses_validate_only_without_writing() -> None:
+@pytest.mark.parametrize("api", [ALTER_CONFIGS, INCREMENTAL_ALTER_CONFIGS])
+def test_validate_only_reaches_the_config_manager_with_the_changes(api: int) -> None:
     broker = FakeBroker()
+    config = {"name": "retention.ms", "value": "7"}
+    if api == INCREMENTAL_ALTER_CONFIGS:
+        config["config_operation"] = 0
     answer = handle(
         broker,
-        ALTER_CONFIGS,
+        api,
         1,
         {
-            "resources": [{"resource_type": 2, "resource_name": "t", "configs": []}],
+            "resources": [{"resource_type": 2, "resource_name": "t", "configs": [config]}],
             "validate_only": True,
         },
     )
-    assert answer["responses"][0]["error_code"] == Errors.INVALID_REQUEST
-    assert broker.config_requests == []
+    [request] = broker.config_requests
+    assert request.validate_only and request.resources[0].name == "t"
+    assert answer["responses"][0]["error_code"] == 0
 
 
 # ------------------------------------------------------------------ records, epochs, cluster
