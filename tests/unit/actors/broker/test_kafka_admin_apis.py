@@ -585,7 +585,7 @@ def test_incremental_alter_configs_sends_each_operation(version: int) -> None:
 @pytest.mark.parametrize("api", [ALTER_CONFIGS, INCREMENTAL_ALTER_CONFIGS])
 def test_validate_only_reaches_the_config_manager_with_the_changes(api: int) -> None:
     broker = FakeBroker()
-    config = {"name": "retention.ms", "value": "7"}
+    config: dict[str, Any] = {"name": "retention.ms", "value": "7"}
     if api == INCREMENTAL_ALTER_CONFIGS:
         config["config_operation"] = 0
     answer = handle(
