@@ -93,6 +93,11 @@ REPLICA_CHECK_INTERVAL_S = 0.5
 REPLICA_PING_TIMEOUT_S = 10.0
 CONTROLLED_SHUTDOWN_ATTEMPTS = 3
 CONTROLLED_SHUTDOWN_BACKOFF_S = 0.5
+# How long FindCoordinator waits for its partition's leader while the internal topic is created
+# (every replica is a process, so that takes seconds) before answering COORDINATOR_NOT_AVAILABLE:
+# librdkafka's transactional offset commit retries its lookup only twice, 100 ms apart, and was
+# then seen blocking past its own timeout.
+COORDINATOR_WAIT_S = 5.0
 
 
 class Broker:
@@ -121,6 +126,8 @@ class Broker:
         self.partition_states: dict[tuple[str, int], LeaderAndIsrPartitionState] = {}
         self.replica_restarts = 0
         self._mailbox = asyncio.Lock()
+        # Notified after every UpdateMetadata, for FindCoordinator waiting on a new leader.
+        self._metadata_updated = asyncio.Condition()
         self._stopped = asyncio.Event()
         self._supervisor = asyncio.get_event_loop().create_task(self._supervise())
         # Bound before registering, so /brokers/ids/<id> names the ports really taken.
@@ -374,6 +381,8 @@ class Broker:
                 return ControlResponse(Errors.STALE_CONTROLLER_EPOCH)
             self.controller_epoch = request.controller_epoch
             self.metadata_cache.update(request)
+            async with self._metadata_updated:
+                self._metadata_updated.notify_all()
             if request.deleted_topics:
                 self.coordinator.on_topics_deleted.remote(list(request.deleted_topics))
             return ControlResponse(Errors.NONE)
@@ -615,7 +624,8 @@ class Broker:
     ) -> FindCoordinatorResponse:
         """FindCoordinator: the leader of the partition owning ``key``, a group id (of
         ``__consumer_offsets``) or a transactional id (of ``__transaction_state``), creating the
-        topic on first use (COORDINATOR_NOT_AVAILABLE until it has leaders)."""
+        topic on first use; while it has no leader yet, the answer waits up to
+        ``COORDINATOR_WAIT_S`` for one, then is COORDINATOR_NOT_AVAILABLE."""
         if key_type == COORDINATOR_TYPE_GROUP:
             try:
                 validate_group_id(key)
@@ -631,24 +641,35 @@ class Broker:
                 error_message=f"a transactional id has 1 to {MAX_TRANSACTIONAL_ID_LENGTH} chars",
             )
         topic = self._coordinator_topic(key_type)
-        partitions = self.metadata_cache.topics.get(topic.name)
-        if not partitions:
-            results = await self._create_topics([topic])
-            return FindCoordinatorResponse(
-                Errors.COORDINATOR_NOT_AVAILABLE,
-                error_message=f"{topic.name} is being created: {results[0].error.name}",
-            )
-        leader = partitions[partition_for(key, len(partitions))]
-        if leader.error is not Errors.NONE or leader.leader < 0:
-            return FindCoordinatorResponse(
-                Errors.COORDINATOR_NOT_AVAILABLE,
-                error_message=(
-                    f"{topic.name}-{leader.partition}, which owns "
-                    f"{'group' if key_type == COORDINATOR_TYPE_GROUP else 'transactional id'} "
-                    f"{key}, has no leader"
-                ),
-            )
-        return FindCoordinatorResponse(Errors.NONE, leader.leader)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + COORDINATOR_WAIT_S
+        created: Errors | None = None
+        while True:
+            partitions = self.metadata_cache.topics.get(topic.name)
+            if not partitions and created is None:
+                created = (await self._create_topics([topic]))[0].error
+            owner = partitions[partition_for(key, len(partitions))] if partitions else None
+            if owner is not None and owner.error is Errors.NONE and owner.leader >= 0:
+                return FindCoordinatorResponse(Errors.NONE, owner.leader)
+            if not await self._await_metadata(deadline - loop.time()):
+                break
+        if owner is None:
+            message = f"{topic.name} is being created: {created.name if created else 'NONE'}"
+        else:
+            kind = "group" if key_type == COORDINATOR_TYPE_GROUP else "transactional id"
+            message = f"{topic.name}-{owner.partition}, which owns {kind} {key}, has no leader"
+        return FindCoordinatorResponse(Errors.COORDINATOR_NOT_AVAILABLE, error_message=message)
+
+    async def _await_metadata(self, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` for the next UpdateMetadata; False if none came."""
+        if timeout_s <= 0:
+            return False
+        async with self._metadata_updated:
+            try:
+                await asyncio.wait_for(self._metadata_updated.wait(), timeout_s)
+            except asyncio.TimeoutError:
+                return False
+        return True
 
     def _coordinator_topic(self, key_type: int) -> NewTopic:
         """The internal topic whose partition leaders coordinate ``key_type``'s keys, as it is

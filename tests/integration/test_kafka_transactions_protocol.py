@@ -1,6 +1,6 @@
 """Kafka's idempotent and transactional producers on the brokers' listeners, unchanged: librdkafka
-(confluent-kafka) and kafka-python write through InitProducerId, AddPartitionsToTxn and EndTxn
-(kafka-python AddOffsetsToTxn and TxnOffsetCommit too), and read_committed consumers of both
+(confluent-kafka) and kafka-python write through InitProducerId, AddPartitionsToTxn,
+AddOffsetsToTxn, TxnOffsetCommit and EndTxn, and read_committed consumers of both
 kinds (Kafka's and rafka's) see exactly the committed records. librdkafka's protocol debug log is
 kept and must show no protocol error."""
 
@@ -192,10 +192,21 @@ def test_a_librdkafka_transaction_commits_and_another_aborts_for_read_committed_
         ck_config(bootstrap, logger, **{"transactional.id": f"ck-{uuid.uuid4().hex}"})
     )
     producer.init_transactions(TXN_TIMEOUT_S)
+    # A consumer that never joins: its group metadata is the group id alone, and the group's first
+    # use may find __consumer_offsets still being created (FindCoordinator waits for it).
+    offsets_owner = Consumer(
+        ck_config(bootstrap, logger, **{"group.id": f"txn-{uuid.uuid4().hex}"})
+    )
 
     committed = [f"c{i}".encode() for i in range(10)]
     producer.begin_transaction()
     produce_all(producer, topic_name, committed, 2)
+    # AddOffsetsToTxn, then TxnOffsetCommit at the group's coordinator.
+    producer.send_offsets_to_transaction(
+        [CkTopicPartition(topic_name, 0, 5)],
+        offsets_owner.consumer_group_metadata(),
+        TXN_TIMEOUT_S,
+    )
     producer.commit_transaction(TXN_TIMEOUT_S)
 
     aborted = [f"a{i}".encode() for i in range(10)]
@@ -214,6 +225,10 @@ def test_a_librdkafka_transaction_commits_and_another_aborts_for_read_committed_
     ck_committed = ck_read(bootstrap, logger, topic_name, 2, "read_committed", 15)
     assert sorted(ck_committed) == sorted(committed)
     assert sorted(rafka_read(cluster, topic_name, "read_committed", 15)) == sorted(committed)
+
+    (offset,) = offsets_owner.committed([CkTopicPartition(topic_name, 0)], timeout=30)
+    assert offset.offset == 5
+    offsets_owner.close()
 
 
 def test_a_kafka_python_transaction_commits_and_another_aborts(
