@@ -334,7 +334,7 @@ class KafkaApis:
         for (topic, data), answer in zip(targets, answers, strict=True):
             records: bytes | FileSlice = b""
             if answer.size and budget > 0:
-                records = await self._fetched_records(topic, data, isolation, answer)
+                answer, records = await self._fetched_records(topic, data, isolation, answer)
             budget -= len(records)
             by_topic.setdefault(topic, []).append(
                 {
@@ -376,17 +376,18 @@ class KafkaApis:
 
     async def _fetched_records(
         self, topic: str, data: Body, isolation: int, answer: FetchResponse
-    ) -> bytes | FileSlice:
+    ) -> tuple[FetchResponse, bytes | FileSlice]:
         """An answer's batches as a Kafka client reads them: a file region sent from the file
-        as it lies, or bytes (rafka's columnar batches converted once)."""
+        as it lies, or bytes (rafka's columnar batches converted once); with the answer they
+        belong to."""
         if answer.region is None:
-            return as_kafka_batches(answer.records)
+            return answer, as_kafka_batches(answer.records)
         opened = open_region(answer.region)
         if opened is not None:
-            return opened
+            return answer, opened
         # The segment was deleted or replaced since the replica answered: read the bytes.
         again = await self._fetch_one(topic, data, isolation, 0, file_regions=False)
-        return as_kafka_batches(again.records) if again.error is Errors.NONE else b""
+        return again, as_kafka_batches(again.records)
 
     # ------------------------------------------------------------------ list offsets
 

@@ -131,9 +131,9 @@ class KafkaListener:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername")
-        # As Kafka's acceptor does: a response goes out in several writes (its size, its head, the
-        # records), and Nagle's algorithm would hold the last of them until the client's delayed
-        # acknowledgement, some 40 ms.
+        # As Kafka's acceptor does: a Fetch answer goes out in several writes (its head, then each
+        # partition's records), and Nagle's algorithm would hold the last of them until the
+        # client's delayed acknowledgement, some 40 ms.
         writer.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._writers.add(writer)
         serving = asyncio.current_task()
