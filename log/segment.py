@@ -281,7 +281,9 @@ class LogSegment:
         if not size:
             return None
         inode = os.fstat(self._fd).st_ino
-        return FileRegion(str(self.log_path), inode, start, size), next_offset
+        # Absolute: the broker process that opens it may not share this process's directory.
+        path = os.path.abspath(self.log_path)
+        return FileRegion(path, inode, start, size), next_offset
 
     def read_slice(self, position: int, size: int) -> bytes:
         """Raw bytes of the file (for the cleaner and tools)."""
