@@ -7,6 +7,8 @@ from __future__ import annotations
 
 DEFAULT_NAMESPACE = "rafka"
 BROKER_PREFIX = "broker-"
+METRICS_ENDPOINT = "metrics-endpoint"
+"""The cluster's Prometheus endpoint actor (``rafka up --metrics-port``)."""
 
 
 def broker_actor_name(broker_id: int) -> str:
@@ -40,3 +42,30 @@ def coordinator_actor_name(broker_id: int) -> str:
 def transaction_coordinator_actor_name(broker_id: int) -> str:
     """The transaction coordinator actor hosted by ``broker_id``."""
     return f"txn-coordinator-{broker_id}"
+
+
+def describe_actor(actor_name: str) -> str | None:
+    """A rafka actor's name in words (``broker 1``, ``the controller of broker 1``, ``replica
+    events-0 of broker 1``), or None for a name outside rafka's scheme."""
+    number = actor_name.rpartition("-")[2]
+    if number.isdigit():
+        broker_id = int(number)
+        if actor_name == broker_actor_name(broker_id):
+            return f"broker {broker_id}"
+        for build, what in _COMPANIONS:
+            if actor_name == build(broker_id):
+                return f"{what} of broker {broker_id}"
+    named, _, host = actor_name.rpartition("@")
+    topic, _, partition = named.removeprefix("replica-").rpartition("-")
+    if host.isdigit() and partition.isdigit() and topic:
+        if actor_name == replica_actor_name(topic, int(partition), int(host)):
+            return f"replica {topic}-{partition} of broker {host}"
+    return None
+
+
+_COMPANIONS = (
+    (controller_actor_name, "the controller"),
+    (coordinator_actor_name, "the group coordinator"),
+    (transaction_coordinator_actor_name, "the transaction coordinator"),
+)
+"""The actors a broker starts beside itself, by name builder."""

@@ -30,6 +30,7 @@ def _remote_classes() -> dict[str, Any]:
     # Imported on first use: the broker module spawns controllers and replicas through this one.
     from rafka.actors.broker.broker import Broker
     from rafka.actors.controller.controller import Controller
+    from rafka.actors.metrics_endpoint import MetricsEndpoint
     from rafka.actors.replica.replica import (
         CONCURRENCY_GROUPS,
         MAX_CONCURRENCY,
@@ -48,6 +49,7 @@ def _remote_classes() -> dict[str, Any]:
         "replica": replica,
         "coordinator": ray.remote(GroupCoordinator),
         "transaction_coordinator": ray.remote(TransactionCoordinator),
+        "metrics_endpoint": ray.remote(MetricsEndpoint),
     }
 
 
@@ -95,6 +97,16 @@ def spawn_coordinator(config: BrokerConfig, namespace: str, node_id: str) -> Any
         _remote_classes()["coordinator"]
         .options(**_options(name, namespace, node_id, False))
         .remote(config, namespace)
+    )
+
+
+def spawn_metrics_endpoint(namespace: str, host: str, port: int, node_id: str) -> Any:
+    """Start the cluster's Prometheus endpoint on ``node_id`` (detached: it outlives ``rafka
+    up``); call its ``start`` to bind."""
+    return (
+        _remote_classes()["metrics_endpoint"]
+        .options(**_options(names.METRICS_ENDPOINT, namespace, node_id, True))
+        .remote(namespace, host, port)
     )
 
 

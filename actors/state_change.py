@@ -12,14 +12,14 @@ its wall-clock time in seconds, then the fields that apply (the broker whose pro
 controller epoch, the correlation id of the control request, the topic-partition; a field that does
 not apply is left out), then the transition. The files of all brokers merge into one timeline
 (``rafka state-change-log-merger``) that explains, after the fact, why a partition stopped taking
-writes. A file is rolled at ``MAX_BYTES`` into ``state-change.log.1`` and so on.
+writes. The file is shared and rolled as ``server.log`` is (``actors/server_log.py``: at 10 MB into
+``state-change.log.1`` .. ``.10``), and its lines go there only, not to ``server.log`` too, as
+Kafka's state-change logger is not additive.
 """
 
 from __future__ import annotations
 
-import fcntl
 import logging
-import logging.handlers
 import os
 import re
 from collections.abc import Iterable
@@ -27,17 +27,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from rafka.actors.server_log import BACKUP_COUNT, MAX_BYTES, attach_shared_file, log_files
 from rafka.protocol.messages.control import LeaderAndIsrPartitionState
 
 STATE_CHANGE_FILE = "state-change.log"
 STATE_CHANGE_LOGGER = "rafka.state_change"
-
-MAX_BYTES = 10 * 1024 * 1024
-"""Size at which the file rolls over: log4j's RollingFileAppender default MaxFileSize (10MB)."""
-
-BACKUP_COUNT = 10
-"""Rolled files kept (``state-change.log.1`` .. ``.10``), so a broker keeps about 110 MB of
-history; log4j's default of one backup would keep too little to explain an old failover."""
 
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 """Kafka's ``yyyy-MM-dd HH:mm:ss`` (local time); milliseconds follow after a comma."""
@@ -50,58 +44,21 @@ state_change_logger = logging.getLogger(STATE_CHANGE_LOGGER)
 """Where every state-change line goes; ``open_state_change_log`` gives it its file."""
 
 
-class SharedRotatingFileHandler(logging.handlers.RotatingFileHandler):
-    """A size-rotated file that several processes append to: every write holds an exclusive lock
-    on ``<file>.lock``, and a process whose open file was rolled away by another reopens the new
-    one before writing, so no process keeps writing into (or rolls again) a rolled file."""
-
-    def __init__(self, filename: str, max_bytes: int, backup_count: int) -> None:
-        super().__init__(filename, maxBytes=max_bytes, backupCount=backup_count, encoding="utf-8")
-        self._lock_path = filename + ".lock"
-
-    def emit(self, record: logging.LogRecord) -> None:
-        """Write the record under the cross-process lock, rolling the file first if it is full."""
-        try:
-            with open(self._lock_path, "a") as lock:
-                fcntl.flock(lock, fcntl.LOCK_EX)
-                self._follow_rotation()
-                super().emit(record)
-        except OSError:
-            self.handleError(record)
-
-    def shouldRollover(self, record: logging.LogRecord) -> int:
-        """Whether the shared file (as long as every process's writes made it) is full."""
-        if self.stream is None or self.maxBytes <= 0:
-            return 0
-        size = os.fstat(self.stream.fileno()).st_size
-        return int(size + len(self.format(record)) + 1 >= self.maxBytes)
-
-    def _follow_rotation(self) -> None:
-        if self.stream is None:
-            return
-        try:
-            current = os.stat(self.baseFilename)
-        except FileNotFoundError:
-            current = None
-        mine = os.fstat(self.stream.fileno())
-        if current is None or (current.st_dev, current.st_ino) != (mine.st_dev, mine.st_ino):
-            self.stream.close()
-            self.stream = self._open()
-
-
 def open_state_change_log(
     log_dir: str | os.PathLike[str],
     max_bytes: int = MAX_BYTES,
     backup_count: int = BACKUP_COUNT,
 ) -> logging.Logger:
     """Append this process's state-change lines to ``log_dir/state-change.log`` (idempotent)."""
-    path = os.path.abspath(Path(log_dir) / STATE_CHANGE_FILE)
     state_change_logger.setLevel(logging.INFO)
-    if not any(getattr(h, "baseFilename", None) == path for h in state_change_logger.handlers):
-        Path(log_dir).mkdir(parents=True, exist_ok=True)
-        handler = SharedRotatingFileHandler(path, max_bytes, backup_count)
-        handler.setFormatter(logging.Formatter("%(created).3f %(message)s"))
-        state_change_logger.addHandler(handler)
+    state_change_logger.propagate = False
+    attach_shared_file(
+        state_change_logger,
+        Path(log_dir) / STATE_CHANGE_FILE,
+        logging.Formatter("%(created).3f %(message)s"),
+        max_bytes,
+        backup_count,
+    )
     return state_change_logger
 
 
@@ -219,20 +176,12 @@ def parse_state_change(line: str, broker_id: int = -1) -> StateChange | None:
         return None
 
 
-def log_files(log_dir: Path) -> list[Path]:
-    """A broker's state-change log and its rolled files, oldest first."""
-    base = Path(log_dir) / STATE_CHANGE_FILE
-    rolled = [p for p in Path(log_dir).glob(STATE_CHANGE_FILE + ".*") if p.suffix[1:].isdigit()]
-    rolled.sort(key=lambda p: int(p.suffix[1:]), reverse=True)
-    return [*rolled, *([base] if base.exists() else [])]
-
-
 def read_state_changes(log_dirs: Iterable[tuple[int, Path]]) -> list[StateChange]:
     """The lines of every broker's state-change log (rolled files too), ``(broker id, log dir)``
     pairs, by time."""
     changes: list[StateChange] = []
     for broker_id, log_dir in log_dirs:
-        for path in log_files(log_dir):
+        for path in log_files(log_dir, STATE_CHANGE_FILE):
             for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
                 change = parse_state_change(line, broker_id)
                 if change is not None:

@@ -7,7 +7,7 @@ load from one producer with default retry and timeout settings. Faults are injec
 before the next. Each fault's timeline, in seconds from the fault:
 
 - detected: the first controller state-change log line about it (for a killed replica actor, the
-  broker's own line: the controller is never told), read from the actors' log files;
+  broker's own line: the controller is never told), read from the brokers' log files;
 - leader in ZooKeeper: the mtime of the first version of a partition state znode naming a new
   leader (one sample per partition the victim led), seen through a ZooKeeper watch;
 - leader acting: the wall clock at which the new leader's replica actor became leader, as the
@@ -45,6 +45,8 @@ from kazoo.client import KazooClient
 from kazoo.protocol.states import ZnodeStat
 
 from rafka.actors import names
+from rafka.actors.server_log import SERVER_LOG_FILE, LogPosition, read_new
+from rafka.actors.state_change import STATE_CHANGE_FILE, STATE_CHANGE_LOGGER, parse_state_change
 from rafka.actors.zk import data as zk_data
 from rafka.actors.zk.client import split_connect
 from rafka.clients.producer import Producer
@@ -166,27 +168,34 @@ class ZkWatch:
 
 
 class LogTail:
-    """The actors' log lines, read incrementally from Ray's worker log files."""
+    """The brokers' log lines, read incrementally from each broker's ``server.log`` and
+    ``state-change.log`` (across rolls) in the cluster's data directory."""
 
-    def __init__(self, logs_dir: Path) -> None:
-        self.logs_dir = logs_dir
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
         self.lines: list[LogLine] = []
-        self._offsets: dict[Path, int] = {}
+        self._positions: dict[Path, LogPosition] = {}
 
     def read(self) -> list[LogLine]:
         """Every line so far (new ones appended)."""
-        for path in sorted(self.logs_dir.glob("worker-*.err")):
-            offset = self._offsets.get(path, 0)
-            with path.open("rb") as handle:
-                handle.seek(offset)
-                chunk = handle.read()
-            end = chunk.rfind(b"\n") + 1
-            self._offsets[path] = offset + end
-            for raw in chunk[:end].decode(errors="replace").splitlines():
-                line = parse_log_line(raw)
-                if line is not None:
-                    self.lines.append(line)
+        for log_dir in sorted(self.data_dir.glob("broker-*")):
+            for file_name in (SERVER_LOG_FILE, STATE_CHANGE_FILE):
+                key = log_dir / file_name
+                chunk = read_new(log_dir, self._positions.get(key, LogPosition()), file_name)
+                self._positions[key] = chunk.position
+                for raw in chunk.text.splitlines():
+                    line = _log_line(raw)
+                    if line is not None:
+                        self.lines.append(line)
         return self.lines
+
+
+def _log_line(raw: str) -> LogLine | None:
+    """A line of either log as a ``LogLine``."""
+    change = parse_state_change(raw)
+    if change is None:
+        return parse_log_line(raw)
+    return LogLine(round(change.time * 1000), STATE_CHANGE_LOGGER, "INFO", change.message)
 
 
 class Bench:
@@ -436,13 +445,6 @@ class Bench:
         self._record(timeline)
 
 
-def _logs_dir() -> Path:
-    """Where Ray writes its worker processes' stdout and stderr."""
-    node = ray._private.worker._global_node
-    assert node is not None, "Ray is not initialised in this process"
-    return Path(node.get_logs_dir_path())
-
-
 def run(
     repeats: int = REPEATS, session_timeout_ms: int = SESSION_TIMEOUT_MS
 ) -> list[tuple[str, ...]]:
@@ -464,7 +466,7 @@ def run(
             zk = ZkWatch(cluster.zookeeper_connect)
             load = Load()
             load.start()
-            bench = Bench(cluster, load, zk, LogTail(_logs_dir()))
+            bench = Bench(cluster, load, zk, LogTail(Path(data_dir)))
             kinds = [
                 bench.kill_broker,
                 bench.kill_controller,

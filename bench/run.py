@@ -16,6 +16,7 @@ import consumer_groups
 import failover
 import idempotence
 import kafka_clients
+import metrics_cost
 import reassignment
 import recovery
 import spark
@@ -57,6 +58,7 @@ def main() -> None:
             "reassignment",
             "exactly-once",
             "kafka-clients",
+            "metrics",
         ),
         default=None,
         help="run one area",
@@ -113,6 +115,10 @@ def main() -> None:
         )
     if args.only in (None, "exactly-once"):
         print_table(idempotence.title(idempotence.RECORDS), idempotence.HEADER, idempotence.run())
+    if args.only in (None, "metrics"):
+        print_table(
+            metrics_cost.title(args.records), metrics_cost.HEADER, metrics_cost.run(args.records)
+        )
     if args.only in (None, "kafka-clients"):
         print_table(
             kafka_clients.title(kafka_clients.RECORDS), kafka_clients.HEADER, kafka_clients.run()

@@ -5,10 +5,12 @@
 ``groups`` (kafka-consumer-groups.sh), ``produce`` / ``consume`` (the console producer and consumer,
 in ``console``), ``perf`` (the producer and consumer perf tests), ``reassign-partitions``
 (kafka-reassign-partitions.sh, with ``reassignment_json``, ``reassignment_throttle`` and
-``reassignment_progress``), ``replica-verification`` and ``state-change-log-merger``.
+``reassignment_progress``), ``replica-verification``, ``state-change-log-merger``, ``logs`` (a
+broker's server.log) and ``console`` (the web console, served by ``web_console``).
 
 May import ``rafka.clients``, ``rafka.cluster``, ``rafka.protocol``, ``rafka.actors.names``,
-``rafka.actors.state_change`` (the log line format), the Ray-free placement functions of
-``rafka.actors.controller.replica_assignment`` and ``rafka.groups.subscription_codec``; it reaches
-the cluster only through the clients.
+``rafka.actors.state_change`` and ``rafka.actors.server_log`` (the log files), the Ray-free
+placement functions of ``rafka.actors.controller.replica_assignment``,
+``rafka.groups.subscription_codec`` and ``rafka.console`` (``web_console``); it reaches the cluster
+only through the clients.
 """

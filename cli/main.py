@@ -17,6 +17,8 @@ rafka reassign-partitions --execute --reassignment-json-file F [--throttle 10000
 rafka reassign-partitions --verify --reassignment-json-file F [--wait]
 rafka replica-verification --topic-white-list 'orders.*' [--report-interval-ms 30000]
 rafka state-change-log-merger --logs-regex 'rafka-data/.*/state-change.log.*' --topic T
+rafka logs --broker 0 [--follow] [--lines 100]
+rafka console [--host 127.0.0.1] [--port 9021] [--read-only]
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from rafka.cli import (
     console,
     groups,
     log_dirs,
+    logs,
     perf,
     preferred_replica_election,
     quiet,
@@ -40,6 +43,7 @@ from rafka.cli import (
     replica_verification,
     state_change_merger,
     topics,
+    web_console,
 )
 from rafka.cli.errors import OneLineParser, report, usage_exit
 
@@ -80,6 +84,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="port of the Ray head it starts (default: 6379, or a free one when that is taken)",
     )
     up.add_argument("--cluster-name", default="rafka")
+    up.add_argument(
+        "--metrics-port",
+        type=int,
+        default=None,
+        help="serve every broker's metrics for Prometheus at http://127.0.0.1:PORT/metrics",
+    )
+    up.add_argument(
+        "--metrics-host",
+        default="127.0.0.1",
+        help="address the metrics endpoint binds (default 127.0.0.1; 0.0.0.0 exposes it)",
+    )
     up.add_argument(
         "--broker-config", action="append", default=[], metavar="KEY=VALUE", help="a broker config"
     )
@@ -132,6 +147,10 @@ def build_parser() -> argparse.ArgumentParser:
             help="merge the brokers' state-change logs into one history, in time order",
         )
     )
+    logs.add_arguments(sub.add_parser("logs", help="print (and follow) a broker's server.log"))
+    web_console.add_arguments(
+        sub.add_parser("console", help="web console: cluster, topics, groups, operations, charts")
+    )
     return parser
 
 
@@ -140,6 +159,9 @@ def run(args: argparse.Namespace) -> int:
     if args.command == "state-change-log-merger":
         # Reads files only: no cluster, no Ray.
         return state_change_merger.run(args)
+    if args.command == "logs":
+        # Reads the file where it lies, or through the broker's actor when it is elsewhere.
+        return logs.run(args, CONNECT_TIMEOUT_MS)
     from rafka.cluster import launcher
 
     if args.command == "up":
@@ -153,6 +175,8 @@ def run(args: argparse.Namespace) -> int:
             args.cluster_name,
             config,
             port=args.port,
+            metrics_port=args.metrics_port,
+            metrics_host=args.metrics_host,
         )
         print(
             f"rafka cluster {description.cluster_id} is up: brokers "
@@ -162,6 +186,9 @@ def run(args: argparse.Namespace) -> int:
         )
         if description.bootstrap_servers:
             print(f"Kafka clients: bootstrap_servers={description.bootstrap_servers}")
+        state = launcher.ClusterState.load(args.data_dir.resolve())
+        if state is not None and state.metrics_url:
+            print(f"Prometheus metrics: {state.metrics_url}")
         return 0
     if args.command == "down":
         for line in launcher.down(args.data_dir):
@@ -208,6 +235,8 @@ def run(args: argparse.Namespace) -> int:
         return preferred_replica_election.run(
             args, Admin(namespace=args.namespace, connect_timeout_ms=CONNECT_TIMEOUT_MS)
         )
+    if args.command == "console":
+        return web_console.run(args, CONNECT_TIMEOUT_MS)
     if args.command == "produce":
         return console.produce(args, args.namespace)
     if args.command == "consume":

@@ -158,14 +158,22 @@ def producer_perf(
 
 
 def consumer_perf(
-    namespace: str, topic: str, messages: int, timeout_ms: int = 30_000, progress: bool = True
+    namespace: str,
+    topic: str,
+    messages: int,
+    timeout_ms: int = 30_000,
+    progress: bool = True,
+    consumer_config: dict[str, Any] | None = None,
 ) -> ConsumerPerf:
     """Read ``messages`` records of ``topic`` from the beginning of every partition."""
     consumer = Consumer(
         namespace=namespace,
-        auto_offset_reset="earliest",
-        max_poll_records=100_000,
-        max_partition_fetch_bytes=4 << 20,
+        **{
+            "auto_offset_reset": "earliest",
+            "max_poll_records": 100_000,
+            "max_partition_fetch_bytes": 4 << 20,
+            **(consumer_config or {}),
+        },
     )
     partitions = consumer.partitions_for_topic(topic) or set()
     consumer.assign([TopicPartition(topic, p) for p in sorted(partitions)])

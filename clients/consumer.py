@@ -27,8 +27,10 @@ from concurrent.futures import Future
 from typing import Any
 
 from rafka.actors import names
+from rafka.clients import metrics_reporter
+from rafka.clients.client_metrics import MetricsConfig, MetricsView, consumer_sensors
 from rafka.clients.cluster import ClusterConnection
-from rafka.clients.config import CONNECT_TIMEOUT_MS, merge_config
+from rafka.clients.config import CONSUMER_CONFIG, merge_config
 from rafka.clients.consumer_coordinator import (
     CommitFailedError,
     ConsumerCoordinator,
@@ -49,32 +51,6 @@ from rafka.protocol.errors import (
 from rafka.protocol.messages.offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from rafka.protocol.types import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
-DEFAULT_CONFIG: dict[str, Any] = {
-    "client_id": "rafka-consumer",
-    "group_id": None,
-    "key_deserializer": None,
-    "value_deserializer": None,
-    "auto_offset_reset": "latest",
-    "fetch_min_bytes": 1,
-    "fetch_max_wait_ms": 500,
-    "max_partition_fetch_bytes": 1 << 20,
-    "max_poll_records": 500,
-    "request_timeout_ms": 30_000,
-    "connect_timeout_ms": CONNECT_TIMEOUT_MS,
-    "consumer_timeout_ms": float("inf"),
-    "check_crcs": True,
-    "bootstrap_servers": None,
-    "enable_auto_commit": True,
-    "auto_commit_interval_ms": 5000,
-    "session_timeout_ms": 10_000,
-    "heartbeat_interval_ms": 3000,
-    "max_poll_interval_ms": 300_000,
-    "partition_assignment_strategy": ("range", "roundrobin"),
-    "metadata_max_age_ms": 300_000,
-    "exclude_internal_topics": True,
-    "isolation_level": "read_uncommitted",
-}
-
 logger = logging.getLogger(__name__)
 
 
@@ -90,7 +66,7 @@ class Consumer:
         transport: Transport | None = None,
         **configs: Any,
     ) -> None:
-        self.config = merge_config("consumer", DEFAULT_CONFIG, configs)
+        self.config = merge_config("consumer", CONSUMER_CONFIG, configs)
         isolation = isolation_level(self.config["isolation_level"])
         if self.config["group_id"] is not None:
             validate_group_id(self.config["group_id"])
@@ -116,6 +92,7 @@ class Consumer:
         self._next_auto_commit = (
             time.monotonic() + int(self.config["auto_commit_interval_ms"]) / 1000
         )
+        self._sensors = consumer_sensors(self.config["client_id"], MetricsConfig.of(self.config))
         self._fetcher = Fetcher(
             self._cluster,
             int(self.config["max_partition_fetch_bytes"]),
@@ -124,6 +101,7 @@ class Consumer:
             self.config["auto_offset_reset"],
             self.config["key_deserializer"],
             self.config["value_deserializer"],
+            self._sensors,
             bool(self.config["check_crcs"]),
             isolation,
         )
@@ -133,6 +111,7 @@ class Consumer:
         self._closed = False
         if topics:
             self.subscribe(topics)
+        metrics_reporter.register(self._sensors.registry)  # last: a failed __init__ exports nothing
 
     # ------------------------------------------------------------------ assignment
 
@@ -465,6 +444,12 @@ class Consumer:
         except UnknownTopicOrPartitionError:
             return None
 
+    def metrics(self) -> MetricsView:
+        """kafka-python's metrics: ``{"consumer-fetch-manager-metrics": {"records-lag-max": ...,
+        ...}, "consumer-fetch-manager-metrics.<topic>-<partition>": {"records-lag": ...}, ...}``
+        (``{}`` with ``metrics_enabled=False``)."""
+        return self._sensors.view()
+
     def close(self, autocommit: bool = True, timeout_ms: int | None = None) -> None:
         """Stop consuming; in a group, commit (if auto-commit is on) and leave it at once, within
         ``timeout_ms`` (default: the request timeout). Idempotent."""
@@ -487,6 +472,7 @@ class Consumer:
                     )
             self._group.close(deadline)
         self._fetcher.forget(set(self._assignment))
+        metrics_reporter.unregister(self._sensors.registry)
 
     def __enter__(self) -> Consumer:
         return self

@@ -6,7 +6,8 @@ dropped (a fetch returns whole batches), as are transaction markers and, with
 ``read_committed``, aborted transactions (``transaction_filter``). The position moves as ``poll``
 hands records out, past the response's last batch once all its records are out, and a partition's
 next fetch is sent as soon as its buffer is empty, so it is in flight while the application works
-on the records it just got.
+on the records it just got. Each answer and each hand-out reports to the consumer's sensors (fetch
+latency and bytes, records consumed, a partition's lag: its end minus its position).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from itertools import repeat
 from typing import Any
 
 from rafka.actors import names
+from rafka.clients.client_metrics import ConsumerSensors
 from rafka.clients.cluster import ClusterConnection
 from rafka.clients.records import ConsumerRecord
 from rafka.clients.transaction_filter import visible_batches
@@ -67,6 +69,7 @@ class Fetcher:
         auto_offset_reset: str,
         key_deserializer: Callable[[bytes], Any] | None,
         value_deserializer: Callable[[bytes], Any] | None,
+        sensors: ConsumerSensors,
         check_crcs: bool = True,
         isolation_level: int = READ_UNCOMMITTED,
     ) -> None:
@@ -84,9 +87,11 @@ class Fetcher:
         self.value_deserializer = value_deserializer
         self.check_crcs = check_crcs
         self.isolation_level = isolation_level
+        self._sensors = sensors
         self.positions: dict[TopicPartition, int] = {}
         self.highwater: dict[TopicPartition, int] = {}
-        self._inflight: dict[Any, tuple[TopicPartition, int]] = {}
+        # Each fetch in flight: its partition, the offset it asked for and when it was sent.
+        self._inflight: dict[Any, tuple[TopicPartition, int, float]] = {}
         self._busy: set[TopicPartition] = set()
         self._retry_at: dict[TopicPartition, float] = {}
         # Each entry: a partition's fetched records and the offset after the response's last batch,
@@ -100,6 +105,7 @@ class Fetcher:
         for tp in partitions:
             self.positions.pop(tp, None)
             self.highwater.pop(tp, None)
+        self._sensors.forget(partitions)
         self._buffer = deque(entry for entry in self._buffer if entry[0] not in partitions)
 
     def seek(self, tp: TopicPartition, offset: int) -> None:
@@ -156,7 +162,7 @@ class Fetcher:
                 current_leader_epoch=metadata.leader_epoch,
                 isolation_level=self.isolation_level,
             )
-            self._inflight[self._transport.send(leader, "fetch", request)] = (tp, offset)
+            self._inflight[self._transport.send(leader, "fetch", request)] = (tp, offset, now)
             self._busy.add(tp)
 
     def collect(self, timeout_s: float) -> bool:
@@ -168,13 +174,16 @@ class Fetcher:
         done = self._transport.ready(inflight, len(inflight), 0)
         if not done and timeout_s > 0:
             done = self._transport.ready(inflight, 1, timeout_s)
+        # Answers are taken here, not as they arrive, so a fetch's latency includes the time it
+        # waited for this poll (as with Kafka's consumer, which reads responses only in poll).
+        now = time.monotonic()
         for ref in done:
-            tp, offset = self._inflight.pop(ref)
+            tp, offset, sent_at = self._inflight.pop(ref)
             self._busy.discard(tp)
-            self._handle(tp, offset, ref)
+            self._handle(tp, offset, ref, now - sent_at)
         return bool(done)
 
-    def _handle(self, tp: TopicPartition, offset: int, ref: Any) -> None:
+    def _handle(self, tp: TopicPartition, offset: int, ref: Any, latency_s: float) -> None:
         if self.positions.get(tp) != offset:
             return  # reassigned or sought while the fetch was in flight
         try:
@@ -200,8 +209,10 @@ class Fetcher:
             return
         self.highwater[tp] = response.high_watermark
         data = response.records
+        self._sensors.fetched(tp, self._lag_end(response), len(data), latency_s)
         batches = list(iter_batches(data))
         if not batches:
+            self._sensors.position(tp, offset)
             return
         following = max(offset, batches[-1][1].next_offset)
         aborted = response.aborted_transactions if self.isolation_level == READ_COMMITTED else None
@@ -212,6 +223,14 @@ class Fetcher:
             # Nothing to hand out (records below the position, markers, aborted transactions): the
             # position moves past them now, so the next fetch asks for what follows.
             self.positions[tp] = following
+            self._sensors.position(tp, following)
+
+    def _lag_end(self, response: FetchResponse) -> int:
+        """Where a partition's lag is counted to: the high watermark, or with read_committed the
+        last stable offset (what the consumer may read)."""
+        if self.isolation_level == READ_COMMITTED and response.last_stable_offset >= 0:
+            return response.last_stable_offset
+        return response.high_watermark
 
     def _decode(
         self,
@@ -295,8 +314,11 @@ class Fetcher:
             else:
                 self._buffer.popleft()
                 self.positions[tp] = following
+            self._sensors.position(tp, self.positions[tp])
             taken.setdefault(tp, []).extend(records)
             count += len(records)
+        if count:
+            self._sensors.consumed(count)
         return taken
 
     def has_buffered(self) -> bool:

@@ -14,7 +14,8 @@ Idempotence (``enable_idempotence``, on by default as in Kafka 3.x) stamps each 
 first sent, with the producer id and epoch a broker gave and the partition's next sequence number;
 a retry resends the same bytes, so the leader can drop a batch it already has. The id is fetched by
 the sender thread before the first batch goes. A transactional producer (``transactional_id``) adds
-Kafka's transactional API; its state lives in ``TransactionManager``.
+Kafka's transactional API; its state lives in ``TransactionManager``. ``metrics()`` is
+kafka-python's dictionary, recorded per batch and request, never per record (``client_metrics``).
 """
 
 from __future__ import annotations
@@ -29,9 +30,11 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from rafka.actors import names
+from rafka.clients import metrics_reporter
 from rafka.clients.accumulator import ProducerBatch, RecordAccumulator
+from rafka.clients.client_metrics import MetricsConfig, MetricsView, producer_sensors
 from rafka.clients.cluster import ClusterConnection
-from rafka.clients.config import CONNECT_TIMEOUT_MS, merge_config
+from rafka.clients.config import PRODUCER_CONFIG, TRANSACTION_CONFIG, merge_config
 from rafka.clients.partitioner import DefaultPartitioner
 from rafka.clients.producer_transactions import ProducerTransactions, TransactionalApi
 from rafka.clients.records import FutureRecordMetadata
@@ -70,33 +73,6 @@ logger = logging.getLogger(__name__)
 # waiting for it would keep the partition unavailable after a new leader has taken over.
 IN_FLIGHT_CHECK_S = 0.25
 
-DEFAULT_CONFIG: dict[str, Any] = {
-    "client_id": "rafka-producer",
-    "acks": "all",
-    "enable_idempotence": True,
-    "max_in_flight_requests_per_connection": 5,
-    "batch_size": 16384,
-    "linger_ms": 0,
-    "buffer_memory": 32 * 1024 * 1024,
-    "max_block_ms": 60_000,
-    "retries": 2_147_483_647,
-    "retry_backoff_ms": 100,
-    "metadata_max_age_ms": 300_000,
-    "request_timeout_ms": 30_000,
-    "connect_timeout_ms": CONNECT_TIMEOUT_MS,
-    "delivery_timeout_ms": 120_000,
-    "max_request_size": 1_048_576,
-    "compression_type": None,
-    "key_serializer": None,
-    "value_serializer": None,
-    "partitioner": None,
-    "bootstrap_servers": None,
-}
-
-TRANSACTION_CONFIG: dict[str, Any] = {"transactional_id": None, "transaction_timeout_ms": 60_000}
-"""A transactional producer's settings, apart from DEFAULT_CONFIG: the Spark sink offers the
-producer's DEFAULT_CONFIG as its options, and a transactional id is not one of them."""
-
 
 class TopicPartitions(NamedTuple):
     """What ``send`` knows of a topic: its partition count, the partitions with a leader (the
@@ -127,7 +103,7 @@ class Producer(TransactionalApi):
         transport: Transport | None = None,
         **configs: Any,
     ) -> None:
-        self.config = merge_config("producer", {**DEFAULT_CONFIG, **TRANSACTION_CONFIG}, configs)
+        self.config = merge_config("producer", {**PRODUCER_CONFIG, **TRANSACTION_CONFIG}, configs)
         acks = self.config["acks"]
         if acks not in (0, 1, -1, "all", "0", "1", "-1"):
             raise InvalidConfigError(f"acks={acks!r} must be 0, 1, -1 or 'all'")
@@ -201,11 +177,12 @@ class Producer(TransactionalApi):
             if self._txn is not None
             else None
         )
-        self.stats = {"records": 0, "batches": 0, "retries": 0, "errors": 0}
+        self._sensors = producer_sensors(self.config["client_id"], MetricsConfig.of(self.config))
         self._sender = threading.Thread(
             target=self._run, name=f"{self.config['client_id']}-sender", daemon=True
         )
         self._sender.start()
+        metrics_reporter.register(self._sensors.registry)
 
     # ------------------------------------------------------------------ public API
 
@@ -296,14 +273,16 @@ class Producer(TransactionalApi):
             self._closed = self._guarded = True
             self._wakeup.set()
             self._sender.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+            metrics_reporter.unregister(self._sensors.registry)
 
     def partitions_for(self, topic: str) -> set[int]:
         """Partition ids of a topic."""
         return set(range(self._load_partitions(topic).partition_count))
 
-    def metrics(self) -> dict[str, int]:
-        """Counters: records and batches acknowledged, retries, failed batches."""
-        return dict(self.stats)
+    def metrics(self) -> MetricsView:
+        """kafka-python's metrics: ``{"producer-metrics": {"record-send-total": ..., ...}}``
+        (``{}`` with ``metrics_enabled=False``)."""
+        return self._sensors.view(len(self._in_flight))
 
     def __enter__(self) -> Producer:
         return self
@@ -475,7 +454,8 @@ class Producer(TransactionalApi):
             leader, metadata = self._cluster.leader_replica(tp.topic, tp.partition, refresh=refresh)
             if self._transactions is not None and not batch.is_stamped:
                 self._transactions.stamp(batch)
-            request = ProduceRequest(batch.encoded(), self.acks, self.request_timeout_ms)
+            encoded = batch.encoded()
+            request = ProduceRequest(encoded, self.acks, self.request_timeout_ms)
             call = self._transport.send(leader, "produce", request)
         except (RafkaError, UnreachableError) as exc:
             error = (
@@ -492,6 +472,7 @@ class Producer(TransactionalApi):
             self._retry_or_fail(batch, error)
             return
         batch.attempts += 1
+        self._sensors.sent(batch.builder.record_count, len(encoded))
         in_flight = self._in_flight[tp] = InFlight(batch, time.monotonic(), metadata.leader)
         self._busy.add(tp)
         self._transport.on_done(call, lambda answer: self._answered(in_flight, answer))
@@ -531,6 +512,7 @@ class Producer(TransactionalApi):
                 ),
             )
             return
+        self._sensors.answered(time.monotonic() - request.sent_at)
         error = response.error
         if error is Errors.NONE:
             self._finish(batch, response.base_offset, None)
@@ -555,7 +537,7 @@ class Producer(TransactionalApi):
             logger.info("%s; taking a new producer id to send the batch again", error)
             self._txn.request_new_producer_id()
             batch.unstamp()
-            self.stats["retries"] += 1
+            self._sensors.retried(batch.builder.record_count)
             self._accumulator.reenqueue(batch, time.monotonic())
             return
         if reaction is SequenceReaction.FAIL_PRODUCER:
@@ -590,7 +572,7 @@ class Producer(TransactionalApi):
         tp = batch.topic_partition
         age = time.monotonic() - batch.created
         if error.retriable and batch.attempts <= self.retries and age < self.delivery_timeout_s:
-            self.stats["retries"] += 1
+            self._sensors.retried(batch.builder.record_count)
             self._stale.add(tp)
             self._partitions.pop(tp.topic, None)
             logger.debug("retrying batch for %s-%d after %s", tp.topic, tp.partition, error)
@@ -600,11 +582,8 @@ class Producer(TransactionalApi):
         self._finish(batch, -1, error)
 
     def _finish(self, batch: ProducerBatch, base_offset: int, error: RafkaError | None) -> None:
-        if error is None:
-            self.stats["batches"] += 1
-            self.stats["records"] += batch.builder.record_count
-        else:
-            self.stats["errors"] += 1
+        if error is not None:
+            self._sensors.failed(batch.builder.record_count)
             if self._txn is not None and batch.is_stamped:
                 # The batch took a sequence number the leader may never see: the next batch would
                 # leave a gap, so the producer takes a new id first (a transaction must abort).

@@ -10,6 +10,7 @@ ZooKeeper client of their own.
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import time
@@ -20,6 +21,8 @@ from kazoo.client import KazooClient
 
 from rafka.actors import names
 from rafka.cluster.local_cluster import LocalCluster
+
+logger = logging.getLogger(__name__)
 
 
 def kill_broker(cluster: LocalCluster, broker_id: int) -> float:
@@ -86,4 +89,10 @@ def kill_replica(cluster: LocalCluster, topic: str, partition: int, broker_id: i
         return None
     at = time.time()
     ray.kill(replica, no_restart=True)
+    logger.warning(
+        "replica %s-%d of broker %d stopped: killed by the operator (its broker restarts it)",
+        topic,
+        partition,
+        broker_id,
+    )
     return at

@@ -25,7 +25,7 @@ from rafka.clients.admin import Admin, ClusterDescription
 from rafka.clients.config import CONNECT_TIMEOUT_MS
 from rafka.clients.ray_address import listening, split_address
 from rafka.clients.ray_transport import RAY_ACTOR_ERRORS, ensure_ray
-from rafka.cluster import ray_head
+from rafka.cluster import actor_deaths, ray_head
 from rafka.cluster.racks import racks_by_node
 from rafka.cluster.zookeeper_server import ZooKeeperServer
 
@@ -49,6 +49,8 @@ class ClusterState:
     embedded_zookeeper: bool
     ray_session_dir: str | None = None
     """The session directory of the Ray head ``up`` started (None when it joined one)."""
+    metrics_url: str | None = None
+    """rafka's Prometheus endpoint, when ``up`` was given a metrics port."""
 
     def save(self, data_dir: Path) -> None:
         """Write the state file."""
@@ -64,8 +66,10 @@ class ClusterState:
 def connect(
     address: str | None, namespace: str, connect_timeout_ms: int = CONNECT_TIMEOUT_MS
 ) -> None:
-    """Attach this process to a Ray cluster as a driver (as the clients do)."""
+    """Attach this process to a Ray cluster as a driver (as the clients do); Ray's reports of its
+    brokers' deaths become rafka's one-line notices."""
     ensure_ray(address, namespace, connect_timeout_ms)
+    actor_deaths.install()
 
 
 def _listening(address: str) -> bool:
@@ -99,6 +103,8 @@ def up(
     broker_config: dict[str, Any] | None = None,
     timeout_s: float = 120.0,
     port: int | None = None,
+    metrics_port: int | None = None,
+    metrics_host: str = "127.0.0.1",
 ) -> ClusterDescription:
     """Start (or restart) a cluster; idempotent for brokers that are already running.
 
@@ -107,7 +113,8 @@ def up(
     ``broker_rack``.
 
     A Ray head it starts itself listens on 127.0.0.1:``port``, or on a free port when ``port`` is
-    None (6379 or the data directory's previous one first).
+    None (6379 or the data directory's previous one first). With ``metrics_port``, rafka's own
+    Prometheus endpoint serves every broker's metrics at ``http://metrics_host:metrics_port``.
     """
     data_dir = data_dir.resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -172,6 +179,9 @@ def up(
             }
         ).with_broker_id(broker_id)
         spawn.spawn_broker(config, namespace, nodes[broker_id % len(nodes)], detached=True)
+    metrics_url = previous.metrics_url if previous else None
+    if metrics_port is not None:
+        metrics_url = _start_metrics_endpoint(namespace, metrics_host, metrics_port)
     ClusterState(
         namespace,
         cluster_name,
@@ -181,8 +191,23 @@ def up(
         session_dir is not None,
         embedded,
         session_dir,
+        metrics_url,
     ).save(data_dir)
     return Admin(namespace=namespace).wait_for_cluster(count, int(timeout_s * 1000))
+
+
+def _start_metrics_endpoint(namespace: str, host: str, port: int) -> str:
+    """Start (or find) the cluster's Prometheus endpoint on this driver's node; its URL."""
+    try:
+        endpoint = ray.get_actor(names.METRICS_ENDPOINT, namespace=namespace)
+    except ValueError:
+        node_id = ray.get_runtime_context().get_node_id()
+        endpoint = spawn.spawn_metrics_endpoint(namespace, host, port, node_id)
+    try:
+        return str(ray.get(endpoint.start.remote(), timeout=30))
+    except RAY_ACTOR_ERRORS as exc:
+        ray.kill(endpoint, no_restart=True)
+        raise ValueError(f"the metrics endpoint cannot serve on {host}:{port}: {exc}") from exc
 
 
 def down(data_dir: Path, timeout_s: float = 60.0) -> list[str]:
@@ -211,6 +236,11 @@ def down(data_dir: Path, timeout_s: float = 60.0) -> list[str]:
                 pass
             ray.kill(handle, no_restart=True)
             done.append(f"stopped broker {broker_id}")
+        try:
+            ray.kill(ray.get_actor(names.METRICS_ENDPOINT, namespace=state.namespace))
+            done.append(f"stopped the metrics endpoint {state.metrics_url}")
+        except ValueError:
+            pass
         ray.shutdown()
     if state.embedded_zookeeper:
         server = ZooKeeperServer.attach(data_dir / "zookeeper")
@@ -255,6 +285,12 @@ def status(
     connect(address, namespace, connect_timeout_ms)
     admin = Admin(namespace=namespace)
     description = admin.describe_cluster()
+    metrics_url = None
+    try:
+        endpoint = ray.get_actor(names.METRICS_ENDPOINT, namespace=namespace)
+        metrics_url = ray.get(endpoint.url.remote(), timeout=connect_timeout_ms / 1000)
+    except (ValueError, *RAY_ACTOR_ERRORS):
+        pass
     return {
         "cluster_id": description.cluster_id,
         "controller": description.controller_id,
@@ -264,4 +300,10 @@ def status(
         ],
         "bootstrap_servers": description.bootstrap_servers,
         "topics": admin.list_topics(),
+        "metrics": metrics_url,
+        "ray_metrics": [
+            f"http://{node['NodeManagerAddress']}:{node['MetricsExportPort']}/metrics"
+            for node in ray.nodes()
+            if node.get("Alive") and node.get("MetricsExportPort")
+        ],
     }

@@ -24,6 +24,7 @@ from rafka.actors.broker.config import LAUNCH_DEFAULTS, BrokerConfig
 from rafka.clients import ray_address
 from rafka.clients.admin import Admin
 from rafka.clients.ray_transport import RAY_ACTOR_ERRORS
+from rafka.cluster import actor_deaths
 from rafka.cluster.racks import Racks, broker_rack
 from rafka.cluster.ray_head import RAY_ENV_DEFAULTS
 from rafka.cluster.zookeeper_server import ZooKeeperServer
@@ -113,6 +114,8 @@ class LocalCluster:
         if not ray.is_initialized():
             init_local_ray(self.namespace)
             self._started_ray = True
+        # This process owns the brokers, so Ray reports their deaths here: in rafka's words.
+        actor_deaths.install()
         for broker_id in range(self.num_brokers):
             self.start_broker(broker_id, wait=False)
         self.admin().wait_for_cluster(self.num_brokers, int(self.start_timeout_s * 1000))
@@ -161,9 +164,15 @@ class LocalCluster:
         try:
             ray.get(handle.shutdown.remote(), timeout=timeout_s)
         except RAY_ACTOR_ERRORS as exc:
-            logger.warning("broker %d did not shut down cleanly: %s", broker_id, exc)
+            # The class names what went wrong; Ray's text of it is a paragraph.
+            logger.warning(
+                "broker %d did not shut down cleanly (%s); killing it",
+                broker_id,
+                type(exc).__name__,
+            )
         ray.kill(handle, no_restart=True)
         self._wait_gone(names.broker_actor_name(broker_id), timeout_s)
+        logger.info("broker %d stopped: shut down by the operator", broker_id)
 
     def kill_broker(self, broker_id: int, processes: dict[str, int] | None = None) -> int:
         """SIGKILL every process of a broker at once (its broker, controller, group and transaction
@@ -176,6 +185,7 @@ class LocalCluster:
         """
         processes = processes or self.broker_processes(broker_id)
         del self.brokers[broker_id]
+        actor_deaths.expect_deaths(processes.values())
         for pid in set(processes.values()):
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -183,6 +193,7 @@ class LocalCluster:
                 continue
         for name in processes:
             self._wait_gone(name, 30.0)
+        logger.warning("broker %d stopped: killed by the operator (SIGKILL)", broker_id)
         return processes[names.broker_actor_name(broker_id)]
 
     def broker_pids(self, broker_id: int) -> list[int]:

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 _LOG_LINE = re.compile(
-    r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) (\S+) (DEBUG|INFO|WARNING|ERROR|CRITICAL) (.*)$"
+    r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] "
+    r"(TRACE|DEBUG|INFO|WARN|ERROR|FATAL) (.*) \((\S+)\)$"
 )
 
 PHASES = (
@@ -35,7 +36,8 @@ ISR to drop it)."""
 
 @dataclass(frozen=True)
 class LogLine:
-    """One line of an actor's log (``actors.process.LOG_FORMAT``)."""
+    """One line of a broker's ``server.log`` (Kafka's layout, ``protocol/log_layout.py``), or of its
+    state-change log."""
 
     at_ms: int
     logger: str
@@ -44,11 +46,11 @@ class LogLine:
 
 
 def parse_log_line(line: str) -> LogLine | None:
-    """The line's parts, or None for a line not in the actors' format (a traceback, Ray's own)."""
+    """The parts of a ``server.log`` line, or None for a line not in its layout (a traceback)."""
     match = _LOG_LINE.match(line.rstrip("\n"))
     if match is None:
         return None
-    stamp, logger, level, message = match.groups()
+    stamp, level, message, logger = match.groups()
     # asctime is local time with a comma before the milliseconds.
     at = datetime.strptime(stamp.replace(",", "."), "%Y-%m-%d %H:%M:%S.%f").timestamp()
     return LogLine(round(at * 1000), logger, level, message)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections import Counter
 from typing import Any
 
 from rafka.actors.broker.config import BrokerConfig
@@ -24,6 +25,9 @@ from rafka.groups.group_metadata import GroupState
 from rafka.groups.group_metadata_manager import GroupMetadataManager, OffsetsLog, TopicMetadata
 from rafka.groups.membership import GroupMembership, MembershipConfig
 from rafka.groups.replica_log import BrokerTopicMetadata, ReplicaOffsetsLog
+from rafka.metrics import catalog
+from rafka.metrics.broker_view import CommittedOffset, CoordinatorReport
+from rafka.metrics.registry import MetricsRegistry, family
 from rafka.protocol.errors import Errors
 from rafka.protocol.messages.groups import (
     GroupDescription,
@@ -68,7 +72,7 @@ class GroupCoordinator:
         log: OffsetsLog | None = None,
         metadata: TopicMetadata | None = None,
     ) -> None:
-        configure_actor_logging()
+        configure_actor_logging(config.log_dirs)
         self.config = config
         self.broker_id = config.broker_id
         self.namespace = namespace
@@ -90,6 +94,11 @@ class GroupCoordinator:
             self.manager.store_group,
         )
         self._loads: set[asyncio.Task[bool]] = set()
+        self.metrics = MetricsRegistry(config.metrics_enabled)
+        self._offset_commits = self.metrics.counter(catalog.OFFSET_COMMITS, broker=self.broker_id)
+        self.metrics.computed(
+            catalog.REBALANCES, lambda: self.membership.rebalances, broker=self.broker_id
+        )
         self._ticker = asyncio.get_event_loop().create_task(self._tick_loop())
 
     # ------------------------------------------------------------------ ownership
@@ -159,7 +168,9 @@ class GroupCoordinator:
         )
         if error is not None:
             return OffsetCommitResponse(error[0], error_message=error[1])
-        return await self.manager.commit_offsets(request.group_id, request.offsets)
+        response = await self.manager.commit_offsets(request.group_id, request.offsets)
+        self._offset_commits.inc(sum(r.error is Errors.NONE for r in response.partitions))
+        return response
 
     async def offset_fetch(self, request: OffsetFetchRequest) -> OffsetFetchResponse:
         """OffsetFetch: the committed offsets (-1 where none), from memory."""
@@ -260,6 +271,32 @@ class GroupCoordinator:
             "offsets_groups": self.manager.groups_with_offsets(),
             "pending_transactions": self.manager.pending.producers(),
         }
+
+    async def metrics_report(self) -> CoordinatorReport:
+        """The coordinator's families (groups by state, rebalances, offset commits) and every
+        committed offset it holds, for its broker's lag."""
+        states = Counter(
+            meta.state.value
+            for meta in self.membership.groups.values()
+            if meta.state is not GroupState.DEAD
+        )
+        for group_id in self.manager.groups_with_offsets():
+            if group_id not in self.membership.groups:
+                states[GroupState.EMPTY.value] += 1
+        by_state = family(
+            catalog.GROUPS,
+            (
+                ({"broker": self.broker_id, "state": state.value}, states[state.value])
+                for state in GroupState
+                if state is not GroupState.DEAD
+            ),
+        )
+        committed = tuple(
+            CommittedOffset(group_id, tp, value.offset)
+            for group_id, offsets in self.manager.offsets.items()
+            for tp, value in offsets.items()
+        )
+        return CoordinatorReport((*self.metrics.collect(), by_state), committed)
 
     async def ping(self) -> int:
         """Liveness check."""

@@ -75,6 +75,8 @@ class GroupMembership:
         self._join_deadlines: dict[str, tuple[int, bool]] = {}
         self._rebalance_started: dict[str, int] = {}
         self._background: set[asyncio.Task[Errors]] = set()
+        self.rebalances = 0
+        """Generations started since this coordinator began (Kafka's completed rebalances)."""
 
     # ------------------------------------------------------------------ JoinGroup
 
@@ -230,6 +232,7 @@ class GroupMembership:
             self._remove(group, member.member_id)
         self._join_deadlines.pop(group.group_id, None)
         group.init_next_generation()
+        self.rebalances += 1
         if group.is_empty():
             # Keep a reference: the loop holds tasks weakly; unreferenced, one may vanish mid-write.
             task = asyncio.get_running_loop().create_task(self.persist(group))

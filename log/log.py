@@ -156,6 +156,18 @@ class Log:
             self.directory, below=self.segments[0].base_offset, above=self.log_end_offset
         )
         self._load_producer_state(clean)
+        if not bases:
+            logger.info("Created log for partition %s in %s", self.directory.name, self.directory)
+            return
+        logger.info(
+            "[Log partition=%s] Loaded log with %d segments, log start offset %d and log end "
+            "offset %d, after a%s shutdown",
+            self.directory.name,
+            len(self.segments),
+            self.log_start_offset,
+            self.log_end_offset,
+            " clean" if clean else "n unclean",
+        )
 
     # ------------------------------------------------------------------ producer state
 

@@ -2,7 +2,8 @@
 
 ``types`` declares ``TopicPartition``, ``NewTopic``, ``OffsetAndMetadata`` and the clock helper
 once; ``errors`` holds Kafka's error codes and exceptions; ``messages`` the requests and responses
-between clients and actors; ``records`` the record batch format, its builder and compression.
+between clients and actors; ``records`` the record batch format, its builder and compression;
+``log_layout`` Kafka's log line layout, for brokers' log files and rafka's terminal lines.
 
 Imports nothing of rafka outside ``rafka.protocol``; no Ray, no kazoo.
 """

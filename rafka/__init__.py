@@ -22,11 +22,14 @@ import importlib
 from typing import Any
 
 from rafka.clients import ray_address as _ray_address
+from rafka.protocol import log_layout as _log_layout
 
 __version__ = "0.1.0"
 
 # A cluster on loopback must stay reachable through Ray's own ray.init(address="auto").
 _ray_address.install()
+# rafka's warnings reach a terminal as one line each, unless the application configured logging.
+_log_layout.install_console()
 
 _EXPORTS = {
     "Producer": "rafka.clients.producer",

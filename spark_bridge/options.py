@@ -94,10 +94,10 @@ _DURATION_MS = {
 
 @functools.cache
 def producer_defaults() -> dict[str, Any]:
-    """The producer's settings and defaults, imported on first use (the producer imports Ray)."""
-    from rafka.clients.producer import DEFAULT_CONFIG
+    """The producer's settings and defaults, imported on first use."""
+    from rafka.clients.config import PRODUCER_CONFIG
 
-    return dict(DEFAULT_CONFIG)
+    return dict(PRODUCER_CONFIG)
 
 
 @functools.cache

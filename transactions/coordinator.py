@@ -65,7 +65,7 @@ class TransactionCoordinator:
         metadata: TopicMetadata | None = None,
         channel: MarkerChannel | None = None,
     ) -> None:
-        configure_actor_logging()
+        configure_actor_logging(config.log_dirs)
         self.config = config
         self.broker_id = config.broker_id
         self.namespace = namespace

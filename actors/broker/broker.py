@@ -22,6 +22,7 @@ from kazoo.exceptions import BadVersionError, NoNodeError
 from kazoo.protocol.states import KazooState
 
 from rafka.actors import names, spawn
+from rafka.actors.broker.broker_metrics import BrokerMetrics
 from rafka.actors.broker.config import BrokerConfig
 from rafka.actors.broker.config_manager import ConfigManager
 from rafka.actors.broker.kafka_apis import KafkaApis
@@ -30,6 +31,7 @@ from rafka.actors.broker.metadata_cache import MetadataCache
 from rafka.actors.broker.producer_id_manager import ProducerIdManager, ZkProducerIdBlockStore
 from rafka.actors.broker.replication_quota import QuotaType, ReplicationQuotas, Throttle
 from rafka.actors.process import configure_actor_logging
+from rafka.actors.server_log import LogChunk, LogPosition, read_new, tail
 from rafka.actors.state_change import (
     ChangeFields,
     describe_state,
@@ -48,6 +50,7 @@ from rafka.log.deleted_dirs import (
     rename_for_deletion,
 )
 from rafka.log.files import partition_dir_name
+from rafka.metrics.registry import MetricFamily
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.admin import (
     AlterIsrResponse,
@@ -104,7 +107,7 @@ class Broker:
     """Ray actor for one broker: registration, replica supervision, control requests, metadata."""
 
     def __init__(self, config: BrokerConfig, namespace: str) -> None:
-        configure_actor_logging()
+        configure_actor_logging(config.log_dirs)
         open_state_change_log(config.log_dirs)
         self.config = config
         self.broker_id = config.broker_id
@@ -130,11 +133,23 @@ class Broker:
         self._metadata_updated = asyncio.Condition()
         self._stopped = asyncio.Event()
         self._supervisor = asyncio.get_event_loop().create_task(self._supervise())
+        self.metrics = BrokerMetrics(
+            self.broker_id,
+            namespace,
+            config.metrics_enabled,
+            lambda: list(self.replicas.values()),
+            lambda: list(self.metadata_cache.brokers),
+        )
         # Bound before registering, so /brokers/ids/<id> names the ports really taken.
         apis = KafkaApis(self, DEFAULT_REGISTRY)
         self.listeners = [
             KafkaListener(
-                address, self.host, DEFAULT_REGISTRY, apis.handle, config.socket_request_max_bytes
+                address,
+                self.host,
+                DEFAULT_REGISTRY,
+                apis.handle,
+                config.socket_request_max_bytes,
+                self.metrics.request_done if config.metrics_enabled else None,
             )
             for address in parse_listeners(config.listeners)
         ]
@@ -160,6 +175,9 @@ class Broker:
         self._internal_partitions: dict[str, int] = {}
         for listener in self.listeners:
             self._loop.create_task(listener.start())
+        self._metrics_exporter = (
+            self._loop.create_task(self._export_metrics()) if config.metrics_enabled else None
+        )
         logger.info("broker %d registered on node %s (%s)", self.broker_id, self.node_id, self.host)
         self._state_change("registered in ZooKeeper (pid %d)", os.getpid())
 
@@ -791,6 +809,26 @@ class Broker:
             "replicas": sorted(f"{t}-{p}" for t, p in self.replicas),
         }
 
+    async def _export_metrics(self) -> None:
+        """Hand the broker's metrics to Ray's metrics system every export interval."""
+        interval_s = self.config.metrics_export_interval_ms / 1000
+        while not self._stopped.is_set():
+            await asyncio.sleep(interval_s)
+            try:
+                await self.metrics.export(self.coordinator, self.controller)
+            except Exception:  # a failed export must not end the exports that follow
+                logger.exception("broker %d: exporting metrics failed", self.broker_id)
+
+    async def metrics_snapshot(self) -> list[MetricFamily]:
+        """Every metric family of this broker and the processes it hosts, for rafka's Prometheus
+        endpoint and the console."""
+        return await self.metrics.snapshot(self.coordinator, self.controller)
+
+    async def high_watermarks(self) -> dict[TopicPartition, int]:
+        """The high watermarks this broker's leaders had at its last metrics snapshot, for a
+        peer's consumer-lag metrics."""
+        return self.metrics.high_watermarks()
+
     async def replica_call(self, topic: str, partition: int, method: str, request: Any) -> Any:
         """``method(request)`` on this broker's replica of the partition, for the Kafka listener:
         UNKNOWN_TOPIC_OR_PARTITION or NOT_LEADER_OR_FOLLOWER (which a Kafka client answers with
@@ -900,6 +938,7 @@ class Broker:
     async def shutdown(self) -> None:
         """Controlled shutdown, then close every replica's log, stop the controller, end the
         session."""
+        logger.info("broker %d shutting down", self.broker_id)
         if self.config.controlled_shutdown_enable:
             await self._controlled_shutdown()
         self._stopped.set()
@@ -921,6 +960,15 @@ class Broker:
             ray.kill(self.coordinator, no_restart=True)
             ray.kill(self.transaction_coordinator, no_restart=True)
             self.zk.close()
+        logger.info("broker %d shut down completed", self.broker_id)
+
+    async def server_log(self, position: LogPosition | None, lines: int | None) -> LogChunk:
+        """This broker's ``server.log``, for ``rafka logs`` on another machine: its last ``lines``
+        lines (None: all of the live file) when ``position`` is None, else what came after it."""
+        log_dir = self.config.log_dirs
+        if position is None:
+            return await asyncio.to_thread(tail, log_dir, lines)
+        return await asyncio.to_thread(read_new, log_dir, position)
 
     async def ping(self) -> int:
         """Liveness check: the broker id."""

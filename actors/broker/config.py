@@ -203,6 +203,13 @@ class BrokerConfig:
     producer_id_expiration_check_interval_ms: int = bounded(
         600_000, 1, INT32_MAX, "how often replicas look for idle producer ids to forget"
     )
+    metrics_enabled: bool = field(
+        default=True,
+        metadata={"doc": "record the broker's metrics (off only to measure what recording costs)"},
+    )
+    metrics_export_interval_ms: int = bounded(
+        5_000, 100, INT32_MAX, "how often a broker hands its metrics to Ray's metrics system"
+    )
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any], base: BrokerConfig | None = None) -> BrokerConfig:

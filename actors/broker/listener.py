@@ -20,6 +20,7 @@ import logging
 import os
 import socket
 import struct
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -29,7 +30,7 @@ from rafka.protocol.messages.fetch import FileRegion
 from rafka.protocol.messages.metadata import ListenerAddress, parse_listeners
 from rafka.protocol.wire.headers import API_VERSIONS_KEY, RequestHeader
 from rafka.protocol.wire.primitives import FileSlice, Part, WireFormatError
-from rafka.protocol.wire.registry import ApiRegistry
+from rafka.protocol.wire.registry import ApiRegistry, WireRequest
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +46,8 @@ class Deferred:
 
 
 Handler = Callable[[RequestHeader, Body], Awaitable[Body | Deferred | None]]
+Observer = Callable[[str, float], None]
+"""Told each answered request's type (Kafka's request name) and its time in milliseconds."""
 """Answers one decoded request with a response body, None when Kafka sends no response (Produce
 with acks=0), or ``Deferred``."""
 
@@ -92,6 +95,7 @@ class KafkaListener:
         registry: ApiRegistry,
         handler: Handler,
         max_request_bytes: int,
+        observe: Observer | None = None,
     ) -> None:
         host = address.host or default_host
         # Bound now, so the broker can register the port it really got (port 0: any free one).
@@ -103,6 +107,7 @@ class KafkaListener:
         )
         self._registry = registry
         self._handler = handler
+        self._observe = observe
         self._max_request_bytes = max_request_bytes
         self._server: asyncio.base_events.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
@@ -206,18 +211,32 @@ class KafkaListener:
                 )
                 return answered
             raise _CloseConnection(str(exc)) from None
+        started = time.perf_counter()
         body = await self._handler(request.header, request.body)
         if not isinstance(body, Deferred):
             answered.set_result(
                 None if body is None else registry.response_parts(request.header, body)
             )
+            self._observed(request, started)
             return answered
 
         async def encoded(later: Awaitable[Body | None]) -> Frame | None:
             done = await later
+            self._observed(request, started)
             return None if done is None else registry.response_parts(request.header, done)
 
         return asyncio.ensure_future(encoded(body.body))
+
+    def _observed(self, request: WireRequest, started: float) -> None:
+        """Report the request's type and time to the observer, as Kafka's RequestMetrics name
+        them: a Fetch is FetchConsumer or FetchFollower by its replica id."""
+        if self._observe is None:
+            return
+        header = request.header
+        name = self._registry.api(header.api_key, header.api_version).name
+        if name == "Fetch":
+            name = "FetchFollower" if request.body.get("replica_id", -1) >= 0 else "FetchConsumer"
+        self._observe(name, (time.perf_counter() - started) * 1000)
 
 
 async def _enqueue(

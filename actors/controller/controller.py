@@ -103,6 +103,8 @@ from rafka.actors.state_change import (
     open_state_change_log,
 )
 from rafka.actors.zk.client import ControllerMovedError, ZkClient
+from rafka.metrics import catalog
+from rafka.metrics.registry import MetricFamily, family
 from rafka.protocol.errors import Errors, TopicAlreadyExistsError
 from rafka.protocol.messages.admin import (
     ControlledShutdownResponse,
@@ -129,7 +131,7 @@ class Controller:
     """Ray actor: the controller of one broker, active only while it holds ``/controller``."""
 
     def __init__(self, config: BrokerConfig, namespace: str) -> None:
-        configure_actor_logging()
+        configure_actor_logging(config.log_dirs)
         open_state_change_log(config.log_dirs)
         self.config = config
         self.broker_id = config.broker_id
@@ -281,6 +283,22 @@ class Controller:
             "event_queue_size": stats.queue_size,
             "max_event_queue_time_ms": round(stats.max_queue_time_ms, 3),
         }
+
+    async def metrics_report(self) -> list[MetricFamily]:
+        """ActiveControllerCount, and on the active controller the offline and global partition
+        counts; leader and unclean elections this controller made."""
+        core = self.core
+        labels = {"broker": self.broker_id}
+        active = core.active
+        offline = len(core.ctx.partitions_in(PartitionState.OFFLINE_PARTITION)) if active else 0
+        total = len(core.ctx.partitions()) if active else 0
+        return [
+            family(catalog.ACTIVE_CONTROLLER, [(labels, float(active))]),
+            family(catalog.OFFLINE_PARTITIONS, [(labels, float(offline))]),
+            family(catalog.GLOBAL_PARTITIONS, [(labels, float(total))]),
+            family(catalog.LEADER_ELECTIONS, [(labels, float(core.leader_elections))]),
+            family(catalog.UNCLEAN_LEADER_ELECTIONS, [(labels, float(core.unclean_elections))]),
+        ]
 
     async def ping(self) -> int:
         """Liveness check: the broker id."""

@@ -97,6 +97,8 @@ class ControllerCore(PartitionGrowth, TopicDeletionSteps, ReassignmentSteps, Pre
         self.delete_topic_enable = delete_topic_enable
         self.active = False
         self.unclean_elections = 0
+        self.leader_elections = 0
+        """Offline partitions given a leader (Kafka's LeaderElectionRateAndTimeMs count)."""
         self.response_errors = 0
         self.recent_response_errors: deque[str] = deque(maxlen=RECENT_RESPONSE_ERRORS)
 
@@ -327,6 +329,8 @@ class ControllerCore(PartitionGrowth, TopicDeletionSteps, ReassignmentSteps, Pre
             return write
 
         def written(tp: TopicPartition, write: PartitionWrite) -> None:
+            if not isinstance(write, CreatePartitionState):
+                self.leader_elections += 1
             if write in unclean:
                 self.unclean_elections += 1
                 self._log(

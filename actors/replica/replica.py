@@ -27,8 +27,10 @@ import ray
 from rafka.actors import names
 from rafka.actors.broker.config import BrokerConfig
 from rafka.actors.broker.replication_quota import QuotaType, Throttle
+from rafka.actors.process import configure_actor_logging
 from rafka.actors.replica.partition import FollowerAction, Partition
 from rafka.actors.replica.purgatory import Purgatory
+from rafka.actors.replica.replica_metrics import ReplicaMetrics
 from rafka.actors.state_change import (
     ChangeFields,
     describe_state,
@@ -41,6 +43,7 @@ from rafka.log.config import LogConfig
 from rafka.log.deleted_dirs import RenamedLog
 from rafka.log.files import partition_dir_name
 from rafka.log.log import Log
+from rafka.metrics.broker_view import ReplicaReport
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.admin import ReplicaLogDirInfo
 from rafka.protocol.messages.control import LeaderAndIsrPartitionState
@@ -113,12 +116,18 @@ class PartitionReplica:
     ) -> None:
         self.config = config
         self.namespace = namespace
+        configure_actor_logging(config.log_dirs)
         open_state_change_log(config.log_dirs)
         self.log = Log(Path(config.log_dirs) / partition_dir_name(topic, partition), log_config)
         self.partition = Partition(topic, partition, broker_id, self.log)
         self._lock = threading.RLock()
         self.produce_waiters: Purgatory[Errors] = Purgatory("produce", self._lock)
         self.fetch_waiters: Purgatory[bool] = Purgatory("fetch", self._lock)
+        self.metrics = ReplicaMetrics(
+            self.partition,
+            {"Produce": self.produce_waiters, "Fetch": self.fetch_waiters},
+            config.metrics_enabled,
+        )
         self._fetcher: _Fetcher | None = None
         self._broker: Any = None
         # Wall-clock ms this replica last became leader (-1: never), for recovery timelines.
@@ -234,19 +243,21 @@ class PartitionReplica:
         A retried batch already in the log is answered with its original base offset, once the HW
         passes it (acks=all).
         """
+        started = time.perf_counter()
         with self._lock:
             appended = self._append(request)
-            if appended.required_offset is None:
-                return appended.response
-            error = self._await_high_watermark(
-                appended.required_offset,
-                self.log.config.min_insync_replicas,
-                request.timeout_ms,
-                "produce",
-            )
-            return (
-                appended.response if error is Errors.NONE else self.partition.produce_error(error)
-            )
+            response = appended.response
+            if appended.required_offset is not None:
+                error = self._await_high_watermark(
+                    appended.required_offset,
+                    self.log.config.min_insync_replicas,
+                    request.timeout_ms,
+                    "produce",
+                )
+                if error is not Errors.NONE:
+                    response = self.partition.produce_error(error)
+            self.metrics.produce_answered(response.error, (time.perf_counter() - started) * 1000)
+            return response
 
     def append(self, request: ProduceRequest) -> ProduceAppended:
         """The first half of ``produce``: append, and say what HW an acks=all produce must wait
@@ -279,6 +290,7 @@ class PartitionReplica:
         except RafkaError as exc:
             return ProduceAppended(ProduceResponse(exc.error, error_message=exc.message))
         if not info.duplicate:
+            self.metrics.appended(info.record_count, info.size_in_bytes)
             self._partition_changed()
         return ProduceAppended(
             partition.produce_response(info), partition.required_offset(info, request.acks)
@@ -327,6 +339,13 @@ class PartitionReplica:
         return error
 
     def fetch(self, request: FetchRequest) -> FetchResponse:
+        """Read for a consumer or follower (``_fetch``), counted and timed."""
+        started = time.perf_counter()
+        response = self._fetch(request)
+        self.metrics.fetch_answered(request, response, (time.perf_counter() - started) * 1000)
+        return response
+
+    def _fetch(self, request: FetchRequest) -> FetchResponse:
         """Read for a consumer or follower; with nothing to return, wait up to ``max_wait_ms``.
 
         A throttled follower reads at most what this broker's leader replication quota allows;
@@ -431,6 +450,12 @@ class PartitionReplica:
         """This replica's size on disk and offset lag, for DescribeLogDirs."""
         with self._lock:
             return self.partition.log_dir_info()
+
+    @ray.method(concurrency_group="control")
+    def metrics_report(self) -> ReplicaReport:
+        """This replica's metric families and status, for its broker's snapshot."""
+        with self._lock:
+            return self.metrics.report(self.log.config.min_insync_replicas)
 
     @ray.method(concurrency_group="control")
     def ping(self) -> str:
@@ -599,8 +624,10 @@ class PartitionReplica:
             )
         finally:
             with self._lock:
+                before = len(partition.isr)
                 applied = partition.finish_isr_change(proposal, error, version)
                 if applied:
+                    self.metrics.isr_changed(before, len(partition.isr))
                     self._partition_changed()
                 self._state_change(
                     "ISR change to %s: %s, %s",

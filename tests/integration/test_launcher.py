@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,7 +123,8 @@ class Started:
 def first(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Started]:
     """A one-broker cluster started by `rafka up`, with the topic the clients use."""
     data_dir = tmp_path_factory.mktemp("first")
-    up = rafka("up", "--brokers", "1", "--data-dir", str(data_dir))
+    metrics_port = str(ray_head.free_loopback_port())
+    up = rafka("up", "--brokers", "1", "--data-dir", str(data_dir), "--metrics-port", metrics_port)
     try:
         assert up.returncode == 0, up.stderr
         yield Started(data_dir, up)
@@ -171,6 +173,20 @@ def test_status_finds_the_cluster_by_its_data_directory(first: Started) -> None:
     status = rafka("status", "--data-dir", str(first.data_dir))
     assert_quiet(status)
     assert [broker["id"] for broker in json.loads(status.stdout)["brokers"]] == [0]
+
+
+def test_up_with_a_metrics_port_serves_the_brokers_metrics_and_status_names_it(
+    first: Started, topic: str
+) -> None:
+    url = re.search(r"Prometheus metrics: (\S+)", first.up.stdout)
+    assert url is not None, first.up.stdout
+    status = json.loads(rafka("status", "--data-dir", str(first.data_dir)).stdout)
+    assert status["metrics"] == url[1]
+    assert status["ray_metrics"] and all("127.0.0.1" in u for u in status["ray_metrics"])
+    with urllib.request.urlopen(url[1], timeout=30) as answer:
+        text = answer.read().decode()
+    assert 'rafka_partition_count{broker="0"}' in text
+    assert 'rafka_active_controller_count{broker="0"} 1' in text
 
 
 def test_a_missing_topic_is_one_kafka_error_line(first: Started) -> None:
@@ -254,8 +270,11 @@ def test_down_stops_only_its_own_cluster_and_says_so_when_nothing_runs(first: St
     try:
         down = rafka("down", "--data-dir", str(first.data_dir))
         assert_quiet(down)
+        metrics_url = re.search(r"Prometheus metrics: (\S+)", first.up.stdout)
+        assert metrics_url is not None
         assert down.stdout.splitlines() == [
             "stopped broker 0",
+            f"stopped the metrics endpoint {metrics_url[1]}",
             "stopped ZooKeeper",
             f"stopped Ray at {ray_address_of(first.data_dir)}",
         ]

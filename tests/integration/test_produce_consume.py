@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import urllib.request
 
 import pytest
 import ray
@@ -20,7 +21,7 @@ from rafka.protocol.messages.fetch import FetchRequest
 from rafka.protocol.messages.produce import ACKS_ALL, ProduceRequest
 from rafka.protocol.records.builder import build_batch
 from rafka.protocol.types import ReplicaPlacement, TopicPartition
-from rafka.testing import serving_replica
+from rafka.testing import serving_replica, wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180), pytest.mark.usefixtures("cluster")]
 NS = "rafka-test"
@@ -214,3 +215,83 @@ def test_concurrent_producers_lose_nothing(admin: Admin, topic_name: str) -> Non
     assert not errors
     values = {r.value for r in _consume_all(topic_name, 4, 1500)}
     assert values == {f"{w}-{i}".encode() for w in range(3) for i in range(500)}
+
+
+def _exported(name: str, client_id: str) -> float:
+    """The sum of ``name``'s samples labelled ``client_id`` at every Ray node's Prometheus
+    endpoint."""
+    found = 0.0
+    for node in ray.nodes():
+        port = node.get("MetricsExportPort")
+        if not node.get("Alive") or not port:
+            continue
+        url = f"http://127.0.0.1:{port}/metrics"
+        with urllib.request.urlopen(url, timeout=10) as answer:
+            text = answer.read().decode()
+        for line in text.splitlines():
+            if line.startswith(name + "{") and f'client_id="{client_id}"' in line:
+                found += float(line.rsplit(" ", 1)[1])
+    return found
+
+
+def test_client_metrics_count_what_was_sent_and_consumed_and_reach_rays_endpoints(
+    admin: Admin, topic_name: str
+) -> None:
+    records = 3000
+    admin.create_topic(topic_name, num_partitions=2, replication_factor=1)
+    client_id = f"metrics-{topic_name}"
+    with Producer(namespace=NS, client_id=client_id, linger_ms=5) as producer:
+        for i in range(records):
+            producer.send(topic_name, b"%099d" % i)
+        producer.flush()
+        sent = producer.metrics()["producer-metrics"]
+    assert sent["record-send-total"] == records
+    assert sent["record-error-total"] == 0
+    assert sent["batch-size-avg"] >= 100 * sent["records-per-request-avg"]  # 100-byte values
+    assert 0 < sent["request-latency-avg"] <= sent["request-latency-max"]
+
+    consumer = Consumer(
+        namespace=NS,
+        client_id=client_id,
+        auto_offset_reset="earliest",
+        max_poll_records=100,
+        fetch_max_wait_ms=100,
+        metrics_sample_window_ms=500,
+    )
+    consumer.assign([TopicPartition(topic_name, p) for p in range(2)])
+    taken = 0
+
+    def consumed(count: int) -> bool:
+        nonlocal taken
+        taken += sum(len(part) for part in consumer.poll(timeout_ms=200).values())
+        return taken >= count
+
+    wait_until(lambda: consumed(1), 60, "the first records")
+    behind = consumer.metrics()["consumer-fetch-manager-metrics"]
+    assert behind["records-lag-max"] > 0
+    wait_until(lambda: consumed(records), 60, "every record")
+    # Empty fetches keep recording a lag of 0 until the windows that saw it lagging age out.
+    wait_until(
+        lambda: (
+            consumed(records)
+            and consumer.metrics()["consumer-fetch-manager-metrics"]["records-lag-max"] == 0
+        ),
+        30,
+        "records-lag-max back to 0",
+    )
+    fetched = consumer.metrics()
+    assert fetched["consumer-fetch-manager-metrics"]["records-consumed-total"] == records
+    assert fetched["consumer-fetch-manager-metrics"]["bytes-consumed-total"] > 100 * records
+    assert {
+        fetched[f"consumer-fetch-manager-metrics.{topic_name}-{p}"]["records-lag"] for p in (0, 1)
+    } == {0}
+    consumer.close()
+
+    wait_until(
+        lambda: (
+            _exported("ray_rafka_producer_record_send_total", client_id) >= records
+            and _exported("ray_rafka_consumer_records_consumed_total", client_id) >= records
+        ),
+        90,
+        "Ray's endpoints to show the clients' counts",
+    )

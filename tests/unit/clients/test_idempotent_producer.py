@@ -106,7 +106,7 @@ def test_a_duplicate_sequence_answer_counts_as_success(
     leader.errors.append(Errors.DUPLICATE_SEQUENCE_NUMBER)
     with Producer(transport=fake_cluster.transport, linger_ms=0) as producer:
         producer.send("events", b"a").get(TIMEOUT_S)
-        assert producer.metrics()["errors"] == 0
+        assert producer.metrics()["producer-metrics"]["record-error-total"] == 0
     assert len(leader.requests) == 1
 
 

@@ -24,23 +24,24 @@ def _ms(stamp: str) -> int:
     return round(datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S.%f").timestamp() * 1000)
 
 
-def test_a_state_change_line_parses_to_its_local_time_logger_and_message() -> None:
+def test_a_server_log_line_parses_to_its_local_time_logger_level_and_message() -> None:
     line = parse_log_line(
-        "2026-11-25 19:30:01,234 rafka.state_change INFO [Controller id=1 epoch=3] "
-        "brokers [0] failed\n"
+        "[2026-11-25 19:30:01,234] WARN broker 1 is controller (at epoch 3) "
+        "(rafka.actors.controller.controller)\n"
     )
     assert line == LogLine(
         _ms("2026-11-25 19:30:01.234"),
-        "rafka.state_change",
-        "INFO",
-        "[Controller id=1 epoch=3] brokers [0] failed",
+        "rafka.actors.controller.controller",
+        "WARN",
+        "broker 1 is controller (at epoch 3)",
     )
 
 
-def test_lines_not_in_the_actor_format_are_skipped() -> None:
+def test_lines_not_in_the_server_log_layout_are_skipped() -> None:
     assert parse_log_line("Traceback (most recent call last):") is None
     assert parse_log_line("") is None
-    assert parse_log_line("2026-11-25 19:30:01 no milliseconds INFO x") is None
+    assert parse_log_line("[2026-11-25 19:30:01] INFO no milliseconds (rafka)") is None
+    assert parse_log_line("2026-11-25 19:30:01,234 rafka.x INFO the old layout") is None
 
 
 def test_first_line_takes_the_earliest_match_at_or_after_the_fault() -> None:
