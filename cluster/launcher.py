@@ -289,7 +289,7 @@ def status(
     try:
         endpoint = ray.get_actor(names.METRICS_ENDPOINT, namespace=namespace)
         metrics_url = ray.get(endpoint.url.remote(), timeout=connect_timeout_ms / 1000)
-    except (ValueError, *RAY_ACTOR_ERRORS):
+    except RAY_ACTOR_ERRORS:
         pass
     return {
         "cluster_id": description.cluster_id,

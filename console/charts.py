@@ -70,14 +70,8 @@ def request_histograms(families: Iterable[MetricFamily]) -> Histograms:
         for histogram in item.histograms:
             request = dict(histogram.labels).get("request", "")
             seen = merged.get(request)
-            merged[request] = histogram if seen is None else _added(seen, histogram, 1)
+            merged[request] = histogram if seen is None else seen.plus(histogram)
     return merged
-
-
-def _added(a: HistogramSample, b: HistogramSample, sign: int) -> HistogramSample:
-    """``a`` plus (or, with ``sign`` -1, minus) ``b``, bucket by bucket."""
-    counts = tuple(x + sign * y for x, y in zip(a.counts, b.counts, strict=True))
-    return HistogramSample(a.labels, a.bounds, counts, a.sum + sign * b.sum)
 
 
 def interval_latencies(previous: Histograms, current: Histograms) -> dict[SeriesKey, float]:
@@ -89,7 +83,7 @@ def interval_latencies(previous: Histograms, current: Histograms) -> dict[Series
         before = previous.get(request)
         if before is None or before.bounds != histogram.bounds:
             continue
-        interval = _added(histogram, before, -1)
+        interval = histogram.plus(before, -1)
         if interval.count <= 0 or min(interval.counts) < 0:
             continue
         for name, q in QUANTILES.items():

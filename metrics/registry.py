@@ -65,6 +65,12 @@ class HistogramSample:
         """Observations in all buckets."""
         return sum(self.counts)
 
+    def plus(self, other: HistogramSample, sign: int = 1) -> HistogramSample:
+        """This histogram plus (or, with ``sign`` -1, minus) ``other``, bucket by bucket, under
+        this one's labels."""
+        counts = tuple(a + sign * b for a, b in zip(self.counts, other.counts, strict=True))
+        return HistogramSample(self.labels, self.bounds, counts, self.sum + sign * other.sum)
+
     def quantile(self, q: float) -> float:
         """The ``q`` quantile (0..1), interpolated inside its bucket as Prometheus'
         ``histogram_quantile`` does; 0.0 with no observations."""
@@ -290,16 +296,7 @@ def _summed_histograms(histograms: Iterable[HistogramSample]) -> tuple[Histogram
     by_labels: dict[Labels, HistogramSample] = {}
     for item in histograms:
         seen = by_labels.get(item.labels)
-        by_labels[item.labels] = (
-            item
-            if seen is None
-            else HistogramSample(
-                item.labels,
-                item.bounds,
-                tuple(a + b for a, b in zip(seen.counts, item.counts, strict=True)),
-                seen.sum + item.sum,
-            )
-        )
+        by_labels[item.labels] = item if seen is None else seen.plus(item)
     return tuple(by_labels.values())
 
 
