@@ -125,8 +125,9 @@ def wait_leaders(admin: Admin, expected: list[int], what: str, timeout_s: float 
     wait_until(lambda: leaders(admin) == expected, timeout_s, f"{what}: leaders {expected}")
 
 
-def wait_in_sync(admin: Admin, brokers: set[int]) -> None:
-    """Until every replica on ``brokers`` is back in its partition's ISR."""
+def wait_in_sync(cluster: LocalCluster, admin: Admin, brokers: set[int]) -> None:
+    """Until every replica on ``brokers`` is back in its partition's ISR; on a timeout, the
+    partitions and the brokers' last log lines about the topic are printed first."""
 
     def in_sync() -> bool:
         return all(
@@ -134,7 +135,14 @@ def wait_in_sync(admin: Admin, brokers: set[int]) -> None:
             for p in admin.describe_topic(TOPIC).partitions
         )
 
-    wait_until(in_sync, 180, f"brokers {sorted(brokers)} to rejoin the ISRs")
+    try:
+        wait_until(in_sync, 180, f"brokers {sorted(brokers)} to rejoin the ISRs")
+    except AssertionError:
+        print(admin.describe_topic(TOPIC).partitions)
+        for log in sorted(cluster.data_dir.glob("broker-*/*.log")):
+            lines = [line for line in log.read_text().splitlines() if TOPIC in line]
+            print(f"--- {log} ---", *lines[-40:], sep="\n")
+        raise
 
 
 def run_tool(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
@@ -154,7 +162,7 @@ def test_seed_walk_leaders_return_to_the_preferred_replicas_that_are_in_sync(
         # Partition 1 (1,2,3) and 2 (2,3,4) move to 3, partition 4 (4,5,6) to 5.
         wait_leaders(padmin, [0, 3, 3, 3, 5, 5, 6, 7], "brokers 1, 2 and 4 stopped")
         pcluster.start_broker(1)
-        wait_in_sync(padmin, {1})
+        wait_in_sync(pcluster, padmin, {1})
         assert leaders(padmin) == [0, 3, 3, 3, 5, 5, 6, 7], "a restarted broker leads nothing"
 
         code, out = run_tool(capsys)
@@ -169,7 +177,7 @@ def test_seed_walk_leaders_return_to_the_preferred_replicas_that_are_in_sync(
 
         pcluster.start_broker(2)
         pcluster.start_broker(4)
-        wait_in_sync(padmin, {2, 4})
+        wait_in_sync(pcluster, padmin, {2, 4})
         assert leaders(padmin) == [0, 1, 3, 3, 5, 5, 6, 7], "restarted brokers lead nothing"
 
         code, out = run_tool(capsys)
@@ -187,7 +195,7 @@ def test_the_admin_node_elects_its_partitions_and_is_deleted(
     pcluster.stop_broker(3)
     wait_leaders(padmin, [0, 1, 2, 4, 4, 5, 6, 7], "broker 3 stopped")
     pcluster.start_broker(3)
-    wait_in_sync(padmin, {3})
+    wait_in_sync(pcluster, padmin, {3})
     request = encode_preferred_replica_election([TopicPartition(TOPIC, 3)])
 
     def elected_through_the_node() -> bool:
@@ -236,7 +244,7 @@ def test_bad_input_names_the_problem_exits_non_zero_and_moves_nothing(
 ) -> None:
     pcluster.stop_broker(5)
     pcluster.start_broker(5)
-    wait_in_sync(padmin, {5})
+    wait_in_sync(pcluster, padmin, {5})
     before = leaders(padmin)
     assert before[5] == 6, "partition 5 (5,6,7) is led away from its preferred replica"
     address = ray.get_runtime_context().gcs_address
@@ -270,7 +278,7 @@ def test_automatic_balance_returns_every_leader_without_the_tool(
     for broker in range(BROKERS):  # a rolling restart applies the new config
         pcluster.stop_broker(broker)
         pcluster.start_broker(broker)
-        wait_in_sync(padmin, {broker})
+        wait_in_sync(pcluster, padmin, {broker})
     wait_leaders(padmin, list(range(8)), "the automatic balance after the rolling restart", 120)
     with AckedProducer() as producer:
         for broker in (1, 2, 4):
