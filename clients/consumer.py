@@ -2,7 +2,9 @@
 
 Standalone mode: the application chooses partitions with ``assign`` (or ``subscribe`` to whole
 topics, which without a ``group_id`` assigns every partition of them) and positions with ``seek``;
-``poll`` returns ``{TopicPartition: [ConsumerRecord]}`` and iteration yields records one by one.
+``poll`` returns ``{TopicPartition: [ConsumerRecord]}`` and iteration yields records one by one;
+``poll_arrow`` returns the same records as one ``pyarrow.Table``, built column by column from the
+fetched batches. Both take from the same buffer and move the same positions, so they can be mixed.
 
 Group mode (``group_id`` set, then ``subscribe``): the group's coordinator splits the subscribed
 partitions among the members; ``poll`` joins, rebalances and (with ``enable_auto_commit``) commits,
@@ -24,7 +26,9 @@ import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future
-from typing import Any
+from typing import Any, TypeVar
+
+import pyarrow as pa
 
 from rafka.actors import names
 from rafka.clients import metrics_reporter
@@ -36,7 +40,7 @@ from rafka.clients.consumer_coordinator import (
     ConsumerCoordinator,
     RebalanceListener,
 )
-from rafka.clients.fetcher import Fetcher
+from rafka.clients.fetcher import ARROW_SCHEMA, Fetcher
 from rafka.clients.records import ConsumerRecord, OffsetAndTimestamp
 from rafka.clients.transaction_filter import isolation_level
 from rafka.clients.transport import Transport
@@ -52,6 +56,8 @@ from rafka.protocol.messages.offsets import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from rafka.protocol.types import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
 logger = logging.getLogger(__name__)
+
+Drained = TypeVar("Drained")
 
 
 class Consumer:
@@ -269,8 +275,30 @@ class Consumer:
 
         In a group, the join or rebalance goes as far as the timeout allows first; the call never
         blocks much longer than ``timeout_ms``."""
+        return self._poll("poll()", timeout_ms, max_records, self._fetcher.drain) or {}
+
+    def poll_arrow(self, timeout_ms: int = 0, max_records: int | None = None) -> pa.Table:
+        """The records ``poll`` would return, as one ``pyarrow.Table`` with Spark's Kafka columns
+        (``key``, ``value``, ``topic``, ``partition``, ``offset``, ``timestamp`` in microseconds
+        UTC, ``timestampType``, ``headers``); rows are in the order of ``poll``'s records, and the
+        table is empty (with those columns) when ``poll`` would return ``{}``.
+
+        Keys and values are the stored bytes: deserializers are not applied. Positions, commits and
+        group membership behave exactly as with ``poll``, so the two can be mixed."""
+        batches = self._poll("poll_arrow()", timeout_ms, max_records, self._fetcher.drain_arrow)
+        return pa.Table.from_batches(batches or [], schema=ARROW_SCHEMA)
+
+    def _poll(
+        self,
+        caller: str,
+        timeout_ms: int,
+        max_records: int | None,
+        drain: Callable[[int], Drained],
+    ) -> Drained | None:
+        """``poll``'s loop, handing out buffered records with ``drain``; None if none came in
+        time."""
         if self._closed:
-            raise RuntimeError("poll() on a closed consumer")
+            raise RuntimeError(f"{caller} on a closed consumer")
         limit = max_records or int(self.config["max_poll_records"])
         deadline = time.monotonic() + timeout_ms / 1000
         group = self._group if self._subscribed else None
@@ -279,24 +307,26 @@ class Consumer:
         active = [tp for tp in self._assignment if tp not in self._paused]
         if not active and not self._fetcher.has_buffered():
             time.sleep(max(0.0, deadline - time.monotonic()))
-            return {}
+            return None
         while True:
             if self._fetcher.has_buffered():
-                records = self._fetcher.drain(limit)
+                records = drain(limit)
                 if group is not None and group.partitions_lost:
                     # Removed from the group while these were fetched: they are no longer ours.
                     group.drop_lost_partitions(self._apply_assignment)
-                    return {}
+                    return None
                 # Prefetch: the partitions just emptied fetch again while the caller handles these.
                 self._fetcher.send_fetches(active)
-                return records
+                if records:
+                    return records
+                # Only rows below the position were buffered (a compacted batch's tail): fetch on.
             self._fetcher.send_fetches(active)
             remaining = deadline - time.monotonic()
             self._fetcher.collect(max(0.0, remaining))
             if remaining <= 0 and not self._fetcher.has_buffered():
                 # Time is up; answers that brought nothing to hand out (a read_committed fetch
                 # stopped at the last stable offset) must not keep the loop going.
-                return {}
+                return None
 
     def __iter__(self) -> Consumer:
         return self

@@ -1,13 +1,15 @@
 """The consumer's fetch pipeline: one fetch in flight per partition, records buffered for ``poll``.
 
 Fetches go straight to each partition's leader replica and long-poll there (``fetch_min_bytes``,
-``fetch_max_wait_ms``). Responses are decoded to ConsumerRecords and records below the position are
-dropped (a fetch returns whole batches), as are transaction markers and, with
-``read_committed``, aborted transactions (``transaction_filter``). The position moves as ``poll``
-hands records out, past the response's last batch once all its records are out, and a partition's
-next fetch is sent as soon as its buffer is empty, so it is in flight while the application works
-on the records it just got. Each answer and each hand-out reports to the consumer's sensors (fetch
-latency and bytes, records consumed, a partition's lag: its end minus its position).
+``fetch_max_wait_ms``). A response is buffered as its bytes and visible batches, and decoded only
+when handed out: to ConsumerRecords for ``poll``, or to one Arrow record batch for ``poll_arrow``
+(``rafka.protocol.records.arrow_batches``). Records below the position are dropped (a fetch returns
+whole batches), as are transaction markers and, with ``read_committed``, aborted transactions
+(``transaction_filter``). The position moves as records are handed out, past the response's last
+batch once all its records are out, and a partition's next fetch is sent as soon as its buffer is
+empty, so it is in flight while the application works on the records it just got. Each answer
+and each hand-out reports to the consumer's sensors (fetch latency and bytes, records consumed, a
+partition's lag: its end minus its position).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from itertools import repeat
 from typing import Any
+
+import pyarrow as pa
 
 from rafka.actors import names
 from rafka.clients.client_metrics import ConsumerSensors
@@ -38,6 +42,7 @@ from rafka.protocol.messages.offsets import (
     ListOffsetsRequest,
     ListOffsetsResponse,
 )
+from rafka.protocol.records.arrow_batches import arrow_schema, to_arrow
 from rafka.protocol.records.batch import (
     BatchHeader,
     decode_columns,
@@ -51,10 +56,48 @@ logger = logging.getLogger(__name__)
 
 RESET_TIMESTAMPS = {"earliest": EARLIEST_TIMESTAMP, "latest": LATEST_TIMESTAMP}
 RETRY_BACKOFF_S = 0.1
+ARROW_SCHEMA = arrow_schema(include_headers=True)
+"""The columns of ``Consumer.poll_arrow``: Spark's Kafka schema, headers included."""
 
 
 class NoOffsetForPartitionError(OffsetOutOfRangeError):
     """A partition has no position and ``auto_offset_reset`` is 'none'."""
+
+
+class FetchedRecords:
+    """One fetch response's records of a partition, kept as the response's bytes until handed out.
+
+    ``poll`` and ``poll_arrow`` each decode the same rows (those at or after ``low``) into their own
+    form once, and ``taken`` counts the rows handed out in either form, so mixing the two neither
+    repeats nor skips a record.
+    """
+
+    __slots__ = ("arrow", "batches", "data", "following", "low", "records", "taken", "tp")
+
+    def __init__(
+        self,
+        tp: TopicPartition,
+        data: bytes,
+        batches: list[tuple[int, BatchHeader]],
+        low: int,
+        following: int,
+    ) -> None:
+        self.tp = tp
+        self.data = data
+        self.batches = batches
+        self.low = low
+        # Where the position goes once every row is out: past the response's last batch.
+        self.following = following
+        self.taken = 0
+        self.records: list[ConsumerRecord] | None = None
+        self.arrow: pa.RecordBatch | None = None
+
+    def position_after_taken(self) -> int:
+        """The offset after the last row handed out (some were, not all)."""
+        if self.records is not None:
+            return int(self.records[self.taken - 1].offset) + 1
+        assert self.arrow is not None
+        return int(self.arrow.column("offset")[self.taken - 1].as_py()) + 1
 
 
 class Fetcher:
@@ -94,9 +137,7 @@ class Fetcher:
         self._inflight: dict[Any, tuple[TopicPartition, int, float]] = {}
         self._busy: set[TopicPartition] = set()
         self._retry_at: dict[TopicPartition, float] = {}
-        # Each entry: a partition's fetched records and the offset after the response's last batch,
-        # where the position goes once those records are handed out.
-        self._buffer: deque[tuple[TopicPartition, list[ConsumerRecord], int]] = deque()
+        self._buffer: deque[FetchedRecords] = deque()
 
     # ------------------------------------------------------------------ positions
 
@@ -106,12 +147,12 @@ class Fetcher:
             self.positions.pop(tp, None)
             self.highwater.pop(tp, None)
         self._sensors.forget(partitions)
-        self._buffer = deque(entry for entry in self._buffer if entry[0] not in partitions)
+        self._buffer = deque(entry for entry in self._buffer if entry.tp not in partitions)
 
     def seek(self, tp: TopicPartition, offset: int) -> None:
         """Set the next offset to fetch; buffered records of the partition are dropped."""
         self.positions[tp] = offset
-        self._buffer = deque(entry for entry in self._buffer if entry[0] != tp)
+        self._buffer = deque(entry for entry in self._buffer if entry.tp != tp)
 
     def reset_positions(
         self, partitions: list[TopicPartition], strategy: str | None = None
@@ -140,7 +181,7 @@ class Fetcher:
         missing = [tp for tp in partitions if tp not in self.positions]
         if missing:
             self.reset_positions(missing)
-        buffered = {entry[0] for entry in self._buffer}
+        buffered = {entry.tp for entry in self._buffer}
         for tp in partitions:
             if tp in self._busy or tp in buffered or self._retry_at.get(tp, 0.0) > now:
                 continue
@@ -216,9 +257,13 @@ class Fetcher:
             return
         following = max(offset, batches[-1][1].next_offset)
         aborted = response.aborted_transactions if self.isolation_level == READ_COMMITTED else None
-        records = self._decode(tp, offset, data, visible_batches(data, batches, aborted))
-        if records:
-            self._buffer.append((tp, records, following))
+        visible = [
+            (start, header)
+            for start, header in visible_batches(data, batches, aborted)
+            if header.next_offset > offset
+        ]
+        if any(header.record_count for _, header in visible):
+            self._buffer.append(FetchedRecords(tp, data, visible, offset, following))
         else:
             # Nothing to hand out (records below the position, markers, aborted transactions): the
             # position moves past them now, so the next fetch asks for what follows.
@@ -299,27 +344,63 @@ class Fetcher:
                 ]
         return records
 
-    def drain(self, max_records: int) -> dict[TopicPartition, list[ConsumerRecord]]:
-        """Take up to ``max_records`` buffered records, grouped by partition."""
-        taken: dict[TopicPartition, list[ConsumerRecord]] = {}
+    def _records_of(self, entry: FetchedRecords) -> list[ConsumerRecord]:
+        if entry.records is None:
+            entry.records = self._decode(entry.tp, entry.low, entry.data, entry.batches)
+        return entry.records
+
+    def _arrow_of(self, entry: FetchedRecords) -> pa.RecordBatch:
+        if entry.arrow is None:
+            topic, partition = entry.tp
+            entry.arrow = to_arrow(
+                entry.data,
+                entry.batches,
+                entry.low,
+                entry.following,
+                topic,
+                partition,
+                ARROW_SCHEMA,
+                include_headers=True,
+                check_crcs=self.check_crcs,
+            )
+        return entry.arrow
+
+    def _take(
+        self, max_records: int, rows_of: Callable[[FetchedRecords], Any]
+    ) -> list[tuple[TopicPartition, Any]]:
+        """Up to ``max_records`` buffered rows as (partition, slice of ``rows_of``'s form)."""
+        taken: list[tuple[TopicPartition, Any]] = []
         count = 0
         while self._buffer and count < max_records:
-            tp, records, following = self._buffer[0]
-            room = max_records - count
-            if len(records) > room:
-                self._buffer[0] = (tp, records[room:], following)
-                records = records[:room]
-                # The position is the next offset poll() returns, so it moves as records go out.
-                self.positions[tp] = records[-1].offset + 1
-            else:
+            entry = self._buffer[0]
+            rows = rows_of(entry)
+            chunk = rows[entry.taken : entry.taken + max_records - count]
+            entry.taken += len(chunk)
+            if entry.taken >= len(rows):
                 self._buffer.popleft()
-                self.positions[tp] = following
-            self._sensors.position(tp, self.positions[tp])
-            taken.setdefault(tp, []).extend(records)
-            count += len(records)
+                self.positions[entry.tp] = entry.following
+            else:
+                # The position is the next offset poll() returns, so it moves as records go out.
+                self.positions[entry.tp] = entry.position_after_taken()
+            self._sensors.position(entry.tp, self.positions[entry.tp])
+            if len(chunk):
+                taken.append((entry.tp, chunk))
+            count += len(chunk)
         if count:
             self._sensors.consumed(count)
         return taken
+
+    def drain(self, max_records: int) -> dict[TopicPartition, list[ConsumerRecord]]:
+        """Take up to ``max_records`` buffered records, grouped by partition."""
+        taken: dict[TopicPartition, list[ConsumerRecord]] = {}
+        for tp, records in self._take(max_records, self._records_of):
+            taken.setdefault(tp, []).extend(records)
+        return taken
+
+    def drain_arrow(self, max_records: int) -> list[pa.RecordBatch]:
+        """Take up to ``max_records`` buffered records as Arrow record batches of ``ARROW_SCHEMA``
+        (deserializers are not applied), in the order ``drain`` would return them."""
+        return [batch for _, batch in self._take(max_records, self._arrow_of)]
 
     def has_buffered(self) -> bool:
         """Whether fetched records wait to be returned."""

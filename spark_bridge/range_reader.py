@@ -7,7 +7,8 @@ until ``end`` and keeps exactly the offsets in [start, end), so a replayed micro
 same rows. Transaction markers are never rows, and with ``read_committed`` neither are the records
 of aborted transactions (``transaction_filter``); the position moves past both. The next fetch is
 sent as soon as the current response's batch headers say where it ends, so the leader reads while
-this process decodes. Each response becomes one Arrow record batch (``arrow_batches``).
+this process decodes. Each response becomes one Arrow record batch
+(``rafka.protocol.records.arrow_batches``).
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ from rafka.protocol.messages.fetch import (
     FetchRequest,
     FetchResponse,
 )
+from rafka.protocol.records.arrow_batches import arrow_schema, to_arrow
 from rafka.protocol.records.batch import BatchHeader, iter_batches
-from rafka.spark_bridge.arrow_batches import arrow_schema, to_arrow
 from rafka.spark_bridge.offset_ranges import OffsetRange, report_data_loss
 
 logger = logging.getLogger(__name__)

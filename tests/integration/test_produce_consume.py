@@ -295,3 +295,31 @@ def test_client_metrics_count_what_was_sent_and_consumed_and_reach_rays_endpoint
         90,
         "Ray's endpoints to show the clients' counts",
     )
+
+
+def test_poll_arrow_mixed_with_poll_hands_out_each_record_once_and_commits(
+    admin: Admin, topic_name: str
+) -> None:
+    admin.create_topic(topic_name, num_partitions=2, replication_factor=2)
+    with Producer(namespace=NS, acks="all", linger_ms=2) as producer:
+        for i in range(400):
+            producer.send(topic_name, str(i).encode(), partition=i % 2)
+        producer.flush()
+    group = f"{topic_name}-arrow"
+    seen: list[tuple[int, int]] = []
+    with Consumer(
+        topic_name, namespace=NS, group_id=group, auto_offset_reset="earliest"
+    ) as consumer:
+        while len(seen) < 300:
+            for part in consumer.poll(timeout_ms=10_000, max_records=7).values():
+                seen += [(r.partition, r.offset) for r in part]
+            table = consumer.poll_arrow(timeout_ms=10_000, max_records=50)
+            seen += [(row["partition"], row["offset"]) for row in table.to_pylist()]
+        consumer.commit()
+    with Consumer(
+        topic_name, namespace=NS, group_id=group, auto_offset_reset="earliest"
+    ) as consumer:
+        while len(seen) < 400:
+            table = consumer.poll_arrow(timeout_ms=10_000)
+            seen += [(row["partition"], row["offset"]) for row in table.to_pylist()]
+    assert sorted(seen) == sorted((i % 2, i // 2) for i in range(400))

@@ -1,4 +1,4 @@
-"""Tests for rafka.spark_bridge.arrow_batches and the schemas declared to Spark (no JVM)."""
+"""Tests for rafka.protocol.records.arrow_batches and the schemas declared to Spark (no JVM)."""
 
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ from pyspark.sql.types import (
 )
 
 from rafka.protocol.errors import InvalidConfigError
+from rafka.protocol.records.arrow_batches import arrow_schema, to_arrow
 from rafka.protocol.records.batch import encode_batch, iter_batches, make_attributes, stamp
 from rafka.protocol.records.builder import build_batch
 from rafka.protocol.records.columns import RecordColumns
-from rafka.spark_bridge.arrow_batches import arrow_schema, to_arrow
 from rafka.spark_bridge.options import parse_sink_options
 from rafka.spark_bridge.sink import validate_columns
 from rafka.spark_bridge.source import kafka_schema
