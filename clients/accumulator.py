@@ -12,6 +12,7 @@ import threading
 import time
 from collections import deque
 
+from rafka.clients.column_chunk import ColumnChunk
 from rafka.clients.records import FutureRecordMetadata, ProduceRequestResult
 from rafka.protocol.errors import KafkaTimeoutError
 from rafka.protocol.records.batch import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE
@@ -142,6 +143,27 @@ class RecordAccumulator:
             else:
                 self._open[tp] = batch
         return FutureRecordMetadata(batch.result, relative, timestamp), closed, True
+
+    def append_chunk(
+        self, tp: TopicPartition, chunk: ColumnChunk, max_block_s: float
+    ) -> ProduceRequestResult:
+        """Queue ``chunk`` as a batch of its own, closed and sendable at once; return its result.
+
+        The partition's open batch is closed first, so the chunk's records follow those already
+        sent to the partition."""
+        with self._lock:
+            opened = self._open.pop(tp, None)
+            if opened is not None:
+                opened.closed = True
+            self._wait_for_room(max_block_s, tp)
+            batch = ProducerBatch(tp, self.batch_size, self.compression)
+            batch.builder.extend(chunk.values, chunk.keys, chunk.timestamps, chunk.headers)
+            batch.closed = True
+            batch.reserved = max(self.batch_size, batch.builder.estimated_size)
+            self._used += batch.reserved
+            self._batches.setdefault(tp, deque()).append(batch)
+            self.incomplete.add(batch)
+        return batch.result
 
     def _wait_for_room(self, max_block_s: float, tp: TopicPartition) -> None:
         # A new batch reserves batch_size: wait until that chunk fits (a lone batch always may).

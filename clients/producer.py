@@ -29,15 +29,18 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+import pyarrow as pa
+
 from rafka.actors import names
 from rafka.clients import metrics_reporter
 from rafka.clients.accumulator import ProducerBatch, RecordAccumulator
 from rafka.clients.client_metrics import MetricsConfig, MetricsView, producer_sensors
 from rafka.clients.cluster import ClusterConnection
+from rafka.clients.column_chunk import ProducerColumns, plan_chunks
 from rafka.clients.config import PRODUCER_CONFIG, TRANSACTION_CONFIG, merge_config
 from rafka.clients.partitioner import DefaultPartitioner
 from rafka.clients.producer_transactions import ProducerTransactions, TransactionalApi
-from rafka.clients.records import FutureRecordMetadata
+from rafka.clients.records import FutureArrowSend, FutureRecordMetadata
 from rafka.clients.transaction_manager import (
     SEQUENCE_ANSWERS,
     UNKNOWN_OUTCOME,
@@ -63,6 +66,7 @@ from rafka.protocol.messages.produce import (
     ProduceRequest,
     ProduceResponse,
 )
+from rafka.protocol.records.batch import HEADER_SIZE
 from rafka.protocol.records.builder import RECORD_OVERHEAD
 from rafka.protocol.records.compression import Compression
 from rafka.protocol.types import TopicPartition, now_ms
@@ -240,6 +244,52 @@ class Producer(TransactionalApi):
             if self._txn is not None and self._txn.blocks(tps[partition]):
                 self._wakeup.set()  # the sender thread gets the producer id or adds the partition
         return future
+
+    def send_arrow(
+        self, topic: str, data: pa.Table | pa.RecordBatch, partition: int | None = None
+    ) -> FutureArrowSend:
+        """Queue a whole Arrow table (or record batch) of records; ``get()`` on the result waits
+        for every row and returns the row count.
+
+        Columns: ``value`` (binary or string, required), ``key``, ``partition``, ``timestamp``
+        (timestamp or int64 milliseconds; now when absent or null) and ``headers``
+        (``list<struct<key: string, value: binary>>``), the columns ``poll_arrow`` returns; others
+        are ignored. Serializers are not applied. Rows are cut into batches of ``batch_size`` per
+        partition: ``partition`` sends every row there; otherwise a row's ``partition`` column, else
+        its key, decides, and rows with neither go a batch at a time to the partitioner's choice
+        for a record without a key. A bad column or row raises before any row is queued."""
+        if self._guarded:
+            self._check_send()
+        count, available, tps, expires_at = self._partitions.get(topic) or self._load_partitions(
+            topic
+        )
+        columns = ProducerColumns.of(data, now_ms())
+        budget = self._accumulator.batch_size - HEADER_SIZE
+        results = []
+        for chunk in plan_chunks(
+            columns,
+            topic,
+            self._partitioner,
+            count,
+            available,
+            partition,
+            budget,
+            self.max_request_size,
+        ):
+            tp = tps[chunk.partition]
+            results.append(self._accumulator.append_chunk(tp, chunk, self.max_block_s))
+            if self._txn is not None and self._txn.blocks(tp):
+                self._wakeup.set()
+            if self._io_lock.acquire(blocking=False):
+                try:
+                    self._turn()
+                finally:
+                    self._io_lock.release()
+            else:
+                self._wakeup.set()
+        if time.monotonic() >= expires_at:
+            self._partitions.pop(topic, None)
+        return FutureArrowSend(results, len(columns))
 
     def _check_send(self) -> None:
         """Refuse a send after close, after a fatal error, or (transactional) outside a

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -177,3 +178,43 @@ class FutureRecordMetadata:
             # sender thread (which would stop it) or into the other records' callbacks.
             tp = self._result.topic_partition
             logger.exception("error in a produce callback for %s-%d", tp.topic, tp.partition)
+
+
+class FutureArrowSend:
+    """The pending result of one ``send_arrow``: every batch its rows were cut into."""
+
+    __slots__ = ("_results", "records")
+
+    def __init__(self, results: list[ProduceRequestResult], records: int) -> None:
+        self._results = results
+        self.records = records
+
+    @property
+    def is_done(self) -> bool:
+        """Whether every batch completed."""
+        return all(result.is_done for result in self._results)
+
+    def failed(self) -> bool:
+        """Done, and some batch failed."""
+        return self.is_done and any(result.error is not None for result in self._results)
+
+    @property
+    def exception(self) -> BaseException | None:
+        """The first failed batch's error, once done."""
+        return next((r.error for r in self._results if r.is_done and r.error is not None), None)
+
+    def get(self, timeout: float | None = None) -> int:
+        """Block until every row is acknowledged and return how many there were; raise the first
+        failed batch's error, or KafkaTimeoutError after ``timeout`` s."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for result in self._results:
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not result.wait(remaining):
+                tp = result.topic_partition
+                raise KafkaTimeoutError(
+                    f"rows for {tp.topic}-{tp.partition} not acknowledged within {timeout}s"
+                )
+        error = self.exception
+        if error is not None:
+            raise error
+        return self.records

@@ -18,6 +18,8 @@ from rafka.protocol.records.compression import Compression
 # msgpack framing of one record in its columns: a delta, a
 # bin header, a key marker and a headers marker.
 RECORD_OVERHEAD = 16
+# What each header adds to a record's size estimate beside its key and value.
+HEADER_OVERHEAD = 4
 _NONE_TYPE = type(None)
 _BYTES_OR_NONE = frozenset({bytes, _NONE_TYPE})
 
@@ -35,6 +37,11 @@ def _check_headers(
             raise TypeError(f"a header must be a (str, bytes or None) pair, got {item!r}")
         checked.append((item[0], item[1]))
     return tuple(checked)
+
+
+def headers_size(headers: Iterable[tuple[str, bytes | None]]) -> int:
+    """What ``headers`` add to a record's size estimate."""
+    return sum(len(k) + (len(v) if v else 0) + HEADER_OVERHEAD for k, v in headers)
 
 
 def _check_column(name: str, column: Sequence[bytes | None]) -> int:
@@ -132,7 +139,7 @@ class RecordBatchBuilder:
         # Headers are checked before anything changes, so a rejected record leaves no trace.
         checked = _check_headers(headers) if headers else ()
         if checked:
-            size += sum(len(k) + (len(v) if v else 0) + 4 for k, v in checked)
+            size += headers_size(checked)
         values = self._values
         delta = len(values)
         if fit and delta and self._size + size > self.batch_size:
@@ -154,10 +161,11 @@ class RecordBatchBuilder:
         values: Sequence[bytes | None],
         keys: Sequence[bytes | None] | None = None,
         timestamp_ms: int | Sequence[int] = 0,
+        headers: Sequence[Sequence[tuple[str, bytes | None]]] | None = None,
     ) -> int:
-        """Append whole columns: ``values``, optional ``keys`` of the
-        same length, and one timestamp for all or one per record. Checks
-        every entry before adding any; returns the first offset delta.
+        """Append whole columns: ``values``, optional ``keys`` and ``headers`` of the same length,
+        and one timestamp for all or one per record. Checks every entry before adding any; returns
+        the first offset delta.
 
         Unlike ``try_append`` this takes every record, so callers size their columns to the batch.
         """
@@ -167,6 +175,14 @@ class RecordBatchBuilder:
             if len(keys) != count:
                 raise ValueError(f"{len(keys)} keys for {count} values")
             size += _check_column("key", keys)
+        checked: dict[int, tuple[tuple[str, bytes | None], ...]] = {}
+        if headers is not None:
+            if len(headers) != count:
+                raise ValueError(f"{len(headers)} header lists for {count} values")
+            for row, row_headers in enumerate(headers):
+                if row_headers:
+                    checked[row] = _check_headers(row_headers)
+                    size += headers_size(checked[row])
         if isinstance(timestamp_ms, int):
             first = last = timestamp_ms
         else:
@@ -188,6 +204,8 @@ class RecordBatchBuilder:
         else:
             self._timestamp_deltas += [t - base for t in timestamp_ms]
         self._keys += [None] * count if keys is None else keys
+        for row, row_headers in checked.items():
+            self._headers[delta + row] = row_headers
         self._values += values
         self._size += size
         return delta
