@@ -231,16 +231,7 @@ class Producer(TransactionalApi):
             if time.monotonic() >= expires_at:
                 self._partitions.pop(topic, None)  # the next send asks the cluster again
             if closed or self._linger_zero:
-                # Ship from this thread when the sender is not mid-turn: waiting for the sender
-                # thread to win the GIL back from a busy send() loop would cost a switch interval
-                # per batch.
-                if self._io_lock.acquire(blocking=False):
-                    try:
-                        self._turn()
-                    finally:
-                        self._io_lock.release()
-                else:
-                    self._wakeup.set()
+                self._ship_now()
             if self._txn is not None and self._txn.blocks(tps[partition]):
                 self._wakeup.set()  # the sender thread gets the producer id or adds the partition
         return future
@@ -280,16 +271,22 @@ class Producer(TransactionalApi):
             results.append(self._accumulator.append_chunk(tp, chunk, self.max_block_s))
             if self._txn is not None and self._txn.blocks(tp):
                 self._wakeup.set()
-            if self._io_lock.acquire(blocking=False):
-                try:
-                    self._turn()
-                finally:
-                    self._io_lock.release()
-            else:
-                self._wakeup.set()
+            self._ship_now()
         if time.monotonic() >= expires_at:
             self._partitions.pop(topic, None)
         return FutureArrowSend(results, len(columns))
+
+    def _ship_now(self) -> None:
+        """Ship ready batches from this thread when the sender is not mid-turn: waiting for the
+        sender thread to win the GIL back from a busy send() loop would cost a switch interval per
+        batch."""
+        if self._io_lock.acquire(blocking=False):
+            try:
+                self._turn()
+            finally:
+                self._io_lock.release()
+        else:
+            self._wakeup.set()
 
     def _check_send(self) -> None:
         """Refuse a send after close, after a fatal error, or (transactional) outside a

@@ -1,4 +1,5 @@
-"""Helpers for tests of code that uses rafka: waiting on a cluster condition with a deadline.
+"""Helpers for tests of code that uses rafka: waiting on a cluster condition with a deadline, and
+the environment of a user's shell for tests that run commands as a user does.
 
 A cluster changes asynchronously (elections, rebalances, replication),
 so a test waits for the state it expects instead of sleeping a fixed
@@ -7,11 +8,25 @@ time; the failure names what never happened and the last error.
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 POLL_INTERVAL_S = 0.1
+# What a user's login shell has; the suite's RAY_*, PYSPARK_*, PYTEST_* and the like are left out.
+USER_VARIABLES = ("HOME", "USER", "LANG", "LC_ALL", "TMPDIR", "JAVA_HOME")
+
+
+def user_env(venv_bin: Path | None = None) -> dict[str, str]:
+    """A user's shell with the venv activated (``venv_bin``, by default this interpreter's folder,
+    first on PATH): nothing of what the test suite or Ray set."""
+    bin_dir = venv_bin or Path(sys.executable).parent
+    kept = {name: os.environ[name] for name in USER_VARIABLES if name in os.environ}
+    path = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}"
+    return {**kept, "VIRTUAL_ENV": str(bin_dir.parent), "PATH": path}
 
 
 def wait_until(predicate: Callable[[], Any], timeout_s: float, what: str) -> Any:

@@ -35,7 +35,7 @@ from rafka.clients.producer import Producer
 from rafka.cluster.local_cluster import LocalCluster
 from rafka.protocol.messages.offsets import LATEST_TIMESTAMP
 from rafka.protocol.types import TopicPartition
-from rafka.testing import wait_until
+from rafka.testing import user_env, wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
@@ -52,7 +52,6 @@ CHROMIUM_ARGS = [
 ]
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "console"
 VENV_BIN = Path(sys.executable).parent
-USER_VARIABLES = ("HOME", "USER", "LANG", "LC_ALL", "TMPDIR")
 APT_TIMEOUT_S = 600
 START_TIMEOUT_S = 120
 PAGE_TIMEOUT_MS = 60_000
@@ -104,12 +103,6 @@ def browser(chromium: Path) -> Iterator[Any]:
         launched = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS)
         yield launched
         launched.close()
-
-
-def user_env() -> dict[str, str]:
-    """A user's shell with the venv activated: nothing the suite or Ray set."""
-    kept = {name: os.environ[name] for name in USER_VARIABLES if name in os.environ}
-    return {**kept, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}"}
 
 
 def free_port() -> int:

@@ -6,7 +6,6 @@ Ray heads of their own."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -20,11 +19,11 @@ import pytest
 
 from rafka.clients.ray_address import listening, split_address
 from rafka.cluster import ray_head
+from rafka.testing import user_env
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
 VENV_BIN = Path(sys.executable).parent
-USER_VARIABLES = ("HOME", "USER", "LANG", "LC_ALL", "TMPDIR", "JAVA_HOME")
 # Ray's Python log lines, what the raylet publishes to drivers, its C++ log lines ("[date ...").
 RAY_NOISE = re.compile(r"WARNING|INFO|\(raylet\)|worker processes|Traceback|^\[\d{4}-\d\d-\d\d ")
 TOPIC = "connect"
@@ -54,12 +53,6 @@ CONNECT_STYLES = {
     + "ray.init(address='auto', namespace='rafka')\n",
     "no_ray_init": "import rafka\n" + LOOPBACK_FIRST,
 }
-
-
-def user_env() -> dict[str, str]:
-    """A user's shell with the venv activated: nothing of what the suite or Ray set."""
-    kept = {name: os.environ[name] for name in USER_VARIABLES if name in os.environ}
-    return {**kept, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}"}
 
 
 def rafka(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:

@@ -1,7 +1,9 @@
-"""Ray Data's Kafka connectors (``ray.data.read_kafka``, ``Dataset.write_kafka``, both on
-confluent-kafka) against rafka's listeners, run as Ray Data jobs in the test session's Ray
-cluster: what rafka's producer wrote is read back exactly, and what Ray Data wrote rafka's
-consumer reads."""
+"""Ray Data against rafka, run as Ray Data jobs in the test session's Ray cluster: Ray's own Kafka
+connectors (``ray.data.read_kafka``, ``Dataset.write_kafka``, on confluent-kafka) through the
+brokers' Kafka listeners, and rafka's ``read_rafka``/``write_rafka`` (``rafka.ray_data``) through
+Ray. What rafka's producer wrote is read back exactly, and what Ray Data wrote rafka's consumer
+reads.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +11,15 @@ import json
 import time
 from typing import Any
 
+import pyarrow as pa
 import pytest
 import ray
 
 from rafka.clients.admin import Admin
 from rafka.cluster.local_cluster import LocalCluster
 from rafka.protocol.types import TopicPartition
+from rafka.ray_data import read_rafka, write_rafka
+from rafka.ray_data.datasource import RafkaDatasource
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 # Ray Data needs the ray[data] extra (pandas, numpy, fsspec) beside ray itself.
@@ -114,3 +119,78 @@ def test_write_kafka_rows_are_read_by_rafkas_consumer(
     for partition in range(PARTITIONS):
         offsets = sorted(r.offset for r in seen if r.partition == partition)
         assert offsets == list(range(len(offsets)))
+
+
+def test_read_rafka_reads_exactly_what_rafkas_producer_wrote_as_arrow_columns(
+    cluster: LocalCluster, admin: Admin, topic_name: str
+) -> None:
+    admin.create_topic(topic_name, PARTITIONS, 3)
+    acked = produce(cluster, topic_name)
+    dataset = read_rafka(topic_name, namespace=cluster.namespace)
+    assert dataset.schema().names == [
+        "key",
+        "value",
+        "topic",
+        "partition",
+        "offset",
+        "timestamp",
+        "timestampType",
+        "headers",
+    ]
+    rows = dataset.take_all()
+    assert {
+        (r["partition"], r["offset"]): (
+            r["key"],
+            r["value"],
+            int(r["timestamp"].timestamp() * 1000),
+        )
+        for r in rows
+    } == acked
+    assert len(rows) == RECORDS
+    assert all(r["headers"] == [{"key": "n", "value": r["value"][1:]}] for r in rows)
+
+
+def test_read_rafka_reads_one_task_per_partition_and_only_the_range_asked_for(
+    cluster: LocalCluster, admin: Admin, topic_name: str
+) -> None:
+    admin.create_topic(topic_name, PARTITIONS, 3)
+    acked = produce(cluster, topic_name)
+    dataset = read_rafka(
+        topic_name,
+        namespace=cluster.namespace,
+        start_offset={topic_name: {0: 5, 1: 10}},
+        end_offset={topic_name: {0: 15}},
+    )
+    rows = dataset.take_all()
+    ranges = {0: range(5, 15), 1: range(10, RECORDS // PARTITIONS)}
+    assert sorted((r["partition"], r["offset"]) for r in rows) == [
+        (p, o) for p in range(PARTITIONS) for o in ranges[p]
+    ]
+    assert all(acked[(r["partition"], r["offset"])][1] == r["value"] for r in rows)
+    planned = RafkaDatasource([topic_name], 0, "latest", {"namespace": cluster.namespace}, 5_000)
+    assert len(planned.get_read_tasks(parallelism=200)) == PARTITIONS
+
+
+def test_write_rafka_rows_are_read_back_by_poll_arrow_in_order(
+    cluster: LocalCluster, admin: Admin, topic_name: str
+) -> None:
+    admin.create_topic(topic_name, PARTITIONS, 3)
+    keys = [f"id-{i % 5}".encode() for i in range(RECORDS)]
+    values = [f"row-{i}".encode() for i in range(RECORDS)]
+    # One Arrow block, so one write task sends every row in the table's order.
+    dataset = ray.data.from_arrow(pa.table({"key": keys, "value": values}))
+    write_rafka(dataset, topic_name, namespace=cluster.namespace, producer_config={"acks": "all"})
+    seen: list[dict[str, Any]] = []
+    with cluster.consumer(group_id=None, auto_offset_reset="earliest") as consumer:
+        consumer.assign([TopicPartition(topic_name, p) for p in range(PARTITIONS)])
+        deadline = time.monotonic() + 60
+        while len(seen) < RECORDS and time.monotonic() < deadline:
+            seen.extend(consumer.poll_arrow(timeout_ms=500).to_pylist())
+    assert sorted((r["key"], r["value"]) for r in seen) == sorted(zip(keys, values, strict=True))
+    by_key: dict[bytes, list[bytes]] = {}
+    for row in sorted(seen, key=lambda r: (r["partition"], r["offset"])):
+        by_key.setdefault(row["key"], []).append(row["value"])
+    # One key lives on one partition, so its rows keep the table's order.
+    assert all(
+        by_key[key] == [v for k, v in zip(keys, values, strict=True) if k == key] for key in by_key
+    )

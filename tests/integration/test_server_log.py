@@ -6,7 +6,6 @@ it, through the file or the broker's actor, and follows it."""
 
 from __future__ import annotations
 
-import os
 import queue
 import re
 import signal
@@ -18,12 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from rafka.testing import wait_until
+from rafka.testing import user_env, wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
 VENV_BIN = Path(sys.executable).parent
-USER_VARIABLES = ("HOME", "USER", "LANG", "LC_ALL", "TMPDIR", "JAVA_HOME")
 KAFKA_LINE = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] [A-Z]+ .* \([\w.]+\)$")
 # What Ray prints about a dead worker: its report, its prefix, and the causes it guesses at.
 RAY_CRASH_REPORT = re.compile(r"A worker died|\(raylet\)|Worker exit|OOM|Traceback|SIGSEGV")
@@ -58,12 +56,6 @@ with rafka.LocalCluster(brokers=1, data_dir=DATA_DIR) as cluster:
     wait_until(lambda: said(f"pid {broker}'s death left out"), 60, "Ray's report of the kill")
 print("done")
 """
-
-
-def user_env() -> dict[str, str]:
-    """A user's shell with the venv activated: nothing of what the suite or Ray set."""
-    kept = {name: os.environ[name] for name in USER_VARIABLES if name in os.environ}
-    return {**kept, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}"}
 
 
 def rafka(cwd: Path, *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:

@@ -85,7 +85,9 @@ def test_keyed_rows_land_on_their_keys_partitions_in_table_order(
         assert sent.get(timeout=5) == 300
     for partition, leader in enumerate(leaders):
         expected = [
-            (k, v) for k, v in zip(keys, values) if partition_for_key(k, PARTITIONS) == partition
+            (k, v)
+            for k, v in zip(keys, values, strict=True)
+            if partition_for_key(k, PARTITIONS) == partition
         ]
         assert [(r.key, r.value) for r in leader.records] == expected
 

@@ -80,6 +80,12 @@ class FakeProducer:
         refused = NotEnoughReplicasError("refused") if value == self.fail_on else None
         return FakeFuture(refused)
 
+    def send_arrow(self, topic: str, batch: pa.RecordBatch) -> FakeFuture:
+        values = [str(v).encode() for v in batch.column("value").to_pylist()]
+        self.calls.extend(f"send {topic} {value.decode()}" for value in values)
+        refused = NotEnoughReplicasError("refused") if self.fail_on in values else None
+        return FakeFuture(refused)
+
 
 def rows(*values: str) -> Any:
     return iter([pa.RecordBatch.from_pydict({"value": list(values)})])
