@@ -16,7 +16,6 @@ import asyncio
 import itertools
 import logging
 import os
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -103,6 +102,7 @@ from rafka.actors.state_change import (
     open_state_change_log,
 )
 from rafka.actors.zk.client import ControllerMovedError, ZkClient
+from rafka.actors.zk.data import LeaderIsrAndEpoch
 from rafka.metrics import catalog
 from rafka.metrics.registry import MetricFamily, family
 from rafka.protocol.errors import Errors, TopicAlreadyExistsError
@@ -432,9 +432,9 @@ class Controller:
                 if self.core.active:
                     watch = self._watcher(IsrChangeNotification())
                     changed = sorted(set(self.zk.take_isr_changes(watch=watch)))
-                    reads = {
-                        TopicPartition(*tp): self.zk.partition_state_written(*tp) for tp in changed
-                    }
+                    reads = self.zk.partition_states_written(
+                        [TopicPartition(*tp) for tp in changed]
+                    )
                     self._drive(
                         IsrChanged(
                             {tp: None if r is None else r[0] for tp, r in reads.items()},
@@ -466,24 +466,25 @@ class Controller:
 
     def _drive(self, event: CoreEvent) -> None:
         """Hand one event to the core and carry out its effects, feeding every write's outcome back
-        before the mailbox's next event."""
+        before the mailbox's next event.
+
+        The writes of one step go to ZooKeeper together (``_write_all``) and their outcomes are fed
+        back in order; the core resumes the operation once it has them all, so the next step's
+        writes follow as the next batch.
+        """
         effects = self.core.handle(event)
         self._carry_out(effects)
-        writes = deque(effects.writes)
+        writes = list(effects.writes)
         while writes:
-            try:
-                outcome = self._write(writes.popleft())
-            except Exception:
-                # A write that neither applied nor conflicted (the session is gone, say) leaves the
-                # controller unsure of ZooKeeper: give controllership up, as Kafka's
-                # triggerControllerMove does, so an election rebuilds the state from ZooKeeper.
-                logger.exception("controller %d: a ZooKeeper write failed", self.broker_id)
-                outcome = ControllerMoved()
-            effects = self.core.handle(outcome)
-            self._carry_out(effects)
-            writes.extend(effects.writes)
-            if not self.core.awaiting_writes:
-                writes.clear()
+            outcomes = self._write_all(writes)
+            writes = []
+            for outcome in outcomes:
+                effects = self.core.handle(outcome)
+                self._carry_out(effects)
+                writes.extend(effects.writes)
+                if not self.core.awaiting_writes:
+                    writes = []
+                    break
 
     def _carry_out(self, effects: Effects) -> None:
         for line in effects.state_changes:
@@ -501,16 +502,54 @@ class Controller:
                 waiting.set_result((reply, answers))
         self._watch_broker_deaths()
 
+    def _write_all(self, writes: list[ZkWrite]) -> list[CoreEvent]:
+        """Perform a step's conditional writes, the partition states' in one pipeline each for
+        creations and updates; their outcomes, in order, as the events the core expects."""
+        outcomes: dict[int, CoreEvent] = {}
+        creates = [(i, w) for i, w in enumerate(writes) if isinstance(w, CreatePartitionState)]
+        updates = [(i, w) for i, w in enumerate(writes) if isinstance(w, UpdatePartitionState)]
+        state_writes: list[tuple[int, CreatePartitionState | UpdatePartitionState]] = [
+            *creates,
+            *updates,
+        ]
+        try:
+            answers = [
+                *self.zk.create_partition_states(
+                    [(w.tp, w.state, w.epoch_zk_version) for _, w in creates]
+                ),
+                *self.zk.update_partition_states(
+                    [(w.tp, w.state, w.epoch_zk_version) for _, w in updates]
+                ),
+            ]
+            conflicted = [
+                w.tp
+                for (_, w), a in zip(state_writes, answers, strict=True)
+                if isinstance(a, _CONFLICTS)
+            ]
+            current = self.zk.partition_states_written(conflicted)
+        except Exception:
+            # A pipeline that could not be sent or read back (the session is gone, say) leaves the
+            # controller unsure of ZooKeeper: give controllership up, as Kafka's
+            # triggerControllerMove does, so an election rebuilds the state from ZooKeeper.
+            logger.exception("controller %d: ZooKeeper state writes failed", self.broker_id)
+            return [ControllerMoved()]
+        for (i, state_write), answer in zip(state_writes, answers, strict=True):
+            outcomes[i] = _state_outcome(state_write, answer, current.get(state_write.tp))
+        failed = [a for a in answers if isinstance(a, Exception) and not isinstance(a, _CONFLICTS)]
+        if failed:
+            logger.warning("controller %d: %s; resigning", self.broker_id, failed[0])
+        for i, write in enumerate(writes):
+            if i not in outcomes:
+                outcomes[i] = self._write(write)
+        return [outcomes[i] for i in range(len(writes))]
+
     def _write(self, write: ZkWrite) -> CoreEvent:
-        """Perform one conditional write; its outcome as the event the core expects."""
+        """Perform one conditional write other than a partition state's; its outcome as the event
+        the core expects."""
         try:
             match write:
-                case CreatePartitionState(tp=tp, state=state, epoch_zk_version=fence):
-                    created = self.zk.create_partition_state(tp[0], tp[1], state, fence)
-                    return ZkWriteSucceeded(write, created.zk_version)
-                case UpdatePartitionState(tp=tp, state=state, epoch_zk_version=fence):
-                    updated = self.zk.update_partition_state(tp[0], tp[1], state, fence)
-                    return ZkWriteSucceeded(write, updated.zk_version)
+                case CreatePartitionState() | UpdatePartitionState():
+                    raise TypeError("partition state writes go through _write_all")
                 case CreateTopic():
                     self.zk.create_topic(
                         write.name,
@@ -546,12 +585,12 @@ class Controller:
         except ControllerMovedError as exc:
             logger.warning("controller %d: %s; resigning", self.broker_id, exc)
             return ControllerMoved()
-        except TopicAlreadyExistsError:
+        except (TopicAlreadyExistsError, BadVersionError, NodeExistsError, NoNodeError):
             return ZkWriteConflict(write, None)
-        except (BadVersionError, NodeExistsError, NoNodeError):
-            if not isinstance(write, CreatePartitionState | UpdatePartitionState):
-                return ZkWriteConflict(write, None)
-            return ZkWriteConflict(write, self.zk.partition_state(write.tp[0], write.tp[1]))
+        except Exception:
+            # As for state writes (``_write_all``): unsure of ZooKeeper, give controllership up.
+            logger.exception("controller %d: a ZooKeeper write failed", self.broker_id)
+            return ControllerMoved()
 
     # ------------------------------------------------------------------ election and reads
 
@@ -566,7 +605,7 @@ class Controller:
         epoch, version = self.zk.increment_controller_epoch()
         brokers = self.zk.live_brokers(watch=self._watcher(BrokerChange()))
         topics = self.zk.topics(watch=self._watcher(TopicChange()))
-        snapshots = tuple(self._snapshot(topic) for topic in topics)
+        snapshots = self._snapshots(topics)
         deletions = frozenset(self.zk.topic_deletions(watch=self._watcher(TopicDeletionChange())))
         # Pending notifications are stale: every partition state was just read.
         self.zk.take_isr_changes(watch=self._watcher(IsrChangeNotification()))
@@ -588,18 +627,29 @@ class Controller:
     def _read_topics(self) -> TopicsChanged:
         topics = frozenset(self.zk.topics(watch=self._watcher(TopicChange())))
         unknown = sorted(topics - set(self.core.ctx.assignments))
-        return TopicsChanged(topics, tuple(self._snapshot(topic) for topic in unknown))
+        return TopicsChanged(topics, self._snapshots(unknown))
 
-    def _snapshot(self, topic: str) -> TopicSnapshot:
-        assignment = self.zk.assignment(topic)
-        reads = {p: self.zk.partition_state_written(topic, p) for p in sorted(assignment)}
-        written = {p: read for p, read in reads.items() if read is not None}
-        return TopicSnapshot(
-            topic,
-            assignment,
-            self.zk.topic_config(topic),
-            {p: state for p, (state, _) in written.items()},
-            {p: zxid for p, (_, zxid) in written.items()},
+    def _snapshots(self, topics: list[str]) -> tuple[TopicSnapshot, ...]:
+        """The topics' assignments, configs and partition states, in two pipelined reads (Kafka's
+        controller reads them the same way on failover) rather than one round trip per znode."""
+        znodes = self.zk.topic_znodes(topics)
+        partitions = [
+            TopicPartition(topic, p) for topic in topics for p in sorted(znodes[topic][0])
+        ]
+        reads = self.zk.partition_states_written(partitions)
+        written: dict[str, dict[int, tuple[LeaderIsrAndEpoch, int]]] = {t: {} for t in topics}
+        for tp, read in reads.items():
+            if read is not None:
+                written[tp.topic][tp.partition] = read
+        return tuple(
+            TopicSnapshot(
+                topic,
+                assignment,
+                config,
+                {p: state for p, (state, _) in written[topic].items()},
+                {p: zxid for p, (_, zxid) in written[topic].items()},
+            )
+            for topic, (assignment, config) in znodes.items()
         )
 
     # ------------------------------------------------------------------ Ray failure detection
@@ -654,3 +704,21 @@ class Controller:
             lambda: ray.get_actor(actor_name, namespace=self.namespace),
             lambda: self.mailbox.put(died),
         )
+
+
+_CONFLICTS = (BadVersionError, NodeExistsError, NoNodeError)
+"""A partition state write that lost a race: the core decides again from the fresh znode."""
+
+
+def _state_outcome(
+    write: CreatePartitionState | UpdatePartitionState,
+    answer: object,
+    current: tuple[LeaderIsrAndEpoch, int] | None,
+) -> CoreEvent:
+    """A partition state write's outcome for the core, from what its pipeline answered and the
+    znode read again after a conflict."""
+    if isinstance(answer, LeaderIsrAndEpoch):
+        return ZkWriteSucceeded(write, answer.zk_version)
+    if isinstance(answer, _CONFLICTS):
+        return ZkWriteConflict(write, None if current is None else current[0])
+    return ControllerMoved()

@@ -11,7 +11,8 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from kazoo.client import KazooClient, TransactionRequest
 from kazoo.exceptions import (
@@ -24,6 +25,7 @@ from kazoo.exceptions import (
 from kazoo.retry import KazooRetry
 
 from rafka.actors.zk import data as zd
+from rafka.actors.zk.pipeline import get_many, pipelined
 from rafka.protocol.errors import KafkaTimeoutError, TopicAlreadyExistsError
 from rafka.protocol.types import TopicPartition
 
@@ -121,15 +123,14 @@ class ZkClient:
                 time.sleep(0.1)
 
     def live_brokers(self, watch: Callable | None = None) -> dict[int, zd.BrokerRegistration]:
-        """Registered brokers by id."""
-        brokers: dict[int, zd.BrokerRegistration] = {}
-        for child in self.zk.get_children(zd.BROKER_IDS, watch=watch):
-            try:
-                data, stat = self.zk.get(zd.broker_path(int(child)))
-                brokers[int(child)] = zd.BrokerRegistration.decode(int(child), data, stat.czxid)
-            except NoNodeError:
-                continue
-        return brokers
+        """Registered brokers by id (their znodes read in one pipeline)."""
+        ids = sorted(int(child) for child in self.zk.get_children(zd.BROKER_IDS, watch=watch))
+        reads = get_many(self.zk, [zd.broker_path(broker) for broker in ids])
+        return {
+            broker: zd.BrokerRegistration.decode(broker, read[0], read[1].czxid)
+            for broker, read in zip(ids, reads.values(), strict=True)
+            if read is not None
+        }
 
     # ------------------------------------------------------------------ topics
 
@@ -229,6 +230,26 @@ class ZkClient:
         except NoNodeError:
             return {}
 
+    def topic_znodes(
+        self, topics: Sequence[str]
+    ) -> dict[str, tuple[dict[int, tuple[int, ...]], dict[str, str]]]:
+        """Each topic's assignment and config overrides, read in one pipeline ({} where a znode
+        does not exist)."""
+        reads = get_many(
+            self.zk,
+            [zd.topic_path(t) for t in topics] + [zd.topic_config_path(t) for t in topics],
+        )
+        return {
+            topic: (
+                {} if assigned is None else zd.decode_assignment(assigned[0]),
+                {} if config is None else zd.decode_topic_config(config[0]),
+            )
+            for topic in topics
+            for assigned, config in [
+                (reads[zd.topic_path(topic)], reads[zd.topic_config_path(topic)])
+            ]
+        }
+
     def delete_topic_znodes(self, topic: str, epoch_version: int) -> None:
         """Remove a deleted topic's assignment, states, config and admin request in one transaction
         fenced by the controller epoch (controller only)."""
@@ -292,31 +313,46 @@ class ZkClient:
     def partition_state(self, topic: str, partition: int) -> zd.LeaderIsrAndEpoch | None:
         """The partition's leader, epoch and ISR with the znode version, or None if not created
         yet."""
-        read = self.partition_state_written(topic, partition)
-        return None if read is None else read[0]
+        read = self.partition_states_written([TopicPartition(topic, partition)])
+        written = read[TopicPartition(topic, partition)]
+        return None if written is None else written[0]
 
-    def partition_state_written(
-        self, topic: str, partition: int
-    ) -> tuple[zd.LeaderIsrAndEpoch, int] | None:
-        """The partition's state and the ZooKeeper transaction that last wrote it, or None."""
-        try:
-            data, stat = self.zk.get(zd.partition_state_path(topic, partition))
-        except NoNodeError:
-            return None
-        return zd.LeaderIsrAndEpoch.decode(data, stat.version), stat.mzxid
+    def partition_states_written(
+        self, partitions: Sequence[TopicPartition]
+    ) -> dict[TopicPartition, tuple[zd.LeaderIsrAndEpoch, int] | None]:
+        """Each partition's state and the ZooKeeper transaction that last wrote it (None if not
+        created yet), read in one pipeline."""
+        paths = [zd.partition_state_path(tp.topic, tp.partition) for tp in partitions]
+        reads = get_many(self.zk, paths)
+        return {
+            tp: None
+            if read is None
+            else (zd.LeaderIsrAndEpoch.decode(read[0], read[1].version), read[1].mzxid)
+            for tp, read in zip(partitions, (reads[path] for path in paths), strict=True)
+        }
 
-    def create_partition_state(
-        self, topic: str, partition: int, state: zd.LeaderIsrAndEpoch, epoch_version: int
-    ) -> zd.LeaderIsrAndEpoch:
-        """Create a new partition's state znode, fenced by the controller epoch."""
-        self.zk.ensure_path(f"{zd.partitions_path(topic)}/{partition}")
-        transaction = self.zk.transaction()
-        transaction.check(zd.CONTROLLER_EPOCH, epoch_version)
-        transaction.create(zd.partition_state_path(topic, partition), state.encode())
-        self._commit(transaction, zd.partition_state_path(topic, partition))
-        return zd.LeaderIsrAndEpoch(
-            state.leader, state.leader_epoch, state.isr, state.controller_epoch, 0
-        )
+    def create_partition_states(
+        self, creates: Sequence[tuple[TopicPartition, zd.LeaderIsrAndEpoch, int]]
+    ) -> list[zd.LeaderIsrAndEpoch | Exception]:
+        """Create new partitions' state znodes, each fenced by the controller epoch version given
+        with it, in one pipeline (their parents first); per partition, in order, the state with its
+        znode version or the error (NodeExistsError, ControllerMovedError, ...)."""
+        parents = [f"{zd.partitions_path(tp.topic)}/{tp.partition}" for tp, _, _ in creates]
+        for made in pipelined([_ensurer(self.zk, path) for path in parents]):
+            if isinstance(made, Exception):
+                raise made
+        transactions = []
+        for tp, state, epoch_version in creates:
+            transaction = self.zk.transaction()
+            transaction.check(zd.CONTROLLER_EPOCH, epoch_version)
+            transaction.create(zd.partition_state_path(tp.topic, tp.partition), state.encode())
+            transactions.append(transaction)
+        return [
+            _written(state, 0, outcome, zd.partition_state_path(tp.topic, tp.partition), True)
+            for (tp, state, _), outcome in zip(
+                creates, pipelined([t.commit_async for t in transactions]), strict=True
+            )
+        ]
 
     def update_partition_state(
         self, topic: str, partition: int, state: zd.LeaderIsrAndEpoch, epoch_version: int | None
@@ -327,15 +363,38 @@ class ZkClient:
         ControllerMovedError if ``epoch_version`` (the controller's fence) is stale. Leaders
         updating their ISR pass ``epoch_version=None``: they are fenced by the state version alone.
         """
-        path = zd.partition_state_path(topic, partition)
-        transaction = self.zk.transaction()
-        if epoch_version is not None:
-            transaction.check(zd.CONTROLLER_EPOCH, epoch_version)
-        transaction.set_data(path, state.encode(), version=state.zk_version)
-        results = self._commit(transaction, path, fenced=epoch_version is not None)
-        return zd.LeaderIsrAndEpoch(
-            state.leader, state.leader_epoch, state.isr, state.controller_epoch, results[-1].version
-        )
+        written = self.update_partition_states(
+            [(TopicPartition(topic, partition), state, epoch_version)]
+        )[0]
+        if isinstance(written, Exception):
+            raise written
+        return written
+
+    def update_partition_states(
+        self, updates: Sequence[tuple[TopicPartition, zd.LeaderIsrAndEpoch, int | None]]
+    ) -> list[zd.LeaderIsrAndEpoch | Exception]:
+        """Compare-and-set several state znodes, as ``update_partition_state`` does one, in one
+        pipeline; per partition, in order, the state with its new version or the error."""
+        transactions = []
+        for tp, state, epoch_version in updates:
+            transaction = self.zk.transaction()
+            if epoch_version is not None:
+                transaction.check(zd.CONTROLLER_EPOCH, epoch_version)
+            path = zd.partition_state_path(tp.topic, tp.partition)
+            transaction.set_data(path, state.encode(), version=state.zk_version)
+            transactions.append(transaction)
+        return [
+            _written(
+                state,
+                None,
+                outcome,
+                zd.partition_state_path(tp.topic, tp.partition),
+                epoch_version is not None,
+            )
+            for (tp, state, epoch_version), outcome in zip(
+                updates, pipelined([t.commit_async for t in transactions]), strict=True
+            )
+        ]
 
     # ------------------------------------------------------------------ controller
 
@@ -426,33 +485,70 @@ class ZkClient:
         )
 
     def take_isr_changes(self, watch: Callable | None = None) -> list[tuple[str, int]]:
-        """Read and delete pending ISR change notifications."""
+        """Read and delete pending ISR change notifications (each step in one pipeline)."""
+        children = sorted(self.zk.get_children(zd.ISR_CHANGE_NOTIFICATION, watch=watch))
+        paths = [f"{zd.ISR_CHANGE_NOTIFICATION}/{child}" for child in children]
+        reads = get_many(self.zk, paths)
         changed: list[tuple[str, int]] = []
-        for child in sorted(self.zk.get_children(zd.ISR_CHANGE_NOTIFICATION, watch=watch)):
-            path = f"{zd.ISR_CHANGE_NOTIFICATION}/{child}"
-            try:
-                changed.extend(zd.decode_isr_change(self.zk.get(path)[0]))
-                self.zk.delete(path)
-            except NoNodeError:
-                continue
+        for read in reads.values():
+            if read is not None:
+                changed.extend(zd.decode_isr_change(read[0]))
+        deleted = pipelined([_deleter(self.zk, path) for path, r in reads.items() if r])
+        for outcome in deleted:
+            if isinstance(outcome, Exception) and not isinstance(outcome, NoNodeError):
+                raise outcome
         return changed
 
     # ------------------------------------------------------------------ helpers
 
     def _commit(self, transaction: TransactionRequest, path: str, fenced: bool = True) -> list:
-        """Commit; map a failed epoch check to ControllerMovedError and re-raise any other failure.
-
-        ZooKeeper answers a failed multi-op with an error per op: the one that failed carries its
-        own error, the others RolledBackError or RuntimeInconsistency.
-        """
+        """Commit; map a failed epoch check to ControllerMovedError and re-raise any other failure
+        (``transaction_error``)."""
         results = transaction.commit()
-        if not any(isinstance(r, Exception) for r in results):
-            return results
-        if fenced and isinstance(results[0], BadVersionError):
-            raise ControllerMovedError(f"controller epoch changed while writing {path}")
-        raise next(
-            r
-            for r in results
-            if isinstance(r, Exception)
-            and not isinstance(r, (RolledBackError, RuntimeInconsistency))
-        )
+        error = transaction_error(results, path, fenced)
+        if error is not None:
+            raise error
+        return results
+
+
+def transaction_error(results: list, path: str, fenced: bool) -> Exception | None:
+    """The error of a failed multi-op, or None if every op applied: ControllerMovedError when a
+    fenced transaction's first op (the controller epoch check) failed, else the op's own error.
+
+    ZooKeeper answers a failed multi-op with an error per op: the one that failed carries its own
+    error, the others RolledBackError or RuntimeInconsistency.
+    """
+    if not any(isinstance(r, Exception) for r in results):
+        return None
+    if fenced and isinstance(results[0], BadVersionError):
+        return ControllerMovedError(f"controller epoch changed while writing {path}")
+    return next(
+        r
+        for r in results
+        if isinstance(r, Exception) and not isinstance(r, (RolledBackError, RuntimeInconsistency))
+    )
+
+
+def _written(
+    state: zd.LeaderIsrAndEpoch, version: int | None, outcome: object, path: str, fenced: bool
+) -> zd.LeaderIsrAndEpoch | Exception:
+    """A pipelined state write's outcome: the state at its new znode version (``version``, or the
+    one the transaction's last op answered), or the error."""
+    if isinstance(outcome, Exception):
+        return outcome
+    assert isinstance(outcome, list)
+    error = transaction_error(outcome, path, fenced)
+    if error is not None:
+        return error
+    new_version = outcome[-1].version if version is None else version
+    return zd.LeaderIsrAndEpoch(
+        state.leader, state.leader_epoch, state.isr, state.controller_epoch, new_version
+    )
+
+
+def _ensurer(zk: KazooClient, path: str) -> Callable[[], Any]:
+    return lambda: zk.ensure_path_async(path)
+
+
+def _deleter(zk: KazooClient, path: str) -> Callable[[], Any]:
+    return lambda: zk.delete_async(path)
