@@ -4,7 +4,8 @@
 own head when it still runs, or starts a single-node one bound to 127.0.0.1 (``ray_head``, on
 ``--port`` or a free port); it starts an embedded ZooKeeper in the data directory unless
 ``--zookeeper`` names an ensemble, and one detached broker per Ray node (node affinity keeps each
-broker's logs on its node's disk). What it started is recorded in ``<data_dir>/rafka-cluster.json``
+broker's logs on its node's disk, and a broker comes back to the node whose disk holds its logs:
+``rafka.cluster.placement``). What it started is recorded in ``<data_dir>/rafka-cluster.json``
 so ``down`` stops exactly that and no other Ray instance, ``status`` finds the cluster by its data
 directory, and a second ``up`` on the same data directory brings back every topic and record.
 """
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import ray
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from rafka.actors import names, spawn
 from rafka.actors.broker.config import LAUNCH_DEFAULTS, BrokerConfig
@@ -25,11 +27,14 @@ from rafka.clients.admin import Admin, ClusterDescription
 from rafka.clients.config import CONNECT_TIMEOUT_MS
 from rafka.clients.ray_address import listening, split_address
 from rafka.clients.ray_transport import RAY_ACTOR_ERRORS, ensure_ray
-from rafka.cluster import actor_deaths, ray_head
+from rafka.cluster import actor_deaths, placement, ray_head
 from rafka.cluster.racks import racks_by_node
 from rafka.cluster.zookeeper_server import ZooKeeperServer
 
 STATE_FILE = "rafka-cluster.json"
+
+NODE_PROBE_TIMEOUT_S = 60.0
+"""How long ``up`` waits for every node to say where its disk is (each starts a worker process)."""
 
 
 class ClusterNotRunningError(RuntimeError):
@@ -81,7 +86,8 @@ def _listening(address: str) -> bool:
     return parsed is not None and listening(*parsed)
 
 
-def _alive_nodes() -> list[str]:
+def _alive_nodes() -> list[dict[str, Any]]:
+    """The live Ray nodes (items of ``ray.nodes()``), the head first, then by address."""
     nodes = [n for n in ray.nodes() if n.get("Alive")]
     nodes.sort(
         key=lambda n: (
@@ -90,7 +96,29 @@ def _alive_nodes() -> list[str]:
             n["NodeID"],
         )
     )
-    return [n["NodeID"] for n in nodes]
+    return nodes
+
+
+@ray.remote(num_cpus=0, max_retries=0)
+def _look_at_disk(default_data_dir: str) -> tuple[str, tuple[int, ...]]:
+    """On a node: its data directory and the broker directories already in it."""
+    data_dir = placement.node_data_dir(default_data_dir)
+    return data_dir, placement.brokers_in(Path(data_dir))
+
+
+def _node_disks(nodes: list[dict[str, Any]], default_data_dir: Path) -> list[placement.NodeDisk]:
+    """Ask each node, on the node itself, where its disk is and what it holds."""
+    pending = [
+        _look_at_disk.options(
+            scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=n["NodeID"], soft=False)
+        ).remote(str(default_data_dir))
+        for n in nodes
+    ]
+    found = ray.get(pending, timeout=NODE_PROBE_TIMEOUT_S)
+    return [
+        placement.NodeDisk(n["NodeID"], n["NodeManagerAddress"], data_dir, broker_ids)
+        for n, (data_dir, broker_ids) in zip(nodes, found, strict=True)
+    ]
 
 
 def up(
@@ -160,9 +188,9 @@ def up(
     # One broker per Ray node on a real cluster; three on a
     # single machine, enough for replication 3.
     count = brokers or (previous and len(previous.brokers)) or (len(nodes) if len(nodes) > 1 else 3)
-    node_racks = racks_by_node(ray.nodes())
-    for broker_id in range(count):
-        name = names.broker_actor_name(broker_id)
+    node_racks = racks_by_node(nodes)
+    for placed in placement.place(_node_disks(nodes, data_dir), count):
+        name = names.broker_actor_name(placed.broker_id)
         try:
             ray.get_actor(name, namespace=namespace)
             continue
@@ -172,13 +200,13 @@ def up(
             {
                 "zookeeper_connect": zookeeper,
                 "cluster_name": cluster_name,
-                "log_dirs": str(data_dir / f"broker-{broker_id}"),
-                "broker_rack": node_racks.get(nodes[broker_id % len(nodes)], ""),
+                "log_dirs": placed.log_dir,
+                "broker_rack": node_racks.get(placed.node_id, ""),
                 **LAUNCH_DEFAULTS,
                 **(broker_config or {}),
             }
-        ).with_broker_id(broker_id)
-        spawn.spawn_broker(config, namespace, nodes[broker_id % len(nodes)], detached=True)
+        ).with_broker_id(placed.broker_id)
+        spawn.spawn_broker(config, namespace, placed.node_id, detached=True)
     metrics_url = previous.metrics_url if previous else None
     if metrics_port is not None:
         metrics_url = _start_metrics_endpoint(namespace, metrics_host, metrics_port)

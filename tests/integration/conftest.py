@@ -212,6 +212,7 @@ def topic_name(request: pytest.FixtureRequest) -> str:
 # clusters are alive at once, the steadier the timing-sensitive failover tests are.
 _MODULE_ORDER = (
     "test_zookeeper_server",
+    "test_multi_node",
     "test_failover",
     "test_fault_injection",
     "test_restart",
