@@ -13,12 +13,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import consumer_groups
+import controller_scale
 import failover
 import idempotence
 import kafka_clients
 import metrics_cost
+import multi_node
 import reassignment
 import recovery
+import redis_streams
+import scale
+import seed_tables
 import spark
 import storage
 import topic_deletion
@@ -46,6 +51,12 @@ def main() -> None:
         "--records", type=int, default=1_000_000, help="records per cluster benchmark run"
     )
     parser.add_argument(
+        "--seed-records",
+        type=int,
+        default=seed_tables.RECORDS,
+        help="records per point of the seed tables (fewer for large messages)",
+    )
+    parser.add_argument(
         "--only",
         choices=(
             "storage",
@@ -59,6 +70,10 @@ def main() -> None:
             "exactly-once",
             "kafka-clients",
             "metrics",
+            "multi-node",
+            "redis",
+            "seed",
+            "scale",
         ),
         default=None,
         help="run one area",
@@ -69,7 +84,7 @@ def main() -> None:
     if args.only in (None, "cluster"):
         print_table(
             "Cluster (3 brokers, 6 partitions, 100-byte records)",
-            ("what", "records/s", "MB/s", "latency", "target"),
+            cluster.HEADER,
             cluster.run(args.records),
         )
     if args.only in (None, "failover"):
@@ -119,6 +134,22 @@ def main() -> None:
         print_table(
             metrics_cost.title(args.records), metrics_cost.HEADER, metrics_cost.run(args.records)
         )
+    if args.only in (None, "redis"):
+        print_table(
+            redis_streams.title(args.records), redis_streams.HEADER, redis_streams.run(args.records)
+        )
+    if args.only in (None, "seed"):
+        for table in seed_tables.run(args.seed_records):
+            print_table(table.title, table.header, table.rows)
+    if args.only in (None, "multi-node"):
+        print_table(
+            multi_node.title(args.records, multi_node.PARTITIONS),
+            multi_node.HEADER,
+            multi_node.run(args.records),
+        )
+    if args.only in (None, "scale"):
+        print_table(scale.title(), scale.HEADER, scale.run(args.records))
+        print_table(controller_scale.title(), controller_scale.HEADER, controller_scale.run())
     if args.only in (None, "kafka-clients"):
         print_table(
             kafka_clients.title(kafka_clients.RECORDS), kafka_clients.HEADER, kafka_clients.run()
