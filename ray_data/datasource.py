@@ -27,28 +27,12 @@ from rafka.clients.producer import Producer
 from rafka.protocol.errors import KafkaTimeoutError, UnknownTopicOrPartitionError
 from rafka.protocol.types import TopicPartition
 from rafka.ray_data.offsets import OffsetForm, plan_reads
+from rafka.spark_bridge.connection import ConsumerOffsets
 from rafka.spark_bridge.offset_ranges import OffsetRange
 
 # Rows gathered into one block: large enough that Ray Data's per-block costs stay small.
 BLOCK_BYTES = 64 << 20
 READ_CONFIG = {"max_poll_records": 100_000, "max_partition_fetch_bytes": 4 << 20}
-
-
-class _LookupConsumer:
-    """``OffsetLookup`` over one consumer's ListOffsets requests."""
-
-    def __init__(self, consumer: Consumer) -> None:
-        self.consumer = consumer
-
-    def earliest(self, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
-        return dict(self.consumer.beginning_offsets(partitions))
-
-    def latest(self, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
-        return dict(self.consumer.end_offsets(partitions))
-
-    def for_times(self, timestamps: Any) -> dict[TopicPartition, int | None]:
-        found = self.consumer.offsets_for_times(dict(timestamps))
-        return {tp: None if hit is None else hit.offset for tp, hit in found.items()}
 
 
 def read_range(
@@ -106,7 +90,7 @@ class RafkaDatasource(Datasource):
                 if not found:
                     raise UnknownTopicOrPartitionError(f"topic {topic!r} does not exist")
                 partitions.extend(TopicPartition(topic, p) for p in sorted(found))
-            lookup = _LookupConsumer(consumer)
+            lookup = ConsumerOffsets(consumer)
             self.ranges = plan_reads(partitions, start_offset, end_offset, lookup)
         finally:
             consumer.close()

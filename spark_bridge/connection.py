@@ -143,9 +143,37 @@ def transactional_producer(
     )
 
 
-class ConsumerOffsetLookup:
-    """``OffsetLookup`` over the process's consumer: ListOffsets at each partition's leader; with
-    ``isolation_level`` READ_COMMITTED, latest is the last stable offset."""
+class ConsumerOffsets:
+    """``OffsetLookup`` over a consumer's ListOffsets requests at each partition's leader."""
+
+    def __init__(self, consumer: Consumer) -> None:
+        self.consumer = consumer
+
+    def earliest(self, partitions: list[TopicPartition]) -> PartitionOffsets:
+        """Log start offset of each partition."""
+        found = self.consumer.beginning_offsets([TopicPartition(*tp) for tp in partitions])
+        return {TopicPartition(*tp): offset for tp, offset in found.items()}
+
+    def latest(self, partitions: list[TopicPartition]) -> PartitionOffsets:
+        """High watermark (or, read_committed, last stable offset) of each partition."""
+        found = self.consumer.end_offsets([TopicPartition(*tp) for tp in partitions])
+        return {TopicPartition(*tp): offset for tp, offset in found.items()}
+
+    def for_times(
+        self, timestamps: Mapping[TopicPartition, int]
+    ) -> dict[TopicPartition, int | None]:
+        """First offset at or after each timestamp (None where no record is that new)."""
+        found = self.consumer.offsets_for_times(
+            {TopicPartition(*tp): ts for tp, ts in timestamps.items()}
+        )
+        return {
+            TopicPartition(*tp): (None if hit is None else hit.offset) for tp, hit in found.items()
+        }
+
+
+class ConsumerOffsetLookup(ConsumerOffsets):
+    """``ConsumerOffsets`` over the process's consumer for the cluster; with ``isolation_level``
+    READ_COMMITTED, latest is the last stable offset."""
 
     def __init__(self, settings: ClusterSettings, isolation_level: int = READ_UNCOMMITTED) -> None:
         self.settings = settings
@@ -164,25 +192,4 @@ class ConsumerOffsetLookup:
             )
             with _lock:
                 found = _consumers.setdefault(key, found)
-        self.consumer = found
-
-    def earliest(self, partitions: list[TopicPartition]) -> PartitionOffsets:
-        """Log start offset of each partition."""
-        found = self.consumer.beginning_offsets([TopicPartition(*tp) for tp in partitions])
-        return {TopicPartition(*tp): offset for tp, offset in found.items()}
-
-    def latest(self, partitions: list[TopicPartition]) -> PartitionOffsets:
-        """High watermark (or last stable offset) of each partition."""
-        found = self.consumer.end_offsets([TopicPartition(*tp) for tp in partitions])
-        return {TopicPartition(*tp): offset for tp, offset in found.items()}
-
-    def for_times(
-        self, timestamps: Mapping[TopicPartition, int]
-    ) -> dict[TopicPartition, int | None]:
-        """First offset at or after each timestamp (None where no record is that new)."""
-        found = self.consumer.offsets_for_times(
-            {TopicPartition(*tp): ts for tp, ts in timestamps.items()}
-        )
-        return {
-            TopicPartition(*tp): (None if hit is None else hit.offset) for tp, hit in found.items()
-        }
+        super().__init__(found)
