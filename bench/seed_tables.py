@@ -5,15 +5,17 @@ records, asynchronous producers, and varied one thing per table: producers 1-3 (
 replication), message size 10-10,000 bytes (3 producers), partitions 1-9 (3 producers) and replicas
 1-3 (6 partitions, 3 producers); one more table read with 1-3 consumers. Here one ``LocalCluster``
 of 3 brokers on this machine runs the same tables: acks=1 where the seed has no replication, acks=1
-and acks=all for the replicas table, 1 MiB batches as in ``bench/cluster.py``. Only one consumer is
-measured, since ``consumer_perf`` reads every partition of a topic.
+and acks=all for the replicas table, 1 MiB batches as in ``bench/cluster.py``. 1-3 consumers read
+the producers table's topic after it: its 6 partitions dealt round-robin among them, each consumer
+reading every record of its partitions.
 
-Each producer runs ``producer_perf`` in its own Ray actor (a worker process with ``num_cpus=0``,
-so three can run at once on 2 CPUs), not in threads of this process, so producers do not share one
-GIL. A run's throughput is all its records over the time from the first producer's start to the
-last one's end; a point is the fastest of three runs. Each topic is created for its table's points
-and deleted after them, since every partition replica is a process competing for the 2 cores. Run
-alone: ``.venv/bin/python bench/seed_tables.py --records 1000000 --repeats 3``.
+Each producer runs ``producer_perf``, each consumer ``consumer_perf``, in its own Ray actor (a
+worker process with ``num_cpus=0``, so three can run at once on 2 CPUs), not in threads of this
+process, so clients do not share one GIL. A run's throughput is all its records over the time from
+the first client's start to the last one's end; a point is the fastest of three runs. Each topic is
+created for its table's points and deleted after them, since every partition replica is a process
+competing for the 2 cores. Run alone: ``.venv/bin/python bench/seed_tables.py --records 1000000
+--repeats 3``.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
@@ -34,7 +36,9 @@ from seed_charts import Chart, draw
 
 from rafka.cli.perf import ProducerPerf, consumer_perf, producer_perf
 from rafka.clients.admin import Admin
+from rafka.clients.consumer import Consumer
 from rafka.cluster.local_cluster import LocalCluster
+from rafka.protocol.types import TopicPartition
 
 NAMESPACE = "rafka-bench-seed"
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -53,6 +57,7 @@ the followers of a new topic join the ISR."""
 # rafka's own package folder, not bench/cluster.py.
 BATCHING = {"batch_size": 1_048_576, "linger_ms": 5}
 PRODUCERS = (1, 2, 3)
+CONSUMERS = (1, 2, 3)
 SIZES = (10, 20, 40, 60, 80, 100, 150, 200, 400, 800, 1000, 2000, 5000, 10000)
 PARTITIONS = tuple(range(1, 10))
 REPLICAS = (1, 2, 3)
@@ -72,15 +77,16 @@ SEED_REPLICAS_SHAPE = "falls, not linearly (followers copy in parallel)"
 
 
 Runs = dict[int, ProducerPerf]
-"""A table's points by what the table varies (producers, bytes, partitions, replicas), each the
-fastest run of its point. A consumer's run is kept in the same shape (records, seconds, 100-byte
-records), since only its rates are shown."""
+"""A table's points by what the table varies (producers, bytes, partitions, replicas, consumers),
+each the fastest run of its point. A consumers run is kept in the same shape (records, seconds,
+100-byte records), since only its rates are shown."""
 
 
 @dataclass(frozen=True)
 class Measurements:
     """Every point of the seed's tables as measured here, the fastest of ``repeats`` runs of
-    ``records`` each (fewer for large messages); ``replicas`` maps acks to its points."""
+    ``records`` each (fewer for large messages; the consumers read every record the producers
+    table sent); ``replicas`` maps acks to its points."""
 
     records: int
     repeats: int
@@ -116,14 +122,15 @@ def _ratio(run: ProducerPerf, runs: Runs) -> str:
     return f"{run.records_per_s / runs[min(runs)].records_per_s:.2f}×"
 
 
-def seed_producers(producers: int) -> str:
-    """The seed column of the producers table."""
-    figure = SEED_PRODUCERS.get(producers)
+def seed_scaling(stated: Mapping[int, float], clients: int) -> str:
+    """The seed column of the producers or consumers table: the figure ``stated`` for ``clients``
+    of them (beside its ratio to one), else the shape."""
+    figure = stated.get(clients)
     if figure is None:
         return f"{SEED_SCALING_SHAPE} (no figure stated)"
-    if producers == 1:
+    if clients == 1:
         return f"~{figure:,.0f}"
-    return f"~{figure:,.0f} ({figure / SEED_PRODUCERS[1]:.2f}×)"
+    return f"~{figure:,.0f} ({figure / stated[1]:.2f}×)"
 
 
 def seed_partitions(partitions: int) -> str:
@@ -136,9 +143,9 @@ def seed_partitions(partitions: int) -> str:
 
 
 def tables(measured: Measurements) -> list[Table]:
-    """The four tables of seed 000 (and the consumer row) from what was measured."""
+    """The four tables of seed 000 (and its consumers table) from what was measured."""
     producer_rows = [
-        (str(n), *_rates(run), _ratio(run, measured.producers), seed_producers(n))
+        (str(n), *_rates(run), _ratio(run, measured.producers), seed_scaling(SEED_PRODUCERS, n))
         for n, run in measured.producers.items()
     ]
     size_rows = [
@@ -161,17 +168,14 @@ def tables(measured: Measurements) -> list[Table]:
         for rf, run in runs.items()
     ]
     consumer_rows = [
-        (
-            str(n),
-            *_rates(run),
-            f"~{SEED_CONSUMERS[n]:,.0f}" if n in SEED_CONSUMERS else SEED_SCALING_SHAPE,
-        )
+        (str(n), *_rates(run), _ratio(run, measured.consumers), seed_scaling(SEED_CONSUMERS, n))
         for n, run in measured.consumers.items()
     ]
-    scale = (
-        f"3 brokers, best of {measured.repeats} runs of {measured.records:,} records, 2 cores; "
-        "seed: 8-vCPU VMs"
-    )
+    best = f"3 brokers, best of {measured.repeats} runs"
+    machine = "2 cores; seed: 8-vCPU VMs"
+    scale = f"{best} of {measured.records:,} records, {machine}"
+    # The consumers read everything the producers table wrote, not ``records``.
+    read = measured.consumers[min(measured.consumers)].records
     return [
         Table(
             f"Seed 000: producers (6 partitions, RF 1, acks=1, 100 B; {scale})",
@@ -199,26 +203,33 @@ def tables(measured: Measurements) -> list[Table]:
             "replicas",
         ),
         Table(
-            f"Seed 000: consumers (6 partitions, RF 1, 100 B; {scale})",
-            ("consumers", "records/s", "MB/s", "seed 000 records/s"),
+            f"Seed 000: consumers (6 partitions dealt round-robin, RF 1, 100 B; {best} reading "
+            f"the producers' {read:,} records, {machine})",
+            ("consumers", "records/s", "MB/s", "× 1 consumer", "seed 000 records/s"),
             consumer_rows,
+            "consumers",
         ),
     ]
+
+
+def _scaling_chart(clients: str, runs: Runs, stated: Mapping[int, float]) -> Chart:
+    """The producers or consumers chart: records/s by how many ``clients`` ran at once."""
+    return Chart(
+        f"{clients.capitalize()} vs throughput (6 partitions, RF 1, 100 B)",
+        clients,
+        "records/s",
+        {"rafka, 2 cores": [(n, run.records_per_s) for n, run in runs.items()]},
+        seed_points=sorted(stated.items()),
+        seed_label="seed 000, 8-vCPU VMs (stated)",
+        note=f"seed 000: {SEED_SCALING_SHAPE}",
+        x_ticks=tuple(runs),
+    )
 
 
 def charts(measured: Measurements) -> dict[str, Chart]:
     """The chart of each table, by file stem."""
     return {
-        "producers": Chart(
-            "Producers vs throughput (6 partitions, RF 1, 100 B)",
-            "producers",
-            "records/s",
-            {"rafka, 2 cores": [(n, run.records_per_s) for n, run in measured.producers.items()]},
-            seed_points=sorted(SEED_PRODUCERS.items()),
-            seed_label="seed 000, 8-vCPU VMs (stated)",
-            note=f"seed 000: {SEED_SCALING_SHAPE}",
-            x_ticks=PRODUCERS,
-        ),
+        "producers": _scaling_chart("producers", measured.producers, SEED_PRODUCERS),
         "message_size": Chart(
             "Message size vs throughput (3 producers, 6 partitions, RF 1)",
             "message size (bytes)",
@@ -255,6 +266,7 @@ def charts(measured: Measurements) -> dict[str, Chart]:
             note=f"seed 000 (no figures stated): {SEED_REPLICAS_SHAPE}",
             x_ticks=REPLICAS,
         ),
+        "consumers": _scaling_chart("consumers", measured.consumers, SEED_CONSUMERS),
     }
 
 
@@ -263,32 +275,70 @@ def write_charts(measured: Measurements, directory: Path = RESULTS) -> list[Path
     return [draw(chart, directory / f"{name}.png") for name, chart in charts(measured).items()]
 
 
-class ProducerProcess:
-    """A producer in its own Ray worker process, so several run in parallel beyond one GIL."""
+@dataclass(frozen=True)
+class Window:
+    """One client's part of a run: its wall-clock start and end (``time.time()``, comparable
+    across the processes of this machine) and the records it sent or read."""
+
+    started: float
+    ended: float
+    records: int
+
+
+def span(windows: Sequence[Window]) -> float:
+    """Seconds of a run: from the first client's start to the last one's end."""
+    return max(w.ended for w in windows) - min(w.started for w in windows)
+
+
+class ClientProcess:
+    """A producer or consumer in its own Ray worker process, so several run in parallel beyond one
+    GIL."""
 
     def pid(self) -> int:
         """The worker's pid (a call that returns once the process is up)."""
         return os.getpid()
 
-    def produce(
-        self, topic: str, records: int, record_size: int, config: dict[str, Any]
-    ) -> tuple[float, float]:
-        """Send ``records`` records unthrottled; the wall-clock (start, end) of the run."""
+    def produce(self, topic: str, records: int, record_size: int, config: dict[str, Any]) -> Window:
+        """Send ``records`` records unthrottled."""
         started = time.time()
         producer_perf(NAMESPACE, topic, records, record_size, -1, config, progress=False)
-        return started, time.time()
+        return Window(started, time.time(), records)
+
+    def consume(self, topic: str, partitions: list[int], records: int) -> Window:
+        """Read the ``records`` records of ``partitions`` of ``topic`` from their beginning."""
+        read = consumer_perf(NAMESPACE, topic, records, progress=False, partitions=partitions)
+        # The window is the reading as consumer_perf timed it, without the consumer's start.
+        ended = time.time()
+        return Window(ended - read.seconds, ended, read.records)
+
+
+def records_per_partition(topic: str) -> dict[int, int]:
+    """How many records each partition of ``topic`` holds, from its start and end offsets."""
+    with Consumer(namespace=NAMESPACE) as consumer:
+        partitions = [
+            TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())
+        ]
+        starts = consumer.beginning_offsets(partitions)
+        return {
+            tp.partition: end - starts[tp] for tp, end in consumer.end_offsets(partitions).items()
+        }
+
+
+def deal(partitions: Sequence[int], consumers: int) -> list[list[int]]:
+    """``partitions`` dealt round-robin among ``consumers``."""
+    return [list(partitions[i::consumers]) for i in range(consumers)]
 
 
 class Runner:
-    """Runs the points against one cluster with up to three producer processes."""
+    """Runs the points against one cluster with up to three client processes."""
 
     def __init__(self, admin: Admin, repeats: int) -> None:
         self.admin = admin
         self.repeats = repeats
         self.started = time.monotonic()
         # Actor handles are typed Any: Ray's stubs cannot type methods reached through .remote.
-        remote: Any = ray.remote(num_cpus=0)(ProducerProcess)
-        self.processes: list[Any] = [remote.remote() for _ in PRODUCERS]
+        remote: Any = ray.remote(num_cpus=0)(ClientProcess)
+        self.processes: list[Any] = [remote.remote() for _ in range(max(*PRODUCERS, *CONSUMERS))]
         ray.get([p.pid.remote() for p in self.processes], timeout=TIMEOUT_S)
 
     def produce(
@@ -304,22 +354,34 @@ class Runner:
                 [p.produce.remote(topic, share, size, config) for p in self.processes[:producers]],
                 timeout=TIMEOUT_S,
             )
-            seconds = max(end for _, end in windows) - min(start for start, _ in windows)
-            runs.append(ProducerPerf(share * producers, seconds, size, []))
+            runs.append(ProducerPerf(share * producers, span(windows), size, []))
             self.log(
                 f"{topic}, {producers} producers, {size} B, acks={acks}: "
                 f"{runs[-1].records_per_s:,.0f} records/s"
             )
         return max(runs, key=attrgetter("records_per_s"))
 
-    def consume(self, topic: str, records: int) -> ProducerPerf:
-        """One consumer (in this process) reading ``records`` 100-byte records from the start of
-        every partition, the fastest of ``repeats`` runs."""
+    def consume(self, topic: str, consumers: int) -> ProducerPerf:
+        """One point, the fastest of ``repeats`` runs of ``consumers`` processes reading every
+        100-byte record of ``topic``, its partitions dealt round-robin among them."""
+        counts = records_per_partition(topic)
+        shares = deal(sorted(counts), consumers)
+        total = sum(counts.values())
         runs = []
         for _ in range(self.repeats):
-            read = consumer_perf(NAMESPACE, topic, records, progress=False)
-            runs.append(ProducerPerf(read.records, read.seconds, 100, []))
-            self.log(f"{topic} 1 consumer: {runs[-1].records_per_s:,.0f} records/s")
+            windows = ray.get(
+                [
+                    p.consume.remote(topic, share, sum(counts[q] for q in share))
+                    for p, share in zip(self.processes[:consumers], shares, strict=True)
+                ],
+                timeout=TIMEOUT_S,
+            )
+            read = sum(w.records for w in windows)
+            # consumer_perf gives up after 30 s without data; a short read is no measurement.
+            if read != total:
+                raise RuntimeError(f"{consumers} consumers read {read:,} of {total:,} records")
+            runs.append(ProducerPerf(read, span(windows), 100, []))
+            self.log(f"{topic}, {consumers} consumers: {runs[-1].records_per_s:,.0f} records/s")
         return max(runs, key=attrgetter("records_per_s"))
 
     def log(self, line: str) -> None:
@@ -342,7 +404,7 @@ class Runner:
         self.log(f"deleted {name}")
 
     def close(self) -> None:
-        """End the producer processes."""
+        """End the client processes."""
         for process in self.processes:
             ray.kill(process)
 
@@ -359,11 +421,11 @@ def measure(records: int = RECORDS, repeats: int = REPEATS) -> Measurements:
 
 
 def _measure(runner: Runner, records: int) -> Measurements:
-    """Every table's points: producers, one consumer and message sizes share one 6-partition
-    topic; the partitions and replicas tables make a topic per point."""
+    """Every table's points: producers, consumers (reading what the producers sent) and message
+    sizes share one 6-partition topic; the partitions and replicas tables make a topic per point."""
     runner.topic("seed", 6, 1)
     producers = {n: runner.produce("seed", n, 100, "1", records) for n in PRODUCERS}
-    consumers = {1: runner.consume("seed", records)}
+    consumers = {n: runner.consume("seed", n) for n in CONSUMERS}
     sizes = {
         size: runner.produce("seed", 3, size, "1", records_for(size, records)) for size in SIZES
     }

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
@@ -211,9 +212,13 @@ def consumer_perf(
     progress: bool = True,
     consumer_config: dict[str, Any] | None = None,
     columnar: bool = False,
+    partitions: Sequence[int] | None = None,
 ) -> ConsumerPerf:
-    """Read ``messages`` records of ``topic`` from the beginning of every partition, with ``poll``
-    or (``columnar``) ``poll_arrow``."""
+    """Read ``messages`` records of ``topic`` from the beginning of every partition, or only of
+    ``partitions`` when given, with ``poll`` or (``columnar``) ``poll_arrow``.
+
+    Gives up after ``timeout_ms`` without data, so fewer records than ``messages`` may be counted.
+    """
     consumer = Consumer(
         namespace=namespace,
         **{
@@ -223,8 +228,9 @@ def consumer_perf(
             **(consumer_config or {}),
         },
     )
-    partitions = consumer.partitions_for_topic(topic) or set()
-    consumer.assign([TopicPartition(topic, p) for p in sorted(partitions)])
+    if partitions is None:
+        partitions = sorted(consumer.partitions_for_topic(topic) or set())
+    consumer.assign([TopicPartition(topic, p) for p in partitions])
     consumer.seek_to_beginning()
     bar = Progress(messages, "consume", progress)
     count = size = 0

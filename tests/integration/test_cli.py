@@ -13,7 +13,9 @@ import pytest
 import ray
 
 from rafka.cli.main import main
+from rafka.cli.perf import consumer_perf
 from rafka.clients.admin import Admin
+from rafka.clients.producer import Producer
 from rafka.cluster.zookeeper_server import ZooKeeperServer
 from rafka.protocol.types import OffsetAndMetadata, TopicPartition
 
@@ -211,6 +213,23 @@ def test_perf_tools_print_kafkas_summary_lines(
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0] == "data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec"
     assert lines[1].split(", ")[2] == "2000"
+
+
+def test_consumer_perf_reads_only_the_partitions_given(topic_name: str) -> None:
+    assert main([*NS, "topics", "--create", "--topic", topic_name, "--partitions", "3"]) == 0
+    # Partitions of different record counts and sizes, so the figures tell which ones were read.
+    with Producer(namespace=NS[1]) as producer:
+        for partition, records, size in ((0, 10, 5), (1, 100, 7), (2, 20, 3)):
+            for _ in range(records):
+                producer.send(topic_name, b"x" * size, partition=partition)
+        producer.flush()
+    read = consumer_perf(NS[1], topic_name, 30, progress=False, partitions=[0, 2])
+    assert (read.records, read.bytes) == (30, 10 * 5 + 20 * 3)
+    # Asked for more than partitions 0 and 2 hold, it times out rather than reading partition 1.
+    short = consumer_perf(
+        NS[1], topic_name, 31, timeout_ms=2_000, progress=False, partitions=[0, 2]
+    )
+    assert short.records == 30
 
 
 def test_up_and_down_start_and_stop_detached_brokers_on_the_running_ray(
