@@ -75,9 +75,15 @@ def _resource(args: argparse.Namespace, configs: dict[str, object] | None = None
 
 
 def format_entry(entry: ConfigEntry) -> str:
-    """One config as kafka-configs --describe prints it, with every level that sets it."""
-    synonyms = ", ".join(f"{s.source.name}:{s.name}={s.value}" for s in entry.synonyms)
-    return f"  {entry.name}={entry.value} sensitive=false synonyms={{{synonyms}}}"
+    """One config as kafka-configs --describe prints it, with every level that sets it (a
+    sensitive one's values as ``null``)."""
+
+    def shown(value: str | None) -> str:
+        return "null" if value is None else value
+
+    synonyms = ", ".join(f"{s.source.name}:{s.name}={shown(s.value)}" for s in entry.synonyms)
+    sensitive = str(entry.is_sensitive).lower()
+    return f"  {entry.name}={shown(entry.value)} sensitive={sensitive} synonyms={{{synonyms}}}"
 
 
 def is_overridden(entry: ConfigEntry, resource: ConfigResource) -> bool:

@@ -19,6 +19,7 @@ rafka replica-verification --topic-white-list 'orders.*' [--report-interval-ms 3
 rafka state-change-log-merger --logs-regex 'rafka-data/.*/state-change.log.*' --topic T
 rafka logs --broker 0 [--follow] [--lines 100]
 rafka console [--host 127.0.0.1] [--port 9021] [--read-only]
+rafka certs --out DIR [--hosts localhost,127.0.0.1] [--days 365] [--client]
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from pathlib import Path
 
 from rafka.actors.names import DEFAULT_NAMESPACE
 from rafka.cli import (
+    certs,
     configs,
     console,
     groups,
@@ -151,6 +153,9 @@ def build_parser() -> argparse.ArgumentParser:
     web_console.add_arguments(
         sub.add_parser("console", help="web console: cluster, topics, groups, operations, charts")
     )
+    certs.add_arguments(
+        sub.add_parser("certs", help="a development CA and certificates for SSL listeners")
+    )
     return parser
 
 
@@ -159,6 +164,9 @@ def run(args: argparse.Namespace) -> int:
     if args.command == "state-change-log-merger":
         # Reads files only: no cluster, no Ray.
         return state_change_merger.run(args)
+    if args.command == "certs":
+        # Writes files only: no cluster, no Ray.
+        return certs.run(args)
     if args.command == "logs":
         # Reads the file where it lies, or through the broker's actor when it is elsewhere.
         return logs.run(args, CONNECT_TIMEOUT_MS)
@@ -186,6 +194,10 @@ def run(args: argparse.Namespace) -> int:
         )
         if description.bootstrap_servers:
             print(f"Kafka clients: bootstrap_servers={description.bootstrap_servers}")
+        for listener in description.listener_names:
+            if listener != "PLAINTEXT":
+                servers = description.listener_bootstrap_servers(listener)
+                print(f"Kafka clients over {listener}: bootstrap_servers={servers}")
         state = launcher.ClusterState.load(args.data_dir.resolve())
         if state is not None and state.metrics_url:
             print(f"Prometheus metrics: {state.metrics_url}")

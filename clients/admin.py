@@ -34,6 +34,7 @@ from rafka.protocol.messages.metadata import (
     BrokerMetadata,
     MetadataRequest,
     PartitionMetadata,
+    parse_listeners,
 )
 from rafka.protocol.types import NewPartitions, NewTopic, ReplicaPlacement, TopicPartition
 
@@ -58,13 +59,27 @@ class ClusterDescription:
 
     @property
     def bootstrap_servers(self) -> str:
-        """``host:port`` of every live broker's Kafka listener, comma-separated: what a Kafka
-        client's ``bootstrap_servers`` (or kcat's ``-b``) takes."""
+        """``host:port`` of every live broker's PLAINTEXT Kafka listener, comma-separated: what a
+        Kafka client's ``bootstrap_servers`` (or kcat's ``-b``) takes."""
+        return self.listener_bootstrap_servers("PLAINTEXT")
+
+    def listener_bootstrap_servers(self, listener: str) -> str:
+        """``bootstrap_servers`` for the listener called ``listener`` (``SSL``, say)."""
         return ",".join(
             f"{address[0]}:{address[1]}"
             for broker in self.brokers
-            if (address := broker.listener()) is not None
+            if (address := broker.listener(listener)) is not None
         )
+
+    @property
+    def listener_names(self) -> tuple[str, ...]:
+        """The names of the brokers' Kafka listeners, each once, in the order brokers list them."""
+        found = (
+            address.listener_name
+            for broker in self.brokers
+            for address in parse_listeners(",".join(broker.endpoints), "endpoints")
+        )
+        return tuple(dict.fromkeys(found))
 
 
 class Admin(

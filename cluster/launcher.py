@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -30,11 +31,14 @@ from rafka.clients.ray_transport import RAY_ACTOR_ERRORS, ensure_ray
 from rafka.cluster import actor_deaths, placement, ray_head
 from rafka.cluster.racks import racks_by_node
 from rafka.cluster.zookeeper_server import ZooKeeperServer
+from rafka.protocol.errors import Errors
 
 STATE_FILE = "rafka-cluster.json"
 
 NODE_PROBE_TIMEOUT_S = 60.0
 """How long ``up`` waits for every node to say where its disk is (each starts a worker process)."""
+# A traceback's line naming what was raised: "InvalidConfigError: ssl_keystore_location ...".
+_RAISED = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception): ")
 
 
 class ClusterNotRunningError(RuntimeError):
@@ -189,6 +193,7 @@ def up(
     # single machine, enough for replication 3.
     count = brokers or (previous and len(previous.brokers)) or (len(nodes) if len(nodes) > 1 else 3)
     node_racks = racks_by_node(nodes)
+    started: dict[int, Any] = {}
     for placed in placement.place(_node_disks(nodes, data_dir), count):
         name = names.broker_actor_name(placed.broker_id)
         try:
@@ -206,7 +211,10 @@ def up(
                 **(broker_config or {}),
             }
         ).with_broker_id(placed.broker_id)
-        spawn.spawn_broker(config, namespace, placed.node_id, detached=True)
+        started[placed.broker_id] = spawn.spawn_broker(
+            config, namespace, placed.node_id, detached=True
+        )
+    _wait_for_start(started, timeout_s)
     metrics_url = previous.metrics_url if previous else None
     if metrics_port is not None:
         metrics_url = _start_metrics_endpoint(namespace, metrics_host, metrics_port)
@@ -222,6 +230,26 @@ def up(
         metrics_url,
     ).save(data_dir)
     return Admin(namespace=namespace).wait_for_cluster(count, int(timeout_s * 1000))
+
+
+def _wait_for_start(brokers: dict[int, Any], timeout_s: float) -> None:
+    """Wait until every broker just spawned answers; one whose start failed (a bad setting read on
+    its own node, such as a keystore) fails ``up`` with its error, rather than as a cluster that
+    never forms."""
+    for broker_id, handle in brokers.items():
+        try:
+            ray.get(handle.ping.remote(), timeout=timeout_s)
+        except ray.exceptions.RayActorError as exc:
+            raise Errors.BROKER_NOT_AVAILABLE.exception(
+                f"broker {broker_id} failed to start: {start_failure(str(exc))}"
+            ) from exc
+
+
+def start_failure(report: str) -> str:
+    """The error an actor's constructor raised, from Ray's report of its death (its last
+    ``SomethingError: message`` line), or the report's first line if none is there."""
+    raised = [line.strip() for line in report.splitlines() if _RAISED.match(line.strip())]
+    return raised[-1] if raised else report.strip().splitlines()[0]
 
 
 def _start_metrics_endpoint(namespace: str, host: str, port: int) -> str:
@@ -327,6 +355,10 @@ def status(
             for b in description.brokers
         ],
         "bootstrap_servers": description.bootstrap_servers,
+        "listeners": {
+            name: description.listener_bootstrap_servers(name)
+            for name in description.listener_names
+        },
         "topics": admin.list_topics(),
         "metrics": metrics_url,
         "ray_metrics": [

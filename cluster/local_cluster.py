@@ -21,6 +21,7 @@ import ray
 
 from rafka.actors import names, spawn
 from rafka.actors.broker.config import LAUNCH_DEFAULTS, BrokerConfig
+from rafka.actors.broker.tls import listener_ssl_contexts
 from rafka.clients import ray_address
 from rafka.clients.admin import Admin
 from rafka.clients.ray_transport import RAY_ACTOR_ERRORS
@@ -148,11 +149,14 @@ class LocalCluster:
     def start_broker(self, broker_id: int, wait: bool = True) -> Any:
         """Start (or restart) one broker; with ``wait``, until it answers."""
         node_id = self.node_ids[broker_id % len(self.node_ids)] if self.node_ids else None
+        config = self.broker_config(broker_id)
+        # Its listeners' TLS settings are loaded here first (the brokers share this machine's
+        # files): a bad one fails this call with its INVALID_CONFIG, where a broker actor that
+        # fails to start would only show as a broker that never registers.
+        listener_ssl_contexts(config)
         # Detached, so a killed broker's name is free at once for its restart (Ray keeps a dead
         # actor's name while its owner holds a handle); stop() kills them explicitly.
-        handle = spawn.spawn_broker(
-            self.broker_config(broker_id), self.namespace, node_id, detached=True
-        )
+        handle = spawn.spawn_broker(config, self.namespace, node_id, detached=True)
         self.brokers[broker_id] = handle
         if wait:
             ray.get(handle.ping.remote(), timeout=self.start_timeout_s)

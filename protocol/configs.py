@@ -98,6 +98,8 @@ class ConfigEntry:
     source: ConfigSource
     read_only: bool = False
     synonyms: tuple[ConfigSynonym, ...] = ()
+    is_sensitive: bool = False
+    """A secret (a password): ``value`` and the synonyms' values are None."""
 
     @property
     def is_default(self) -> bool:

@@ -30,6 +30,8 @@ from rafka.actors.broker.listener import KafkaListener, advertised_endpoints
 from rafka.actors.broker.metadata_cache import MetadataCache
 from rafka.actors.broker.producer_id_manager import ProducerIdManager, ZkProducerIdBlockStore
 from rafka.actors.broker.replication_quota import QuotaType, ReplicationQuotas, Throttle
+from rafka.actors.broker.security_protocols import advertised_security_protocols
+from rafka.actors.broker.tls import listener_ssl_contexts
 from rafka.actors.process import configure_actor_logging
 from rafka.actors.server_log import LogChunk, LogPosition, read_new, tail
 from rafka.actors.state_change import (
@@ -140,8 +142,10 @@ class Broker:
             lambda: list(self.replicas.values()),
             lambda: list(self.metadata_cache.brokers),
         )
-        # Bound before registering, so /brokers/ids/<id> names the ports really taken.
+        # Bound before registering, so /brokers/ids/<id> names the ports really taken; the TLS
+        # settings are loaded first, so a bad one fails the broker's start.
         apis = KafkaApis(self, DEFAULT_REGISTRY)
+        ssl_contexts = listener_ssl_contexts(config)
         self.listeners = [
             KafkaListener(
                 address,
@@ -150,6 +154,7 @@ class Broker:
                 apis.handle,
                 config.socket_request_max_bytes,
                 self.metrics.request_done if config.metrics_enabled else None,
+                ssl_contexts[address.listener_name],
             )
             for address in parse_listeners(config.listeners)
         ]
@@ -190,6 +195,9 @@ class Broker:
             self.node_id,
             self.config.broker_rack or None,
             endpoints=self.endpoints,
+            security_protocols=advertised_security_protocols(
+                self.endpoints, self.config.listener_security_protocol_map
+            ),
         )
 
     def _state_change(

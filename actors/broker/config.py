@@ -11,6 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rafka.actors.broker.security_protocols import (
+    security_protocol_map_text,
+    tls_versions_text,
+)
 from rafka.log.config import (
     INT16_MAX,
     INT32_MAX,
@@ -44,13 +48,57 @@ class BrokerConfig:
     listeners: str = field(
         default="PLAINTEXT://:9092",
         metadata={
-            "doc": "Kafka-protocol listeners, PROTOCOL://host:port (empty host: this node's "
-            "address; port 0: any free port; empty: none)"
+            "doc": "Kafka-protocol listeners, NAME://host:port with distinct names (empty host: "
+            "this node's address; port 0: any free port; empty: none)"
         },
     )
     advertised_listeners: str = field(
         default="",
         metadata={"doc": "listeners as clients should reach them (empty: the bound listeners)"},
+    )
+    listener_security_protocol_map: str = field(
+        default="PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
+        metadata={
+            "doc": "NAME:PROTOCOL pairs: the security protocol of each listener name "
+            "(PLAINTEXT or SSL; SASL_PLAINTEXT and SASL_SSL are not served yet)",
+            "parse": security_protocol_map_text,
+        },
+    )
+    ssl_keystore_type: str = field(
+        default="PEM",
+        metadata={"doc": "format of the keystore: PEM only", "choices": ("PEM",)},
+    )
+    ssl_keystore_location: str = field(
+        default="",
+        metadata={
+            "doc": "PEM file with the private key and certificate chain SSL listeners present"
+        },
+    )
+    ssl_key_password: str = field(
+        default="",
+        # Kafka's PASSWORD type: DescribeConfigs reports it as sensitive, without its value.
+        metadata={
+            "doc": "password of the keystore's private key (empty: not encrypted)",
+            "sensitive": True,
+        },
+    )
+    ssl_truststore_location: str = field(
+        default="",
+        metadata={"doc": "PEM bundle of the CAs that client certificates must chain to"},
+    )
+    ssl_client_auth: str = field(
+        default="none",
+        metadata={
+            "doc": "whether SSL listeners ask clients for a certificate: none, requested, required",
+            "choices": ("none", "requested", "required"),
+        },
+    )
+    ssl_enabled_protocols: str = field(
+        default="TLSv1.2,TLSv1.3",
+        metadata={
+            "doc": "TLS versions SSL listeners accept (TLSv1.2, TLSv1.3)",
+            "parse": tls_versions_text,
+        },
     )
     socket_request_max_bytes: int = bounded(
         100 * 1024 * 1024, 1, INT32_MAX, "largest Kafka-protocol request a listener accepts"

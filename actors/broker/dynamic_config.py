@@ -67,12 +67,18 @@ LIST_CONFIGS = frozenset(
 @dataclass(frozen=True)
 class ConfigDefinition:
     """One config: its Kafka name, the dataclass field that holds it, and for a topic config the
-    broker config it defaults to; a broker config is dynamic if it is such a synonym."""
+    broker config it defaults to; a broker config is dynamic if it is such a synonym. A sensitive
+    one (a password) is described without its value, as Kafka's PASSWORD configs are."""
 
     name: str
     spec: dataclasses.Field[Any]
     broker_name: str | None = None
     dynamic: bool = False
+
+    @property
+    def sensitive(self) -> bool:
+        """Whether the value is a secret that DescribeConfigs must not return."""
+        return bool(self.spec.metadata.get("sensitive", False))
 
     @property
     def attribute(self) -> str:
@@ -286,8 +292,18 @@ def describe_broker_configs(
     entries = []
     for name, definition in sorted(BROKER_CONFIGS.items()):
         levels = _levels(name, static, overrides)
-        value = format_value(getattr(effective, definition.attribute))
+        value: str | None = format_value(getattr(effective, definition.attribute))
+        if definition.sensitive:
+            value = None
+            levels = [ConfigSynonym(s.name, None, s.source) for s in levels]
         entries.append(
-            ConfigEntry(name, value, levels[0].source, not definition.dynamic, tuple(levels))
+            ConfigEntry(
+                name,
+                value,
+                levels[0].source,
+                not definition.dynamic,
+                tuple(levels),
+                definition.sensitive,
+            )
         )
     return tuple(entries)

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from rafka.actors.broker.config import BrokerConfig
 from rafka.actors.broker.kafka_group_apis import partitions_by_topic
+from rafka.actors.broker.listener import connection_listener
 from rafka.protocol.configs import (
     AlterConfigOp,
     AlterConfigOpType,
@@ -181,7 +182,7 @@ class KafkaAdminApis:
                     "value": e.value,
                     "read_only": e.read_only,
                     "config_source": int(e.source),
-                    "is_sensitive": False,
+                    "is_sensitive": e.is_sensitive,
                 }
                 for e in d.entries
             ]
@@ -499,6 +500,7 @@ class KafkaAdminApis:
                 "endpoint_type": body["endpoint_type"],
             }
         answer = await self._broker.metadata(MetadataRequest(()))
+        listener = connection_listener()
         return {
             "error_code": 0,
             "cluster_id": answer.cluster_id or "",
@@ -506,7 +508,7 @@ class KafkaAdminApis:
             "brokers": [
                 {"broker_id": b.broker_id, "host": address[0], "port": address[1], "rack": b.rack}
                 for b in answer.brokers
-                if (address := b.listener()) is not None
+                if (address := b.listener(listener)) is not None
             ],
         }
 
@@ -573,7 +575,7 @@ def _described_entry(entry: ConfigEntry, synonyms: bool) -> dict[str, Any]:
         "read_only": entry.read_only,
         "config_source": int(entry.source),
         "is_default": entry.source is ConfigSource.DEFAULT_CONFIG,
-        "is_sensitive": False,
+        "is_sensitive": entry.is_sensitive,
         "synonyms": [
             {"name": s.name, "value": s.value, "source": int(s.source)} for s in entry.synonyms
         ]

@@ -25,7 +25,7 @@ from rafka.actors.broker.kafka_txn_apis import (
     TransactionCoordinatorSide,
     wire_error,
 )
-from rafka.actors.broker.listener import Deferred, open_region
+from rafka.actors.broker.listener import Deferred, connection_listener, open_region
 from rafka.actors.broker.produce_appends import ProduceAppends
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.fetch import READ_COMMITTED, FetchRequest, FetchResponse
@@ -131,11 +131,13 @@ class KafkaApis:
         answer = await self._broker.metadata(
             MetadataRequest(names, bool(body["allow_auto_topic_creation"]))
         )
+        # As Kafka: the brokers as reached through the listener this request came in on.
+        listener = connection_listener()
         return {
             "brokers": [
                 {"node_id": b.broker_id, "host": address[0], "port": address[1], "rack": b.rack}
                 for b in answer.brokers
-                if (address := b.listener()) is not None
+                if (address := b.listener(listener)) is not None
             ],
             "cluster_id": answer.cluster_id,
             "controller_id": answer.controller_id,
@@ -173,8 +175,9 @@ class KafkaApis:
         answer = await self._broker.find_coordinator(key, key_type)
         if answer.error is Errors.NONE:
             brokers = (await self._broker.metadata(MetadataRequest(()))).brokers
+            listener = connection_listener()
             for broker in brokers:
-                address = broker.listener()
+                address = broker.listener(listener)
                 if broker.broker_id == answer.coordinator_id and address is not None:
                     return {
                         "key": key,
@@ -186,7 +189,8 @@ class KafkaApis:
                     }
             answer = FindCoordinatorResponse(
                 Errors.COORDINATOR_NOT_AVAILABLE,
-                error_message=f"coordinator broker {answer.coordinator_id} has no Kafka listener",
+                error_message=f"coordinator broker {answer.coordinator_id} has no {listener} "
+                "listener",
             )
         return {
             "key": key,

@@ -9,6 +9,12 @@ decodes and encodes: what a request means is ``KafkaApis``'s business. A frame l
 ``socket_request_max_bytes`` or bytes that do not decode close that connection with a log line;
 the broker and every other connection go on.
 
+An SSL listener wraps each connection in TLS (the broker hands it the ``ssl.SSLContext``); a
+client that fails the handshake (plaintext bytes, an untrusted certificate, none where one is
+required) is dropped before any request is read. Each connection's task knows its listener's name
+(``connection_listener``), since Kafka answers Metadata with the endpoints of the listener the
+request came in on.
+
 The listener runs on the broker actor's event loop, so it needs no thread of its own, and it holds
 no Ray or kazoo import: the broker hands it a handler coroutine.
 """
@@ -19,9 +25,11 @@ import asyncio
 import logging
 import os
 import socket
+import ssl
 import struct
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,25 +66,35 @@ _SIZE = struct.Struct(">i")
 # Responses a connection may have pending before the listener stops reading its requests; librdkafka
 # keeps up to a million requests in flight, and TCP's backpressure is what slows it down.
 MAX_PENDING_RESPONSES = 100
+# Longest a client may take over its TLS handshake before its connection is dropped.
+SSL_HANDSHAKE_TIMEOUT_S = 10.0
+
+_CONNECTION_LISTENER: ContextVar[str] = ContextVar("connection_listener", default="PLAINTEXT")
+
+
+def connection_listener() -> str:
+    """The name of the listener whose connection the running request came in on (PLAINTEXT
+    outside any connection's task)."""
+    return _CONNECTION_LISTENER.get()
 
 
 def advertised_endpoints(bound: list[ListenerAddress], advertised: str) -> tuple[str, ...]:
     """What the broker registers: ``advertised_listeners`` (an empty host or port 0 in it taken
-    from the bound listener of that protocol), or the bound listeners themselves."""
+    from the bound listener of that name), or the bound listeners themselves."""
     if not advertised.strip():
         return tuple(str(address) for address in bound)
-    by_protocol = {address.security_protocol: address for address in bound}
+    by_name = {address.listener_name: address for address in bound}
     endpoints = []
     for address in parse_listeners(advertised, "advertised_listeners"):
-        listening = by_protocol.get(address.security_protocol)
+        listening = by_name.get(address.listener_name)
         if listening is None:
             raise Errors.INVALID_CONFIG.exception(
-                f"advertised_listeners: {address} has no listener of that protocol in listeners"
+                f"advertised_listeners: {address} has no listener of that name in listeners"
             )
         endpoints.append(
             str(
                 ListenerAddress(
-                    address.security_protocol,
+                    address.listener_name,
                     address.host or listening.host,
                     address.port or listening.port,
                 )
@@ -86,7 +104,8 @@ def advertised_endpoints(bound: list[ListenerAddress], advertised: str) -> tuple
 
 
 class KafkaListener:
-    """A bound TCP socket serving Kafka's protocol with ``handler``; ``start`` begins accepting."""
+    """A bound TCP socket serving Kafka's protocol with ``handler``, over TLS with ``ssl_context``;
+    ``start`` begins accepting."""
 
     def __init__(
         self,
@@ -96,26 +115,31 @@ class KafkaListener:
         handler: Handler,
         max_request_bytes: int,
         observe: Observer | None = None,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         host = address.host or default_host
         # Bound now, so the broker can register the port it really got (port 0: any free one).
         self._socket = socket.create_server(
             (host, address.port), family=_family(host), reuse_port=False
         )
-        self.address = ListenerAddress(
-            address.security_protocol, host, self._socket.getsockname()[1]
-        )
+        self.address = ListenerAddress(address.listener_name, host, self._socket.getsockname()[1])
         self._registry = registry
         self._handler = handler
         self._observe = observe
         self._max_request_bytes = max_request_bytes
+        self._ssl_context = ssl_context
         self._server: asyncio.base_events.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
         self._serving: set[asyncio.Task[Any]] = set()
 
     async def start(self) -> None:
         """Accept connections on the running event loop."""
-        self._server = await asyncio.start_server(self._serve, sock=self._socket)
+        self._server = await asyncio.start_server(
+            self._serve,
+            sock=self._socket,
+            ssl=self._ssl_context,
+            ssl_handshake_timeout=SSL_HANDSHAKE_TIMEOUT_S if self._ssl_context else None,
+        )
 
     @property
     def connections(self) -> int:
@@ -136,6 +160,7 @@ class KafkaListener:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername")
+        _CONNECTION_LISTENER.set(self.address.listener_name)
         # As Kafka's acceptor does: a Fetch answer goes out in several writes (its head, then each
         # partition's records), and Nagle's algorithm would hold the last of them until the
         # client's delayed acknowledgement, some 40 ms.

@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rafka.protocol.messages.metadata import plaintext_listener
+from rafka.protocol.messages.metadata import listener_endpoint
 from rafka.protocol.types import TopicPartition, now_ms
 
 CLUSTER_ID = "/cluster/id"
@@ -122,7 +122,10 @@ class BrokerRegistration:
     zxid: int = 0
     """The ZooKeeper transaction that created the znode (Kafka's broker epoch); 0 if not read."""
     endpoints: tuple[str, ...] = ()
-    """The advertised Kafka listeners, ``PLAINTEXT://host:port``."""
+    """The advertised Kafka listeners, ``NAME://host:port``."""
+    security_protocols: tuple[tuple[str, str], ...] = ()
+    """Each advertised listener's name and security protocol (Kafka's
+    ``listener_security_protocol_map``); empty: every listener is named after its protocol."""
 
     def encode(self) -> bytes:
         """JSON as stored in ``/brokers/ids/<id>``."""
@@ -133,12 +136,11 @@ class BrokerRegistration:
                 "node_id": self.node_id,
                 "rack": self.rack,
                 "timestamp": str(self.timestamp or now_ms()),
-                "port": (plaintext_listener(self.endpoints) or ("", -1))[1],
+                "port": (listener_endpoint(self.endpoints, "PLAINTEXT") or ("", -1))[1],
                 "jmx_port": -1,
                 "endpoints": list(self.endpoints),
-                "listener_security_protocol_map": {
-                    e.partition("://")[0]: e.partition("://")[0] for e in self.endpoints
-                },
+                "listener_security_protocol_map": dict(self.security_protocols)
+                or {e.partition("://")[0]: e.partition("://")[0] for e in self.endpoints},
             }
         )
 
@@ -154,6 +156,7 @@ class BrokerRegistration:
             int(value["timestamp"]),
             zxid,
             tuple(value.get("endpoints", ())),
+            tuple(sorted(value.get("listener_security_protocol_map", {}).items())),
         )
 
 

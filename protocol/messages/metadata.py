@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from rafka.protocol.errors import Errors
@@ -10,7 +11,8 @@ from rafka.protocol.errors import Errors
 @dataclass(frozen=True)
 class BrokerMetadata:
     """A live broker: its id, Ray node, the host that node advertises and its advertised Kafka
-    listeners (``PLAINTEXT://host:port``)."""
+    listeners (``NAME://host:port``, the name mapped to a security protocol by the broker's
+    ``listener_security_protocol_map``)."""
 
     broker_id: int
     host: str
@@ -18,57 +20,60 @@ class BrokerMetadata:
     rack: str | None = None
     endpoints: tuple[str, ...] = ()
 
-    def listener(self) -> tuple[str, int] | None:
-        """Host and port of the PLAINTEXT listener, None without one."""
-        return plaintext_listener(self.endpoints)
+    def listener(self, name: str = "PLAINTEXT") -> tuple[str, int] | None:
+        """Host and port of the listener called ``name``, None without one: Kafka answers a
+        client with the brokers' endpoints of the listener its request came in on."""
+        return listener_endpoint(self.endpoints, name)
 
 
-def plaintext_listener(endpoints: tuple[str, ...]) -> tuple[str, int] | None:
-    """Host and port of the ``PLAINTEXT://host:port`` entry of ``endpoints``, None without one."""
+def listener_endpoint(endpoints: tuple[str, ...], name: str) -> tuple[str, int] | None:
+    """Host and port of the ``name://host:port`` entry of ``endpoints``, None without one."""
     for address in parse_listeners(",".join(endpoints), "endpoints"):
-        if address.security_protocol == "PLAINTEXT":
+        if address.listener_name == name:
             return address.host, address.port
     return None
 
 
-SECURITY_PROTOCOLS = ("PLAINTEXT",)
-"""The listener security protocols served today."""
-
-
 @dataclass(frozen=True)
 class ListenerAddress:
-    """One entry of ``listeners`` / ``advertised_listeners``: ``PROTOCOL://host:port``."""
+    """One entry of ``listeners`` / ``advertised_listeners``: ``NAME://host:port``, the name being a
+    security protocol's or one that ``listener_security_protocol_map`` maps to one."""
 
-    security_protocol: str
+    listener_name: str
     host: str
     port: int
 
     def __str__(self) -> str:
-        return f"{self.security_protocol}://{self.host}:{self.port}"
+        return f"{self.listener_name}://{self.host}:{self.port}"
 
 
 def parse_listeners(value: str, config_name: str = "listeners") -> list[ListenerAddress]:
     """Parse Kafka's comma-separated listener list; an empty host means this node's address and
-    port 0 a free port. A malformed entry raises INVALID_CONFIG naming it."""
+    port 0 a free port. A malformed entry or a name used twice raises INVALID_CONFIG naming it;
+    which security protocol a name stands for is the broker's business."""
     addresses = []
     for entry in (part.strip() for part in value.split(",")):
         if not entry:
             continue
-        protocol, sep, rest = entry.partition("://")
+        name, sep, rest = entry.partition("://")
         host, colon, port_text = rest.rpartition(":")
         if not sep or not colon or not port_text.isdigit() or int(port_text) > 65535:
             raise Errors.INVALID_CONFIG.exception(
-                f"{config_name}: {entry!r} is not PROTOCOL://host:port"
+                f"{config_name}: {entry!r} is not NAME://host:port"
             )
-        if protocol.upper() not in SECURITY_PROTOCOLS:
+        if not _LISTENER_NAME.fullmatch(name):
             raise Errors.INVALID_CONFIG.exception(
-                f"{config_name}: security protocol {protocol!r} of {entry!r} is not one of "
-                f"{', '.join(SECURITY_PROTOCOLS)}"
+                f"{config_name}: listener name {name!r} of {entry!r} is not letters, digits and _"
             )
-        addresses.append(ListenerAddress(protocol.upper(), host.strip("[]"), int(port_text)))
-    if len({a.security_protocol for a in addresses}) != len(addresses):
-        raise Errors.INVALID_CONFIG.exception(f"{config_name}: {value!r} names a protocol twice")
+        addresses.append(ListenerAddress(name.upper(), host.strip("[]"), int(port_text)))
+    if len({a.listener_name for a in addresses}) != len(addresses):
+        raise Errors.INVALID_CONFIG.exception(
+            f"{config_name}: {value!r} names a listener twice (each needs a distinct name)"
+        )
     return addresses
+
+
+_LISTENER_NAME = re.compile(r"[A-Za-z0-9_]+")
 
 
 @dataclass(frozen=True)

@@ -232,6 +232,7 @@ _MODULE_ORDER = (
     "test_read_committed",
     "test_exactly_once",
     "test_kafka_client_failover",
+    "test_kafka_tls",
     "test_readme",
     "test_examples",
 )

@@ -56,3 +56,18 @@ def test_options_that_cannot_run_are_refused_before_connecting(
 ) -> None:
     with pytest.raises(SystemExit, match=re.escape(f"Error: {message}")):
         main(["configs", *args])
+
+
+def test_a_sensitive_entry_prints_null_values_and_sensitive_true() -> None:
+    entry = ConfigEntry(
+        "ssl.key.password",
+        None,
+        ConfigSource.STATIC_BROKER_CONFIG,
+        read_only=True,
+        synonyms=(ConfigSynonym("ssl.key.password", None, ConfigSource.STATIC_BROKER_CONFIG),),
+        is_sensitive=True,
+    )
+    assert format_entry(entry) == (
+        "  ssl.key.password=null sensitive=true "
+        "synonyms={STATIC_BROKER_CONFIG:ssl.key.password=null}"
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
-from rafka.cluster.launcher import ClusterState, _listening, down
+from rafka.cluster.launcher import ClusterState, _listening, down, start_failure
 
 
 def test_a_listening_port_counts_as_a_running_head() -> None:
@@ -42,3 +42,27 @@ def test_down_after_down_reports_ray_gone_without_waiting_for_it(tmp_path: Path)
             embedded_zookeeper=False,
         ).save(tmp_path)
         assert down(tmp_path) == [f"Ray at {address} is not running"]
+
+
+def test_a_broker_start_failure_is_the_error_its_constructor_raised() -> None:
+    report = (
+        "The actor died because of an error raised in its creation task, ray::Broker.__init__()\n"
+        "Traceback (most recent call last):\n"
+        '  File "broker.py", line 148, in __init__\n'
+        "    ssl_contexts = listener_ssl_contexts(config)\n"
+        "OSError: [Errno 2] No such file or directory: '/x.pem'\n"
+        "\n"
+        "During handling of the above exception, another exception occurred:\n"
+        "rafka.protocol.errors.InvalidConfigError: INVALID_CONFIG (40): ssl_keystore_location: "
+        "cannot read /x.pem\n"
+    )
+    assert start_failure(report) == (
+        "rafka.protocol.errors.InvalidConfigError: INVALID_CONFIG (40): ssl_keystore_location: "
+        "cannot read /x.pem"
+    )
+
+
+def test_a_start_failure_without_a_traceback_is_the_reports_first_line() -> None:
+    assert start_failure("The actor died unexpectedly.\nWorker exit type: SYSTEM_ERROR") == (
+        "The actor died unexpectedly."
+    )

@@ -244,3 +244,16 @@ def test_a_brokers_throttled_rates_are_dynamic_and_unlimited_by_default() -> Non
         entries["follower.replication.throttled.rate"].value,
         entries["follower.replication.throttled.rate"].source,
     ) == ("200000", ConfigSource.DYNAMIC_BROKER_CONFIG)
+
+
+def test_a_password_is_described_as_sensitive_without_its_value() -> None:
+    static = dataclasses.replace(BrokerConfig(), ssl_key_password="hunter2")
+    entries = {e.name: e for e in describe_broker_configs(static, DynamicOverrides())}
+    password = entries["ssl.key.password"]
+    assert password.is_sensitive
+    assert password.value is None
+    assert password.source is ConfigSource.STATIC_BROKER_CONFIG
+    assert [s.value for s in password.synonyms] == [None, None]
+    assert "hunter2" not in repr(list(entries.values()))
+    assert not entries["ssl.keystore.location"].is_sensitive
+    assert [e.name for e in entries.values() if e.is_sensitive] == ["ssl.key.password"]

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from rafka.actors.broker.config import BrokerConfig
-from rafka.actors.broker.kafka_admin_apis import KafkaAdminApis
+from rafka.actors.broker.kafka_admin_apis import KafkaAdminApis, _described_entry
 from rafka.protocol.configs import (
     AlterConfigOp,
     AlterConfigOpType,
@@ -685,3 +685,17 @@ def test_describe_cluster_has_no_controller_endpoints() -> None:
     answer = handle(FakeBroker(), DESCRIBE_CLUSTER, 1, {"endpoint_type": 2})
     assert answer["error_code"] == Errors.UNSUPPORTED_ENDPOINT_TYPE
     assert answer["brokers"] == []
+
+
+def test_a_sensitive_config_goes_on_the_wire_flagged_and_without_a_value() -> None:
+    entry = ConfigEntry(
+        "ssl.key.password",
+        None,
+        ConfigSource.STATIC_BROKER_CONFIG,
+        read_only=True,
+        synonyms=(ConfigSynonym("ssl.key.password", None, ConfigSource.STATIC_BROKER_CONFIG),),
+        is_sensitive=True,
+    )
+    described = _described_entry(entry, synonyms=True)
+    assert (described["value"], described["is_sensitive"]) == (None, True)
+    assert [s["value"] for s in described["synonyms"]] == [None]

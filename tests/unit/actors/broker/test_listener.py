@@ -35,11 +35,11 @@ def test_listeners_parse_kafkas_syntax_with_an_empty_host_and_port_0_allowed() -
 @pytest.mark.parametrize(
     ("value", "named"),
     [
-        ("localhost:9092", "is not PROTOCOL://host:port"),
-        ("PLAINTEXT://host", "is not PROTOCOL://host:port"),
-        ("PLAINTEXT://host:99999", "is not PROTOCOL://host:port"),
-        ("SASL_SSL://host:9093", "security protocol 'SASL_SSL'"),
-        ("PLAINTEXT://a:1,PLAINTEXT://b:2", "names a protocol twice"),
+        ("localhost:9092", "is not NAME://host:port"),
+        ("PLAINTEXT://host", "is not NAME://host:port"),
+        ("PLAINTEXT://host:99999", "is not NAME://host:port"),
+        ("PLAIN-TEXT://host:9093", "listener name 'PLAIN-TEXT'"),
+        ("PLAINTEXT://a:1,PLAINTEXT://b:2", "names a listener twice"),
     ],
 )
 def test_a_malformed_listener_is_invalid_config_naming_it(value: str, named: str) -> None:
