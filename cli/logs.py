@@ -147,7 +147,7 @@ def source_of(args: argparse.Namespace, connect_timeout_ms: int) -> LogSource:
         check_broker(args.broker, state.brokers, f"the cluster of {args.data_dir}")
         state = launcher.running_state(args.data_dir)
         namespace = state.namespace
-        launcher.connect(state.ray_address, namespace, connect_timeout_ms)
+        launcher.connect(state.ray_address, namespace, connect_timeout_ms, state.ray_token_file)
     else:
         namespace = args.namespace
         launcher.connect(args.address, namespace, connect_timeout_ms)

@@ -100,6 +100,11 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument(
         "--broker-config", action="append", default=[], metavar="KEY=VALUE", help="a broker config"
     )
+    up.add_argument(
+        "--secure",
+        action="store_true",
+        help="the Ray head it starts requires the token in DATA_DIR/ray-auth-token on every call",
+    )
     down = sub.add_parser("down", help="stop what rafka up started")
     down.add_argument("--data-dir", type=Path, default=Path("rafka-data"))
     status = sub.add_parser("status", help="brokers, controller and topics")
@@ -185,6 +190,7 @@ def run(args: argparse.Namespace) -> int:
             port=args.port,
             metrics_port=args.metrics_port,
             metrics_host=args.metrics_host,
+            secure=args.secure,
         )
         print(
             f"rafka cluster {description.cluster_id} is up: brokers "
@@ -209,6 +215,9 @@ def run(args: argparse.Namespace) -> int:
     if args.address:
         # The clients below connect themselves, to RAY_ADDRESS or else "auto".
         os.environ["RAY_ADDRESS"] = args.address
+    # When they go to the cluster `rafka up --secure` started in the default data directory, they
+    # need its Ray token as much as `rafka status --data-dir` does.
+    launcher.adopt_token(args.address, Path("rafka-data"))
     if args.command == "status":
         found = launcher.status(args.namespace, args.address, args.data_dir, CONNECT_TIMEOUT_MS)
         print(json.dumps(found, indent=2))

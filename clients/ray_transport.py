@@ -31,7 +31,7 @@ from rafka.clients.transport import (
     Transport,
     UnreachableError,
 )
-from rafka.protocol.errors import KafkaTimeoutError
+from rafka.protocol.errors import Errors, KafkaTimeoutError
 
 RAY_ACTOR_ERRORS = (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError, ValueError)
 """What a Ray call to an actor raises when the actor is missing, dead or silent."""
@@ -42,6 +42,26 @@ START_HINT = (
     "(or RAY_ADDRESS)"
 )
 CONNECT_POLL_S = 0.2
+TOKEN_HINT = (
+    "set RAY_AUTH_MODE=token and RAY_AUTH_TOKEN_PATH=DATA_DIR/ray-auth-token (the file `rafka up "
+    "--secure` made) or RAY_AUTH_TOKEN=<token> before the process imports Ray, or pass "
+    "ray_address=rafka.cluster.launcher.cluster_address(DATA_DIR), which uses the file; "
+    "see docs/security.md"
+)
+
+
+def _refused_for_token(exc: BaseException) -> bool:
+    """Whether Ray's failure to connect came from the cluster refusing this process's token (or
+    its lack of one). Ray's ConnectionError is caused by a RuntimeError that carries the
+    AuthenticationError of its last attempt only as text, a formatted traceback."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ray.exceptions.AuthenticationError) or (
+            ray.exceptions.AuthenticationError.__name__ in str(seen)
+        ):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def ensure_ray(
@@ -79,6 +99,12 @@ def ensure_ray(
             address=target, namespace=namespace, log_to_driver=False, logging_level=logging.ERROR
         )
     except (ConnectionError, RuntimeError, ValueError) as exc:
+        if _refused_for_token(exc):
+            raise Errors.SASL_AUTHENTICATION_FAILED.exception(
+                f"the Ray cluster at {target} requires a Ray authentication token and refused "
+                f"this process's (RAY_AUTH_MODE is {os.environ.get('RAY_AUTH_MODE', 'unset')}): "
+                f"{TOKEN_HINT}"
+            ) from exc
         raise KafkaTimeoutError(
             f"cannot join the Ray cluster at {target} ({exc}); {START_HINT}"
         ) from exc

@@ -26,10 +26,11 @@ from rafka.actors import names, spawn
 from rafka.actors.broker.config import LAUNCH_DEFAULTS, BrokerConfig
 from rafka.clients.admin import Admin, ClusterDescription
 from rafka.clients.config import CONNECT_TIMEOUT_MS
-from rafka.clients.ray_address import listening, split_address
+from rafka.clients.ray_address import listening, ray_address, split_address
 from rafka.clients.ray_transport import RAY_ACTOR_ERRORS, ensure_ray
-from rafka.cluster import actor_deaths, placement, ray_head
+from rafka.cluster import actor_deaths, placement, ray_head, ray_token
 from rafka.cluster.racks import racks_by_node
+from rafka.cluster.zookeeper_identity import identity_config
 from rafka.cluster.zookeeper_server import ZooKeeperServer
 from rafka.protocol.errors import Errors
 
@@ -60,6 +61,8 @@ class ClusterState:
     """The session directory of the Ray head ``up`` started (None when it joined one)."""
     metrics_url: str | None = None
     """rafka's Prometheus endpoint, when ``up`` was given a metrics port."""
+    ray_token_file: str | None = None
+    """The Ray token file of the head ``up --secure`` started (``ray_token``); None: no token."""
 
     def save(self, data_dir: Path) -> None:
         """Write the state file."""
@@ -73,10 +76,15 @@ class ClusterState:
 
 
 def connect(
-    address: str | None, namespace: str, connect_timeout_ms: int = CONNECT_TIMEOUT_MS
+    address: str | None,
+    namespace: str,
+    connect_timeout_ms: int = CONNECT_TIMEOUT_MS,
+    token_file: str | None = None,
 ) -> None:
-    """Attach this process to a Ray cluster as a driver (as the clients do); Ray's reports of its
-    brokers' deaths become rafka's one-line notices."""
+    """Attach this process to a Ray cluster as a driver (as the clients do), with the Ray token in
+    ``token_file`` when given; Ray's reports of its brokers' deaths become rafka's one-line
+    notices."""
+    ray_token.use(token_file)
     ensure_ray(address, namespace, connect_timeout_ms)
     actor_deaths.install()
 
@@ -137,6 +145,7 @@ def up(
     port: int | None = None,
     metrics_port: int | None = None,
     metrics_host: str = "127.0.0.1",
+    secure: bool = False,
 ) -> ClusterDescription:
     """Start (or restart) a cluster; idempotent for brokers that are already running.
 
@@ -147,14 +156,21 @@ def up(
     A Ray head it starts itself listens on 127.0.0.1:``port``, or on a free port when ``port`` is
     None (6379 or the data directory's previous one first). With ``metrics_port``, rafka's own
     Prometheus endpoint serves every broker's metrics at ``http://metrics_host:metrics_port``.
+    With ``secure``, that head requires the Ray token of ``data_dir`` (``rafka.cluster.ray_token``)
+    on every RPC.
+    ``broker_config`` ``zookeeper_set_acl=true`` puts ACLs on the cluster's znodes for an identity
+    kept in ``data_dir`` (``rafka.cluster.zookeeper_identity``).
     """
     data_dir = data_dir.resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
+    # The ZooKeeper identity stays in its own 0600 file, out of the world-readable state file.
+    broker_config = {**(broker_config or {}), **identity_config(data_dir, broker_config or {})}
     previous = ClusterState.load(data_dir)
     # Join only a Ray cluster named by --address or RAY_ADDRESS, or the one this data dir used
     # before: Ray's "auto" would also pick up any other Ray instance running on this machine.
     address = address or os.environ.get("RAY_ADDRESS")
     session_dir = None
+    token_file = None
     if address is None and previous is not None and _listening(previous.ray_address):
         address = previous.ray_address
         if port is not None and address != f"127.0.0.1:{port}":
@@ -162,20 +178,40 @@ def up(
                 f"the cluster of {data_dir} already runs with Ray at {address}; "
                 f"`rafka down --data-dir {data_dir}` first to move it to port {port}"
             )
+        if secure and previous.ray_token_file is None:
+            raise ValueError(
+                f"the cluster of {data_dir} already runs without Ray token authentication; "
+                f"`rafka down --data-dir {data_dir}` first to restart it with --secure"
+            )
         session_dir = previous.ray_session_dir
+        token_file = previous.ray_token_file
     elif address is not None and port is not None:
         raise ValueError("--port is for the Ray head `rafka up` starts; --address joins one")
+    elif address is not None and secure:
+        raise ValueError(
+            "--secure is for the Ray head `rafka up` starts; to join a Ray cluster that requires "
+            "a token, set RAY_AUTH_MODE=token and RAY_AUTH_TOKEN_PATH (or RAY_AUTH_TOKEN)"
+        )
     started_ray = address is None
     if address is None:
         previous_port = split_address(previous.ray_address) if previous else None
         chosen = ray_head.choose_port(port, previous_port[1] if previous_port else None)
-        address = ray_head.start(chosen, data_dir)
-    connect(address, namespace)
+        token_file = str(ray_token.create(data_dir)) if secure else None
+        address = ray_head.start(chosen, data_dir, token_file=token_file)
+    connect(address, namespace, token_file=token_file)
     if started_ray:
         session_dir = ray_head.session_dir()
         # Recorded at once, so `rafka down` can stop this head even if the rest of `up` fails.
         ClusterState(
-            namespace, cluster_name, "", [], address, True, zookeeper is None, session_dir
+            namespace,
+            cluster_name,
+            "",
+            [],
+            address,
+            True,
+            zookeeper is None,
+            session_dir,
+            ray_token_file=token_file,
         ).save(data_dir)
     nodes = _alive_nodes()
     embedded = zookeeper is None
@@ -228,6 +264,7 @@ def up(
         embedded,
         session_dir,
         metrics_url,
+        ray_token_file=token_file,
     ).save(data_dir)
     return Admin(namespace=namespace).wait_for_cluster(count, int(timeout_s * 1000))
 
@@ -278,7 +315,7 @@ def down(data_dir: Path, timeout_s: float = 60.0) -> list[str]:
     if not _listening(state.ray_address):
         done.append(f"Ray at {state.ray_address} is not running")
     else:
-        connect(state.ray_address, state.namespace)
+        connect(state.ray_address, state.namespace, token_file=state.ray_token_file)
         for broker_id in state.brokers:
             try:
                 handle = ray.get_actor(
@@ -323,8 +360,27 @@ def running_state(data_dir: Path) -> ClusterState:
 
 
 def cluster_address(data_dir: str | os.PathLike[str]) -> str:
-    """The Ray address of the running cluster of ``data_dir``, for a client's ``ray_address=``."""
-    return running_state(Path(data_dir)).ray_address
+    """The Ray address of the running cluster of ``data_dir``, for a client's ``ray_address=``.
+    For a cluster of ``rafka up --secure`` it also points this process, unless it is connected to
+    Ray already, at the cluster's token file, as the client's connection needs."""
+    state = running_state(Path(data_dir))
+    ray_token.use(state.ray_token_file)
+    return state.ray_address
+
+
+def adopt_token(address: str | None, data_dir: Path) -> None:
+    """For a command about to connect to ``address`` (None: RAY_ADDRESS, else the Ray instance
+    running on this machine): when the cluster ``rafka up --secure`` started from ``data_dir``
+    runs there, and this process has no RAY_AUTH_MODE of its own, use that cluster's token."""
+    state = ClusterState.load(data_dir.resolve())
+    if state is None or state.ray_token_file is None or ray_token.MODE_VARIABLE in os.environ:
+        return
+    try:
+        target = ray_address(address)
+    except (ConnectionError, ValueError):
+        return
+    if target == state.ray_address:
+        ray_token.use(state.ray_token_file)
 
 
 def status(
@@ -335,10 +391,11 @@ def status(
 ) -> dict[str, Any]:
     """Brokers, controller and topics of a running cluster: the one of ``data_dir`` when given,
     else the one at ``address`` (default: RAY_ADDRESS, else the one running on this machine)."""
+    token_file = None
     if data_dir is not None:
         state = running_state(data_dir)
-        address, namespace = state.ray_address, state.namespace
-    connect(address, namespace, connect_timeout_ms)
+        address, namespace, token_file = state.ray_address, state.namespace, state.ray_token_file
+    connect(address, namespace, connect_timeout_ms, token_file)
     admin = Admin(namespace=namespace)
     description = admin.describe_cluster()
     metrics_url = None

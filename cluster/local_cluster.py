@@ -5,7 +5,9 @@ embedded ZooKeeper server (its data under ``data_dir/zookeeper``), a local Ray i
 127.0.0.1, and the brokers (logs under ``data_dir/broker-<id>``); on exit it stops what it started.
 Entering it again on the same data directory is a restart that finds every topic and record.
 ``racks={0: "a", 1: "b", 2: "a"}`` (or ``racks=["a", "b", "a"]``) puts brokers on racks, for
-rack-aware replica placement.
+rack-aware replica placement. ``zookeeper_set_acl=True`` (or the broker config of that name) puts
+ACLs on the cluster's znodes for an identity kept in the data directory
+(``rafka.cluster.zookeeper_identity``).
 """
 
 from __future__ import annotations
@@ -25,9 +27,10 @@ from rafka.actors.broker.tls import listener_ssl_contexts
 from rafka.clients import ray_address
 from rafka.clients.admin import Admin
 from rafka.clients.ray_transport import RAY_ACTOR_ERRORS
-from rafka.cluster import actor_deaths
+from rafka.cluster import actor_deaths, ray_token
 from rafka.cluster.racks import Racks, broker_rack
 from rafka.cluster.ray_head import RAY_ENV_DEFAULTS
+from rafka.cluster.zookeeper_identity import identity_config
 from rafka.cluster.zookeeper_server import ZooKeeperServer
 from rafka.protocol.errors import KafkaTimeoutError
 
@@ -56,7 +59,8 @@ def init_local_ray(namespace: str, num_cpus: int | None = None) -> None:
 
 
 class LocalCluster:
-    """Brokers, ZooKeeper and (if needed) Ray for one cluster, as a context manager."""
+    """Brokers, ZooKeeper and (if needed) Ray for one cluster, as a context manager. With
+    ``secure=True`` the Ray it starts requires the token of ``data_dir/ray-auth-token``."""
 
     def __init__(
         self,
@@ -69,6 +73,8 @@ class LocalCluster:
         node_ids: list[str] | None = None,
         start_timeout_s: float = 120.0,
         racks: Racks | None = None,
+        zookeeper_set_acl: bool = False,
+        secure: bool = False,
     ) -> None:
         self.num_brokers = brokers
         self.data_dir = Path(data_dir).resolve()
@@ -79,8 +85,12 @@ class LocalCluster:
         self.racks = racks
         self._zookeeper_connect = zookeeper
         self._overrides = dict(broker_config or {})
+        if zookeeper_set_acl:
+            self._overrides["zookeeper_set_acl"] = True
         self._zk_server: ZooKeeperServer | None = None
         self._started_ray = False
+        # The Ray it starts requires the token of data_dir on every call (rafka.cluster.ray_token).
+        self.secure = secure
         self.brokers: dict[int, Any] = {}
 
     # ------------------------------------------------------------------ lifecycle
@@ -109,12 +119,20 @@ class LocalCluster:
     def start(self) -> LocalCluster:
         """Start ZooKeeper, Ray and the brokers as needed; wait until a controller is elected."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._overrides.update(identity_config(self.data_dir, self._overrides))
         if self._zookeeper_connect is None:
             self._zk_server = ZooKeeperServer(self.data_dir / "zookeeper").start()
             self._zookeeper_connect = self._zk_server.connect_string
         if not ray.is_initialized():
+            if self.secure:
+                ray_token.use(ray_token.create(self.data_dir))
             init_local_ray(self.namespace)
             self._started_ray = True
+        elif self.secure:
+            raise ValueError(
+                "secure=True is for the Ray instance LocalCluster starts, but this process is "
+                "connected to Ray already"
+            )
         # This process owns the brokers, so Ray reports their deaths here: in rafka's words.
         actor_deaths.install()
         for broker_id in range(self.num_brokers):

@@ -25,6 +25,7 @@ import psutil  # type: ignore[import-untyped]  # Ray's own copy: importing Ray p
 import ray
 
 from rafka.clients.ray_address import listening
+from rafka.cluster import ray_token
 from rafka.cluster.zookeeper_server import free_loopback_port
 
 RAY_PORT = 6379
@@ -89,12 +90,18 @@ def _ray_command() -> str:
     return str(beside) if beside.exists() else (shutil.which("ray") or "ray")
 
 
-def start(port: int, log_dir: Path, num_cpus: int | None = None) -> str:
+def start(
+    port: int, log_dir: Path, num_cpus: int | None = None, token_file: str | None = None
+) -> str:
     """Start a single-node Ray head on 127.0.0.1:``port`` as its own processes; return its
-    address. What ``ray start`` prints goes to ``log_dir/ray-head.log``."""
+    address. What ``ray start`` prints goes to ``log_dir/ray-head.log``. With ``token_file``
+    (``ray_token.create``), every Ray RPC must carry the token in it."""
     # `ray start` is a process of its own that never imports rafka: the variable keeps its
     # loopback --node-ip-address from being moved to the network address. Clients need nothing.
     env = {**RAY_ENV_DEFAULTS, **os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+    if token_file is not None:
+        # The raylet passes its environment on to the workers, so the brokers find the token too.
+        env = ray_token.environment(env, token_file)
     # A lone loopback-only head needs no token; a user who set RAY_AUTH_MODE keeps their choice.
     env.setdefault("RAY_AUTH_MODE", "disabled")
     command = [

@@ -185,7 +185,9 @@ def apply_overrides(base: _Config, values: Mapping[str, Any], kind: str) -> _Con
 
 
 def coerce_value(key: str, spec: dataclasses.Field[Any], value: Any) -> Any:
-    """Convert a config value (possibly a string from a CLI or Spark option) and check its range."""
+    """Convert a config value (possibly a string from a CLI or Spark option) and check its range.
+    An error names a sensitive config's value as ``[hidden]``: it is a secret, even when wrong."""
+    shown = "[hidden]" if spec.metadata.get("sensitive") else repr(value)
     kind = spec.type if isinstance(spec.type, str) else spec.type.__name__
     try:
         if kind == "bool":
@@ -204,17 +206,17 @@ def coerce_value(key: str, spec: dataclasses.Field[Any], value: Any) -> Any:
                 raise ValueError(value)
             converted = int(value)
     except (TypeError, ValueError):
-        raise InvalidConfigError(f"{key}={value!r} is not a valid {kind}") from None
+        raise InvalidConfigError(f"{key}={shown} is not a valid {kind}") from None
     parse = spec.metadata.get("parse")
     if parse is not None:
         try:
             converted = parse(converted)
         except ValueError as exc:
-            raise InvalidConfigError(f"{key}={value!r} is invalid: {exc}") from None
+            raise InvalidConfigError(f"{key}={shown} is invalid: {exc}") from None
     choices = spec.metadata.get("choices")
     if choices is not None and converted not in choices:
-        raise InvalidConfigError(f"{key}={value!r} must be one of {', '.join(choices)}")
+        raise InvalidConfigError(f"{key}={shown} must be one of {', '.join(choices)}")
     low, high = spec.metadata.get("min"), spec.metadata.get("max")
     if low is not None and not (low <= converted <= high):
-        raise InvalidConfigError(f"{key}={value!r} is out of range: allowed [{low}, {high}]")
+        raise InvalidConfigError(f"{key}={shown} is out of range: allowed [{low}, {high}]")
     return converted

@@ -118,7 +118,10 @@ class Broker:
         self.host = ray.util.get_node_ip_address()
         os.makedirs(config.log_dirs, exist_ok=True)
         self.zk = ZkClient(
-            config.zookeeper_connect, config.cluster_name, config.zookeeper_session_timeout_ms
+            config.zookeeper_connect,
+            config.cluster_name,
+            config.zookeeper_session_timeout_ms,
+            security=config.zk_security(),
         )
         self.cluster_id = self.zk.cluster_id()
         self.producer_ids = ProducerIdManager(self.broker_id, ZkProducerIdBlockStore(self.zk.zk))

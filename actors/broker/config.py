@@ -15,6 +15,7 @@ from rafka.actors.broker.security_protocols import (
     security_protocol_map_text,
     tls_versions_text,
 )
+from rafka.actors.zk.acl import ZkSecurity, parse_digest_credentials
 from rafka.log.config import (
     INT16_MAX,
     INT32_MAX,
@@ -35,6 +36,33 @@ class BrokerConfig:
     )
     zookeeper_session_timeout_ms: int = bounded(
         6000, 1000, 600_000, "ZooKeeper session timeout: bounds failure detection"
+    )
+    # The identity is a setting rather than a path to a file holding it (Kafka's JAAS file): the
+    # config travels with every broker and controller actor to whichever Ray node runs it, where
+    # a file would have to be copied to each node first. DescribeConfigs never shows it.
+    zookeeper_digest_credentials: str = field(
+        default="",
+        repr=False,
+        metadata={
+            "doc": "user:password every ZooKeeper session of the cluster authenticates with "
+            "(digest scheme; empty: none)",
+            "sensitive": True,
+            "parse": parse_digest_credentials,
+        },
+    )
+    zookeeper_set_acl: bool = field(
+        default=False,
+        metadata={
+            "doc": "give every znode rafka creates an ACL granting all permissions to the "
+            "zookeeper_digest_credentials identity only (Kafka's zookeeper.set.acl)"
+        },
+    )
+    zookeeper_acl_world_readable: bool = field(
+        default=True,
+        metadata={
+            "doc": "with zookeeper_set_acl, let anyone read the znodes (not the sensitive ones "
+            "under /config/brokers and /config/users), as Kafka does"
+        },
     )
     cluster_name: str = field(
         default="rafka", metadata={"doc": "names the ZooKeeper chroot /rafka/<cluster_name>"}
@@ -264,6 +292,14 @@ class BrokerConfig:
         """Build from Kafka names (``log.retention.ms``) or snake_case; INVALID_CONFIG on bad
         input."""
         return apply_overrides(base or cls(), values, "broker")
+
+    def zk_security(self) -> ZkSecurity:
+        """The ZooKeeper identity and ACL settings of this broker's sessions."""
+        return ZkSecurity(
+            self.zookeeper_digest_credentials,
+            self.zookeeper_set_acl,
+            self.zookeeper_acl_world_readable,
+        )
 
     def with_broker_id(self, broker_id: int) -> BrokerConfig:
         """The same settings for another broker."""

@@ -137,7 +137,10 @@ class Controller:
         self.broker_id = config.broker_id
         self.namespace = namespace
         self.zk = ZkClient(
-            config.zookeeper_connect, config.cluster_name, config.zookeeper_session_timeout_ms
+            config.zookeeper_connect,
+            config.cluster_name,
+            config.zookeeper_session_timeout_ms,
+            security=config.zk_security(),
         )
         self.configs = ConfigManager(self.zk, config)
         self.core = ControllerCore(

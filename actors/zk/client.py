@@ -23,8 +23,10 @@ from kazoo.exceptions import (
     RuntimeInconsistency,
 )
 from kazoo.retry import KazooRetry
+from kazoo.security import ACL, make_acl, make_digest_acl
 
 from rafka.actors.zk import data as zd
+from rafka.actors.zk.acl import Grant, ZkSecurity, ancestors_first, chroot_parents
 from rafka.actors.zk.pipeline import get_many, pipelined
 from rafka.protocol.errors import KafkaTimeoutError, TopicAlreadyExistsError
 from rafka.protocol.types import TopicPartition
@@ -56,13 +58,23 @@ class ZkClient:
         cluster_name: str,
         session_timeout_ms: int = 6000,
         connect_timeout_s: float = 15.0,
+        security: ZkSecurity | None = None,
     ) -> None:
         self.hosts, self.chroot = split_connect(connect, cluster_name)
+        self.security = security or ZkSecurity()
         retry = {"max_tries": -1, "delay": 0.1, "backoff": 2, "max_delay": 2}
-        bootstrap = KazooClient(hosts=self.hosts, timeout=session_timeout_ms / 1000)
+        bootstrap = KazooClient(
+            hosts=self.hosts,
+            timeout=session_timeout_ms / 1000,
+            auth_data=self.security.auth_data(),
+        )
         try:
             bootstrap.start(timeout=connect_timeout_s)
-            bootstrap.ensure_path(self.chroot)
+            for parent in chroot_parents(self.chroot):
+                bootstrap.ensure_path(
+                    parent, acl=self._kazoo_acl(self.security.chroot_parent_acl())
+                )
+            bootstrap.ensure_path(self.chroot, acl=self.acl("/"))
         except Exception as exc:
             raise KafkaTimeoutError(
                 f"cannot reach ZooKeeper at {self.hosts} within {connect_timeout_s}s: {exc}"
@@ -75,10 +87,31 @@ class ZkClient:
             timeout=session_timeout_ms / 1000,
             connection_retry=KazooRetry(**retry),
             command_retry=KazooRetry(**retry),
+            auth_data=self.security.auth_data(),
+            # Every create, ensure_path and transaction create without an ACL of its own gets it.
+            default_acl=self.acl("/"),
         )
         self.zk.start(timeout=connect_timeout_s)
-        for path in zd.PERSISTENT_PATHS:
-            self.zk.ensure_path(path)
+        for path in ancestors_first(zd.PERSISTENT_PATHS):
+            self.zk.ensure_path(path, acl=self.acl(path))
+
+    def acl(self, path: str) -> list[ACL] | None:
+        """The kazoo ACL a znode created at the chroot-relative ``path`` gets (None: kazoo's
+        default, ZooKeeper's open ACL when ``zookeeper_set_acl`` is off)."""
+        return self._kazoo_acl(self.security.acl(path))
+
+    def _kazoo_acl(self, grants: tuple[Grant, ...] | None) -> list[ACL] | None:
+        if grants is None:
+            return None
+        acl = []
+        for grant in grants:
+            flags = {permission: True for permission in grant.permissions}
+            if grant.grantee == "identity":
+                user, password = self.security.username, self.security.password
+                acl.append(make_digest_acl(user, password, **flags))
+            else:
+                acl.append(make_acl("world", "anyone", **flags))
+        return acl
 
     def close(self) -> None:
         """End the session; its ephemeral znodes disappear at once."""

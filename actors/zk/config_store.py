@@ -40,6 +40,7 @@ class ConfigStore:
 
     def __init__(self, client: ZkClient) -> None:
         self.zk = client.zk
+        self.acl = client.acl
 
     def read(self, entity: str) -> dict[str, str]:
         """An entity's overrides ({} if it has none)."""
@@ -59,7 +60,8 @@ class ConfigStore:
             if kind == "topics":
                 transaction.check(zd.topic_path(name), -1)
             if stat is None:
-                transaction.create(path, zd.encode_topic_config(config))
+                # Broker overrides lie under a sensitive path: never world-readable.
+                transaction.create(path, zd.encode_topic_config(config), acl=self.acl(path))
             else:
                 transaction.set_data(path, zd.encode_topic_config(config), version=stat.version)
             transaction.create(

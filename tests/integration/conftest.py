@@ -213,6 +213,7 @@ def topic_name(request: pytest.FixtureRequest) -> str:
 _MODULE_ORDER = (
     "test_zookeeper_server",
     "test_multi_node",
+    "test_ray_token",
     "test_failover",
     "test_fault_injection",
     "test_restart",
@@ -226,6 +227,7 @@ _MODULE_ORDER = (
     "test_reassign_partitions_cli",
     "test_replication_throttle",
     "test_topic_deletion",
+    "test_zookeeper_acl",
     "test_idempotent_replica",
     "test_idempotent_producer",
     "test_transaction_coordinator",

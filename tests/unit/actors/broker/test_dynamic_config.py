@@ -256,4 +256,16 @@ def test_a_password_is_described_as_sensitive_without_its_value() -> None:
     assert [s.value for s in password.synonyms] == [None, None]
     assert "hunter2" not in repr(list(entries.values()))
     assert not entries["ssl.keystore.location"].is_sensitive
-    assert [e.name for e in entries.values() if e.is_sensitive] == ["ssl.key.password"]
+    assert [e.name for e in entries.values() if e.is_sensitive] == [
+        "ssl.key.password",
+        "zookeeper.digest.credentials",
+    ]
+
+
+def test_the_zookeeper_identity_is_described_as_sensitive_and_kept_out_of_repr() -> None:
+    static = BrokerConfig.from_dict({"zookeeper_digest_credentials": "rafka:s3cret"})
+    entries = {e.name: e for e in describe_broker_configs(static, DynamicOverrides())}
+    identity = entries["zookeeper.digest.credentials"]
+    assert (identity.is_sensitive, identity.value) == (True, None)
+    assert "s3cret" not in repr(list(entries.values()))
+    assert "s3cret" not in repr(static)
