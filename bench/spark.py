@@ -7,7 +7,8 @@ One run, one cluster (``LocalCluster``, 3 brokers, replication factor 1, acks=1)
 Spark's Python workers connect to Ray on their first task and keep their producer, as in a real
 application, so warm-up jobs run before the timed ones: a small write before (b), and reading back
 (b)'s records (which checks them) before (d). Each reader runs three times and keeps its best run,
-because the JVM's JIT keeps speeding Spark up over the first few jobs. Target: (d) >= 0.5 x (c).
+because the JVM's JIT keeps speeding Spark up over the first few jobs. Target (issue 18): (d) >=
+0.8 x (c).
 
 Run alone with ``python bench/spark.py [--records N]``.
 """
@@ -169,7 +170,7 @@ def run(records: int = 1_000_000) -> list[tuple[str, str, str]]:
             "(d) Spark batch read into noop, local[2]",
             f"{spark_read_rate:,.0f}",
             f"best of {READ_RUNS}; (d)/(c) = {spark_read_rate / plain_read_rate:.2f} "
-            "(target >= 0.5)",
+            "(target >= 0.8)",
         ),
     ]
 
