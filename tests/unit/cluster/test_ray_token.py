@@ -107,7 +107,10 @@ def fake_ray(monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setitem(sys.modules, "ray", ray)
     monkeypatch.setitem(sys.modules, "ray._raylet", raylet)
     for name in (ray_token.MODE_VARIABLE, ray_token.PATH_VARIABLE, ray_token.TOKEN_VARIABLE):
-        monkeypatch.delenv(name, raising=False)
+        # Set first, so monkeypatch records the variable and undoes whatever ``use`` writes:
+        # left behind, token mode would reach every later test's Ray in this process.
+        monkeypatch.setenv(name, "recorded")
+        monkeypatch.delenv(name)
     return SimpleNamespace(ray=ray, raylet=raylet)
 
 
