@@ -44,23 +44,37 @@ def transaction_coordinator_actor_name(broker_id: int) -> str:
     return f"txn-coordinator-{broker_id}"
 
 
-def describe_actor(actor_name: str) -> str | None:
-    """A rafka actor's name in words (``broker 1``, ``the controller of broker 1``, ``replica
-    events-0 of broker 1``), or None for a name outside rafka's scheme."""
+def hosting_broker(actor_name: str) -> int | None:
+    """The broker a rafka actor belongs to (the broker itself, an actor it starts beside itself,
+    or one of its replicas), or None for a name outside rafka's scheme."""
     number = actor_name.rpartition("-")[2]
     if number.isdigit():
         broker_id = int(number)
-        if actor_name == broker_actor_name(broker_id):
-            return f"broker {broker_id}"
-        for build, what in _COMPANIONS:
-            if actor_name == build(broker_id):
-                return f"{what} of broker {broker_id}"
+        if actor_name == broker_actor_name(broker_id) or any(
+            actor_name == build(broker_id) for build, _ in _COMPANIONS
+        ):
+            return broker_id
     named, _, host = actor_name.rpartition("@")
     topic, _, partition = named.removeprefix("replica-").rpartition("-")
     if host.isdigit() and partition.isdigit() and topic:
         if actor_name == replica_actor_name(topic, int(partition), int(host)):
-            return f"replica {topic}-{partition} of broker {host}"
+            return int(host)
     return None
+
+
+def describe_actor(actor_name: str) -> str | None:
+    """A rafka actor's name in words (``broker 1``, ``the controller of broker 1``, ``replica
+    events-0 of broker 1``), or None for a name outside rafka's scheme."""
+    broker_id = hosting_broker(actor_name)
+    if broker_id is None:
+        return None
+    if actor_name == broker_actor_name(broker_id):
+        return f"broker {broker_id}"
+    for build, what in _COMPANIONS:
+        if actor_name == build(broker_id):
+            return f"{what} of broker {broker_id}"
+    topic_partition = actor_name.removeprefix("replica-").rpartition("@")[0]
+    return f"replica {topic_partition} of broker {broker_id}"
 
 
 _COMPANIONS = (

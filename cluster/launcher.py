@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -329,6 +330,7 @@ def down(data_dir: Path, timeout_s: float = 60.0) -> list[str]:
                 pass
             ray.kill(handle, no_restart=True)
             done.append(f"stopped broker {broker_id}")
+        _await_companions_gone(state.namespace, set(state.brokers))
         try:
             ray.kill(ray.get_actor(names.METRICS_ENDPOINT, namespace=state.namespace))
             done.append(f"stopped the metrics endpoint {state.metrics_url}")
@@ -345,6 +347,29 @@ def down(data_dir: Path, timeout_s: float = 60.0) -> list[str]:
     ):
         done.append(f"stopped Ray at {state.ray_address}")
     return done
+
+
+def _await_companions_gone(namespace: str, brokers: set[int], timeout_s: float = 10.0) -> None:
+    """Wait until no actor of ``brokers`` (controllers, coordinators, replicas) is listed, so
+    ``down`` on a Ray cluster that keeps running returns once the cluster is gone: Ray removes an
+    owner's actors after the owner, asynchronously. Any still listed at the deadline are killed."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        left = [
+            actor["name"]
+            for actor in ray.util.list_named_actors(all_namespaces=True)
+            if actor["namespace"] == namespace and names.hosting_broker(actor["name"]) in brokers
+        ]
+        if not left:
+            return
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(0.1)
+    for name in left:
+        try:
+            ray.kill(ray.get_actor(name, namespace=namespace), no_restart=True)
+        except ValueError:
+            pass  # gone meanwhile
 
 
 def running_state(data_dir: Path) -> ClusterState:
