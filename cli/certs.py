@@ -25,10 +25,11 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from rafka.cluster.secret_file import SECRET_MODE
+
 CA_FILE = "ca.pem"
 BROKER_FILE = "broker.pem"
 CLIENT_FILE = "client.pem"
-SECRET_MODE = 0o600
 # Certificates start a few minutes in the past, so a client whose clock is slightly behind the
 # machine that made them still accepts them.
 CLOCK_SKEW = datetime.timedelta(minutes=5)
