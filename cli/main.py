@@ -6,6 +6,7 @@ rafka topics --create --topic T --partitions 6 --replication-factor 3
 rafka topics --alter --topic T --partitions 12
 rafka topics --delete --topic 'T|logs-.*'
 rafka configs --entity-type topics --entity-name T --alter --add-config retention.ms=60000
+rafka configs --entity-type users --entity-name U --alter --add-config 'SCRAM-SHA-256=[password=P]'
 rafka log-dirs --describe [--broker-list 0,1] [--topic-list T]
 rafka groups --describe --group G
 rafka groups --reset-offsets --group G --all-topics --to-earliest --execute
@@ -115,7 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_parser("topics", help="create, grow, delete, list, describe topics")
     )
     configs.add_arguments(
-        sub.add_parser("configs", help="describe and alter topic and broker configs")
+        sub.add_parser(
+            "configs", help="describe and alter topic and broker configs and users' credentials"
+        )
     )
     groups.add_arguments(
         sub.add_parser("groups", help="list, describe, reset offsets of, delete consumer groups")

@@ -1,7 +1,8 @@
 """The admin client: create, grow, delete, list and describe topics; look up offsets; describe the
 cluster; manage consumer groups (the group operations live in ``group_admin``), dynamic configs
-(``config_admin``), partition reassignments (``reassignment_admin``) and leader elections
-(``leader_admin``); describe log directories (``log_dir_admin``).
+(``config_admin``), users' SCRAM credentials (``user_admin``), partition reassignments
+(``reassignment_admin``) and leader elections (``leader_admin``); describe log directories
+(``log_dir_admin``).
 
 Requests go to the active controller actor (found through any broker's metadata), which validates
 them and writes ZooKeeper; ``create_topic`` and ``create_partitions`` then wait until every
@@ -24,6 +25,7 @@ from rafka.clients.log_dir_admin import LogDirAdminMixin
 from rafka.clients.reassignment_admin import ReassignmentAdminMixin
 from rafka.clients.records import OffsetAndTimestamp
 from rafka.clients.transport import Transport, TransportError
+from rafka.clients.user_admin import UserAdminMixin
 from rafka.protocol.errors import Errors
 from rafka.protocol.messages.admin import (
     CreatePartitionsResult,
@@ -83,7 +85,12 @@ class ClusterDescription:
 
 
 class Admin(
-    GroupAdminMixin, ConfigAdminMixin, ReassignmentAdminMixin, LeaderAdminMixin, LogDirAdminMixin
+    GroupAdminMixin,
+    UserAdminMixin,
+    ConfigAdminMixin,
+    ReassignmentAdminMixin,
+    LeaderAdminMixin,
+    LogDirAdminMixin,
 ):
     """Topic, cluster and consumer-group administration (kafka-python's KafkaAdminClient,
     trimmed)."""

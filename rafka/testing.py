@@ -71,3 +71,35 @@ def serving_replica(
     return wait_until(
         ready, timeout_s, f"replica {topic}-{partition} on broker {broker_id} to take a role"
     )
+
+
+def listener_address(admin: Any, listener: str) -> str:
+    """``host:port`` of the only broker's listener called ``listener``, from ``admin`` (a
+    ``rafka.clients.admin.Admin``)."""
+    (broker,) = admin.describe_cluster().brokers
+    address = broker.listener(listener)
+    assert address is not None, broker.endpoints
+    return f"{address[0]}:{address[1]}"
+
+
+def confluent_round_trip(client: dict[str, Any], topic: str, count: int) -> list[bytes]:
+    """Produce ``count`` values (``c0``, ``c1``, ...) to partition 0 of ``topic`` with
+    confluent-kafka's settings ``client`` and read them back; every delivery must succeed."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    delivered: list[Any] = []
+    producer = Producer({**client, "acks": "all"})
+    for i in range(count):
+        producer.produce(topic, f"c{i}".encode(), on_delivery=lambda e, m: delivered.append(e))
+    assert producer.flush(60) == 0
+    assert delivered == [None] * count, delivered
+    consumer = Consumer({**client, "group.id": "round-trip", "enable.auto.commit": False})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    values: list[bytes] = []
+    deadline = time.monotonic() + 60
+    while len(values) < count and time.monotonic() < deadline:
+        message = consumer.poll(1.0)
+        if message is not None and message.error() is None:
+            values.append(message.value() or b"")
+    consumer.close()
+    return values

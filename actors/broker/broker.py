@@ -22,16 +22,17 @@ from kazoo.exceptions import BadVersionError, NoNodeError
 from kazoo.protocol.states import KazooState
 
 from rafka.actors import names, spawn
+from rafka.actors.broker.acl_manager import AclManager
 from rafka.actors.broker.broker_metrics import BrokerMetrics
 from rafka.actors.broker.config import BrokerConfig
 from rafka.actors.broker.config_manager import ConfigManager
 from rafka.actors.broker.kafka_apis import KafkaApis
 from rafka.actors.broker.listener import KafkaListener, advertised_endpoints
+from rafka.actors.broker.listener_security import listener_security
 from rafka.actors.broker.metadata_cache import MetadataCache
 from rafka.actors.broker.producer_id_manager import ProducerIdManager, ZkProducerIdBlockStore
 from rafka.actors.broker.replication_quota import QuotaType, ReplicationQuotas, Throttle
 from rafka.actors.broker.security_protocols import advertised_security_protocols
-from rafka.actors.broker.tls import listener_ssl_contexts
 from rafka.actors.process import configure_actor_logging
 from rafka.actors.server_log import LogChunk, LogPosition, read_new, tail
 from rafka.actors.state_change import (
@@ -54,6 +55,14 @@ from rafka.log.deleted_dirs import (
 from rafka.log.files import partition_dir_name
 from rafka.metrics.registry import MetricFamily
 from rafka.protocol.errors import Errors, RafkaError
+from rafka.protocol.messages.acls import (
+    AclCreationResult,
+    AclDeletionResult,
+    CreateAclsRequest,
+    DeleteAclsRequest,
+    DescribeAclsRequest,
+    DescribeAclsResult,
+)
 from rafka.protocol.messages.admin import (
     AlterIsrResponse,
     CreateTopicResult,
@@ -85,8 +94,15 @@ from rafka.protocol.messages.transactions import (
     InitProducerIdRequest,
     InitProducerIdResponse,
 )
+from rafka.protocol.messages.users import (
+    AlterUserScramCredentialsRequest,
+    AlterUserScramCredentialsResult,
+    DescribeUserScramCredentialsRequest,
+    UserScramCredentialsDescription,
+)
 from rafka.protocol.types import NewTopic, ReplicaPlacement, TopicPartition
 from rafka.protocol.wire.registry import DEFAULT_REGISTRY
+from rafka.security.scram import CredentialCache
 from rafka.transactions.transaction_log import TRANSACTION_STATE_TOPIC
 
 logger = logging.getLogger(__name__)
@@ -126,6 +142,7 @@ class Broker:
         self.cluster_id = self.zk.cluster_id()
         self.producer_ids = ProducerIdManager(self.broker_id, ZkProducerIdBlockStore(self.zk.zk))
         self.configs = ConfigManager(self.zk, config)
+        self.acls = AclManager(self.zk, config)
         self.replication_quotas = ReplicationQuotas(self.configs.broker_config())
         self._config_changes = asyncio.Lock()
         self.metadata_cache = MetadataCache()
@@ -148,7 +165,10 @@ class Broker:
         # Bound before registering, so /brokers/ids/<id> names the ports really taken; the TLS
         # settings are loaded first, so a bad one fails the broker's start.
         apis = KafkaApis(self, DEFAULT_REGISTRY)
-        ssl_contexts = listener_ssl_contexts(config)
+        self.credentials = CredentialCache()
+        for user in self.configs.users():
+            self.credentials.update(user, self.configs.scram_credentials(user))
+        security = listener_security(config, self.credentials)
         self.listeners = [
             KafkaListener(
                 address,
@@ -157,7 +177,8 @@ class Broker:
                 apis.handle,
                 config.socket_request_max_bytes,
                 self.metrics.request_done if config.metrics_enabled else None,
-                ssl_contexts[address.listener_name],
+                security[address.listener_name].ssl_context,
+                security[address.listener_name].sasl,
             )
             for address in parse_listeners(config.listeners)
         ]
@@ -175,6 +196,7 @@ class Broker:
             self._dir_remover.schedule(leftover, config.log_config().file_delete_delay_ms)
         self.zk.zk.add_listener(self._on_session_state)
         self.configs.take_changes(self._on_config_change)
+        self.acls.take_changes(self._on_acl_change)
         self.controller = spawn.spawn_controller(config, namespace, self.node_id)
         self.coordinator = spawn.spawn_coordinator(config, namespace, self.node_id)
         self.transaction_coordinator = spawn.spawn_transaction_coordinator(
@@ -232,10 +254,26 @@ class Broker:
                 lambda: self._loop.create_task(self._apply_config_changes())
             )
 
+    def _on_acl_change(self, _event: object) -> None:
+        # Kazoo's thread: an ACL change notification was written; apply it on the event loop.
+        if not self._stopped.is_set():
+            self._loop.call_soon_threadsafe(
+                lambda: self._loop.create_task(self._apply_acl_changes())
+            )
+
+    async def _apply_acl_changes(self) -> None:
+        """Re-read the ACLs the new change notifications name into the authorizer's cache."""
+        async with self._config_changes:
+            patterns = await self._loop.run_in_executor(
+                None, self.acls.take_changes, self._on_acl_change
+            )
+        for pattern in patterns:
+            logger.info("Processed ACL change notification for %s", pattern)
+
     async def _apply_config_changes(self) -> None:
-        """Follow new config change notifications: take new replication rates, and hand every
-        hosted replica whose config they changed its new ``LogConfig``, so it applies from its next
-        append, roll, fetch or retention pass."""
+        """Follow new config change notifications: take new replication rates and users'
+        credentials, and hand every hosted replica whose config they changed its new
+        ``LogConfig``, so it applies from its next append, roll, fetch or retention pass."""
         loop = asyncio.get_running_loop()
         async with self._config_changes:
             changes = await loop.run_in_executor(
@@ -243,6 +281,9 @@ class Broker:
             )
             if changes.broker_defaults:
                 self.replication_quotas.update(self.configs.broker_config())
+            for user in changes.users:
+                credentials = await loop.run_in_executor(None, self.configs.scram_credentials, user)
+                self.credentials.update(user, credentials)
             for (topic, partition), replica in list(self.replicas.items()):
                 if changes.broker_defaults or topic in changes.topics:
                     log_config = await loop.run_in_executor(None, self.configs.log_config, topic)
@@ -265,6 +306,7 @@ class Broker:
                 self._state_change("registered again after its ZooKeeper session expired")
                 # The expired session's watches died with it: follow config changes again.
                 await self._apply_config_changes()
+                await self._apply_acl_changes()
                 return
             except Exception as exc:  # the connection may still be re-establishing: try again
                 logger.warning("broker %d re-registration failed: %s", self.broker_id, exc)
@@ -749,6 +791,37 @@ class Broker:
                 for r in request.resources
             ],
         )
+
+    async def alter_user_scram_credentials(
+        self, request: AlterUserScramCredentialsRequest
+    ) -> list[AlterUserScramCredentialsResult]:
+        """AlterUserScramCredentials: check each user's alterations, then write the user's
+        ``/config/users`` entry and its change notification; one result per user."""
+        return await asyncio.get_running_loop().run_in_executor(
+            None, self.configs.alter_scram_credentials, request
+        )
+
+    async def describe_user_scram_credentials(
+        self, request: DescribeUserScramCredentialsRequest
+    ) -> list[UserScramCredentialsDescription]:
+        """DescribeUserScramCredentials: each user's mechanisms and iteration counts, read fresh
+        from ZooKeeper."""
+        return await asyncio.get_running_loop().run_in_executor(
+            None, self.configs.describe_scram_credentials, request
+        )
+
+    async def create_acls(self, request: CreateAclsRequest) -> list[AclCreationResult]:
+        """CreateAcls: store each valid ACL and announce it; every broker's authorizer takes it
+        from the change notification."""
+        return await asyncio.get_running_loop().run_in_executor(None, self.acls.create, request)
+
+    async def describe_acls(self, request: DescribeAclsRequest) -> DescribeAclsResult:
+        """DescribeAcls: the stored ACLs a filter selects, read fresh from ZooKeeper."""
+        return await asyncio.get_running_loop().run_in_executor(None, self.acls.describe, request)
+
+    async def delete_acls(self, request: DeleteAclsRequest) -> list[AclDeletionResult]:
+        """DeleteAcls: remove what each filter selects and announce it."""
+        return await asyncio.get_running_loop().run_in_executor(None, self.acls.delete, request)
 
     async def replication_throttle(self, kind: QuotaType, max_bytes: int) -> Throttle:
         """A throttled replica about to fetch up to ``max_bytes``: how long it must wait first, or

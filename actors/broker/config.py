@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rafka.actors.broker.authorizer import authorizer_class_text, super_users_text
 from rafka.actors.broker.security_protocols import (
     security_protocol_map_text,
     tls_versions_text,
@@ -24,6 +25,7 @@ from rafka.log.config import (
     apply_overrides,
     bounded,
 )
+from rafka.security.sasl import sasl_mechanisms_text
 
 
 @dataclass(frozen=True)
@@ -88,7 +90,7 @@ class BrokerConfig:
         default="PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
         metadata={
             "doc": "NAME:PROTOCOL pairs: the security protocol of each listener name "
-            "(PLAINTEXT or SSL; SASL_PLAINTEXT and SASL_SSL are not served yet)",
+            "(PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL)",
             "parse": security_protocol_map_text,
         },
     )
@@ -127,6 +129,40 @@ class BrokerConfig:
             "doc": "TLS versions SSL listeners accept (TLSv1.2, TLSv1.3)",
             "parse": tls_versions_text,
         },
+    )
+    authorizer_class_name: str = field(
+        default="",
+        metadata={
+            "doc": "the ACL authorizer that checks every Kafka-protocol request: "
+            "kafka.security.authorizer.AclAuthorizer (empty: none, every request is allowed)",
+            "parse": authorizer_class_text,
+        },
+    )
+    super_users: str = field(
+        default="",
+        metadata={
+            "doc": "principals the authorizer allows everything, separated by semicolons "
+            "(User:admin;User:ops)",
+            "parse": super_users_text,
+        },
+    )
+    allow_everyone_if_no_acl_found: bool = field(
+        default=False,
+        metadata={"doc": "with an authorizer, allow a resource that no ACL names to everyone"},
+    )
+    sasl_enabled_mechanisms: str = field(
+        default="SCRAM-SHA-256,SCRAM-SHA-512",
+        metadata={
+            "doc": "SASL mechanisms SASL listeners offer: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 "
+            "(each checks the users' SCRAM credentials)",
+            "parse": sasl_mechanisms_text,
+        },
+    )
+    sasl_server_max_receive_size: int = bounded(
+        524_288, 1, INT32_MAX, "largest request a SASL listener reads before a connection logs in"
+    )
+    connection_failed_authentication_delay_ms: int = bounded(
+        100, 0, INT32_MAX, "how long a connection whose login failed is held before it is closed"
     )
     socket_request_max_bytes: int = bounded(
         100 * 1024 * 1024, 1, INT32_MAX, "largest Kafka-protocol request a listener accepts"

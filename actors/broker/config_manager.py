@@ -1,10 +1,12 @@
 """A broker's dynamic configs over ZooKeeper: the overrides it applies, the change notifications
-it follows, and the DescribeConfigs and AlterConfigs requests it answers (the config part of
-Kafka's DynamicConfigManager and AdminManager).
+it follows, and the config requests it answers: DescribeConfigs, AlterConfigs and
+Describe/AlterUserScramCredentials (the config part of Kafka's DynamicConfigManager and
+AdminManager).
 
 Validation happens here, on the server, before anything is written: a bad name or value is
 INVALID_CONFIG and leaves ZooKeeper untouched. The decisions (definitions, validation, precedence)
-are ``dynamic_config``'s; this class only reads and writes znodes. Calls block on ZooKeeper, so an
+are ``dynamic_config``'s, and ``user_scram_credentials``'s for users' SCRAM credentials; this class
+only reads and writes znodes. Calls block on ZooKeeper, so an
 asyncio actor runs them in a worker thread.
 """
 
@@ -24,9 +26,13 @@ from rafka.actors.broker.dynamic_config import (
     validate_broker_config,
     validate_topic_config,
 )
+from rafka.actors.broker.user_scram_credentials import (
+    alter_user_scram_credentials,
+    describe_user_scram_credentials,
+)
 from rafka.actors.zk import data as zd
 from rafka.actors.zk.client import ZkClient
-from rafka.actors.zk.config_store import ConfigStore, entity_path
+from rafka.actors.zk.config_store import ConfigStore, entity_path, entity_user, user_entity
 from rafka.log.config import LogConfig
 from rafka.protocol.configs import AlterConfigOp, ConfigEntry, ConfigResource, ConfigResourceType
 from rafka.protocol.errors import (
@@ -37,6 +43,13 @@ from rafka.protocol.errors import (
     UnknownTopicOrPartitionError,
 )
 from rafka.protocol.messages.configs import AlterConfigsResult, DescribeConfigsResult
+from rafka.protocol.messages.users import (
+    AlterUserScramCredentialsRequest,
+    AlterUserScramCredentialsResult,
+    DescribeUserScramCredentialsRequest,
+    UserScramCredentialsDescription,
+)
+from rafka.security.scram import ScramCredential, ScramMechanism, user_credentials
 
 
 @dataclass(frozen=True)
@@ -46,6 +59,8 @@ class ConfigChanges:
     topics: frozenset[str] = frozenset()
     broker_defaults: bool = False
     """This broker's own or the cluster-wide overrides changed: every topic's defaults may have."""
+    users: frozenset[str] = frozenset()
+    """Users whose ``/config/users`` entry (SCRAM credentials, quotas) changed."""
 
 
 class ConfigManager:
@@ -85,6 +100,7 @@ class ConfigManager:
         overrides if they changed), leaving ``watch`` on the next one."""
         changes = self.store.changes_after(self.last_change, watch)
         topics: set[str] = set()
+        users: set[str] = set()
         own = {f"brokers/{self.static.broker_id}", f"brokers/{zd.DEFAULT_BROKER_ENTITY}"}
         defaults = False
         for sequence, entity in changes:
@@ -92,10 +108,34 @@ class ConfigManager:
             kind, _, name = entity.partition("/")
             if kind == "topics":
                 topics.add(name)
+            elif kind == "users":
+                users.add(entity_user(name))
             defaults = defaults or entity in own
         if defaults:
             self.overrides = self._overrides(str(self.static.broker_id))
-        return ConfigChanges(frozenset(topics), defaults)
+        return ConfigChanges(frozenset(topics), defaults, frozenset(users))
+
+    def scram_credentials(self, user: str) -> dict[ScramMechanism, ScramCredential]:
+        """A user's SCRAM credentials, read fresh from ``/config/users/<user>``."""
+        return user_credentials(self.store.read(user_entity(user)))
+
+    def users(self) -> list[str]:
+        """Every user with a ``/config/users`` entry."""
+        return sorted(entity_user(name) for name in self.client.zk.get_children(zd.CONFIG_USERS))
+
+    def alter_scram_credentials(
+        self, request: AlterUserScramCredentialsRequest
+    ) -> list[AlterUserScramCredentialsResult]:
+        """AlterUserScramCredentials: check each user's alterations and write their entry with
+        its change notification; one result per user."""
+        return alter_user_scram_credentials(self.store, request)
+
+    def describe_scram_credentials(
+        self, request: DescribeUserScramCredentialsRequest
+    ) -> list[UserScramCredentialsDescription]:
+        """DescribeUserScramCredentials: the mechanisms and iteration counts of the users named,
+        or of every user with a credential."""
+        return describe_user_scram_credentials(self.store, self.users, request)
 
     # ------------------------------------------------------------------ admin requests
 

@@ -3,7 +3,8 @@
 CreateTopics, CreatePartitions and DeleteTopics go to the active controller actor (asked again,
 within the request's timeout, while it answers NOT_CONTROLLER) and are answered once every live
 broker's metadata shows the change, as rafka's Admin waits; DescribeConfigs, AlterConfigs and
-IncrementalAlterConfigs are this broker's config requests; DeleteRecords and OffsetForLeaderEpoch
+IncrementalAlterConfigs are this broker's config requests, and so are the SCRAM user requests
+(``KafkaUserApis``, served with these); DeleteRecords and OffsetForLeaderEpoch
 go to the partition's replica on this broker; DescribeCluster reads the metadata cache. rafka's
 controller has no validate-only mode, so a validate-only request is refused (INVALID_REQUEST)
 rather than carried out or falsely approved. ``KafkaApis`` serves these handlers beside its own.
@@ -19,6 +20,7 @@ from typing import Any, Protocol
 
 from rafka.actors.broker.config import BrokerConfig
 from rafka.actors.broker.kafka_group_apis import partitions_by_topic
+from rafka.actors.broker.kafka_user_apis import KafkaUserApis, UserSide
 from rafka.actors.broker.listener import connection_listener
 from rafka.protocol.configs import (
     AlterConfigOp,
@@ -70,7 +72,7 @@ TopicResult = CreateTopicResult | CreatePartitionsResult | DeleteTopicResult
 _RETRY_BACKOFF_S = 0.1
 
 
-class AdminSide(Protocol):
+class AdminSide(UserSide, Protocol):
     """What the admin APIs need of their broker (the broker actor, or a fake in unit tests)."""
 
     config: BrokerConfig
@@ -113,6 +115,7 @@ class KafkaAdminApis:
             ALTER_CONFIGS.key: self._alter_configs,
             CREATE_PARTITIONS.key: self._create_partitions,
             INCREMENTAL_ALTER_CONFIGS.key: self._incremental_alter_configs,
+            **KafkaUserApis(self._broker).handlers(),
             DESCRIBE_CLUSTER.key: self._describe_cluster,
         }
 

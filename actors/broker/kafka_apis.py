@@ -17,6 +17,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, TypeVar
 
+from rafka.actors.broker.authentication import refusing_handlers
 from rafka.actors.broker.high_watermark_waits import HighWatermarkWaits
 from rafka.actors.broker.kafka_admin_apis import AdminSide, KafkaAdminApis
 from rafka.actors.broker.kafka_group_apis import KafkaGroupApis
@@ -109,6 +110,7 @@ class KafkaApis:
             **KafkaGroupApis(broker).handlers(),
             **self._txn.handlers(),
             **KafkaAdminApis(broker).handlers(),
+            **refusing_handlers(),
         }
 
     async def handle(self, header: RequestHeader, body: Body) -> Body | Deferred | None:

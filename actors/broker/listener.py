@@ -13,7 +13,12 @@ An SSL listener wraps each connection in TLS (the broker hands it the ``ssl.SSLC
 client that fails the handshake (plaintext bytes, an untrusted certificate, none where one is
 required) is dropped before any request is read. Each connection's task knows its listener's name
 (``connection_listener``), since Kafka answers Metadata with the endpoints of the listener the
-request came in on.
+request came in on, and its principal and host (``connection_principal``, ``connection_host``),
+which the authorizer checks.
+
+A SASL listener logs each connection in first (``rafka.actors.broker.authentication``): until
+then a connection may send only ApiVersions and the SASL requests, in frames no larger than
+``sasl_server_max_receive_size``, and a failed login is answered, logged and closed.
 
 The listener runs on the broker actor's event loop, so it needs no thread of its own, and it holds
 no Ray or kazoo import: the broker hands it a handler coroutine.
@@ -33,12 +38,15 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+from rafka.actors.broker.authentication import AuthenticationRefused, SaslSettings, screen
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.fetch import FileRegion
 from rafka.protocol.messages.metadata import ListenerAddress, parse_listeners
 from rafka.protocol.wire.headers import API_VERSIONS_KEY, RequestHeader
 from rafka.protocol.wire.primitives import FileSlice, Part, WireFormatError
 from rafka.protocol.wire.registry import ApiRegistry, WireRequest
+from rafka.security.principal import ANONYMOUS, KafkaPrincipal, certificate_principal
+from rafka.security.sasl import SaslSession, SaslState
 
 logger = logging.getLogger(__name__)
 
@@ -70,12 +78,27 @@ MAX_PENDING_RESPONSES = 100
 SSL_HANDSHAKE_TIMEOUT_S = 10.0
 
 _CONNECTION_LISTENER: ContextVar[str] = ContextVar("connection_listener", default="PLAINTEXT")
+_CONNECTION_PRINCIPAL: ContextVar[KafkaPrincipal] = ContextVar(
+    "connection_principal", default=ANONYMOUS
+)
+_CONNECTION_HOST: ContextVar[str] = ContextVar("connection_host", default="127.0.0.1")
 
 
 def connection_listener() -> str:
     """The name of the listener whose connection the running request came in on (PLAINTEXT
     outside any connection's task)."""
     return _CONNECTION_LISTENER.get()
+
+
+def connection_principal() -> KafkaPrincipal:
+    """Who the running request's connection is: its SASL user, its client certificate's
+    subject, or ``User:ANONYMOUS``."""
+    return _CONNECTION_PRINCIPAL.get()
+
+
+def connection_host() -> str:
+    """The address the running request's connection came from (what ACLs call its host)."""
+    return _CONNECTION_HOST.get()
 
 
 def advertised_endpoints(bound: list[ListenerAddress], advertised: str) -> tuple[str, ...]:
@@ -104,8 +127,8 @@ def advertised_endpoints(bound: list[ListenerAddress], advertised: str) -> tuple
 
 
 class KafkaListener:
-    """A bound TCP socket serving Kafka's protocol with ``handler``, over TLS with ``ssl_context``;
-    ``start`` begins accepting."""
+    """A bound TCP socket serving Kafka's protocol with ``handler``, over TLS with ``ssl_context``
+    and logging connections in with ``sasl``; ``start`` begins accepting."""
 
     def __init__(
         self,
@@ -116,6 +139,7 @@ class KafkaListener:
         max_request_bytes: int,
         observe: Observer | None = None,
         ssl_context: ssl.SSLContext | None = None,
+        sasl: SaslSettings | None = None,
     ) -> None:
         host = address.host or default_host
         # Bound now, so the broker can register the port it really got (port 0: any free one).
@@ -128,6 +152,7 @@ class KafkaListener:
         self._observe = observe
         self._max_request_bytes = max_request_bytes
         self._ssl_context = ssl_context
+        self._sasl = sasl
         self._server: asyncio.base_events.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
         self._serving: set[asyncio.Task[Any]] = set()
@@ -161,6 +186,12 @@ class KafkaListener:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername")
         _CONNECTION_LISTENER.set(self.address.listener_name)
+        if peer:
+            _CONNECTION_HOST.set(str(peer[0]))
+        certificate = writer.get_extra_info("peercert")
+        if certificate:
+            _CONNECTION_PRINCIPAL.set(certificate_principal(certificate["subject"]))
+        session = self._sasl.session() if self._sasl is not None else None
         # As Kafka's acceptor does: a Fetch answer goes out in several writes (its head, then each
         # partition's records), and Nagle's algorithm would hold the last of them until the
         # client's delayed acknowledgement, some 40 ms.
@@ -175,14 +206,19 @@ class KafkaListener:
         sender = asyncio.ensure_future(_send_in_order(pending, writer))
         try:
             while not sender.done():
-                payload = await self._read_frame(reader, peer)
+                payload = await self._read_frame(reader, peer, session)
                 if payload is None:
                     break
-                response = await self._answer(payload)
+                response = await self._answer(payload, session)
                 if not await _enqueue(pending, response, sender):
+                    break
+                if session is not None and not self._logged_in(session, peer):
                     break
             await _enqueue(pending, None, sender)
             await sender
+            if self._sasl is not None and session is not None:
+                if session.state is SaslState.FAILED:
+                    await asyncio.sleep(self._sasl.failure_delay_s)
         except (asyncio.IncompleteReadError, ConnectionError) as exc:
             logger.debug("connection from %s ended: %s", peer, exc)
         except _CloseConnection as exc:
@@ -199,7 +235,26 @@ class KafkaListener:
                 self._serving.discard(serving)
             writer.close()
 
-    async def _read_frame(self, reader: asyncio.StreamReader, peer: Any) -> bytes | None:
+    def _logged_in(self, session: SaslSession, peer: Any) -> bool:
+        """Whether the connection goes on after its last request: False once its login failed
+        (logged here, as Kafka logs a failed authentication)."""
+        if session.state is SaslState.FAILED:
+            logger.warning(
+                "Failed authentication with %s (%s, SASL mechanism %s)",
+                peer,
+                session.failure,
+                session.mechanism,
+            )
+            return False
+        if session.state is SaslState.COMPLETE and session.principal is not None:
+            if _CONNECTION_PRINCIPAL.get() != session.principal:
+                _CONNECTION_PRINCIPAL.set(session.principal)
+                logger.debug("%s authenticated as %s", peer, session.principal)
+        return True
+
+    async def _read_frame(
+        self, reader: asyncio.StreamReader, peer: Any, session: SaslSession | None
+    ) -> bytes | None:
         """The next request frame's payload; None at the end of the stream, or when the frame is
         too large to read (the connection is then closed)."""
         try:
@@ -207,17 +262,23 @@ class KafkaListener:
         except asyncio.IncompleteReadError:
             return None
         (size,) = _SIZE.unpack(size_bytes)
-        if size < 0 or size > self._max_request_bytes:
+        limit, setting = self._max_request_bytes, "socket.request.max.bytes"
+        if (
+            self._sasl is not None
+            and session is not None
+            and session.state is not SaslState.COMPLETE
+        ):
+            limit, setting = self._sasl.max_receive_bytes, "sasl.server.max.receive.size"
+        if size < 0 or size > limit:
             logger.warning(
-                "closing %s: a request of %d bytes (socket.request.max.bytes is %d)",
-                peer,
-                size,
-                self._max_request_bytes,
+                "closing %s: a request of %d bytes (%s is %d)", peer, size, setting, limit
             )
             return None
         return await reader.readexactly(size)
 
-    async def _answer(self, payload: bytes) -> asyncio.Future[Frame | None]:
+    async def _answer(
+        self, payload: bytes, session: SaslSession | None = None
+    ) -> asyncio.Future[Frame | None]:
         """The response frame for one request frame, None if Kafka sends none, as a future that
         is done unless the handler deferred part of the work; raises _CloseConnection when the
         request cannot be answered at all."""
@@ -236,6 +297,14 @@ class KafkaListener:
                 )
                 return answered
             raise _CloseConnection(str(exc)) from None
+        if session is not None:
+            try:
+                reply = screen(session, request.header, request.body)
+            except AuthenticationRefused as exc:
+                raise _CloseConnection(str(exc)) from None
+            if reply is not None:
+                answered.set_result(registry.response_parts(request.header, reply))
+                return answered
         started = time.perf_counter()
         body = await self._handler(request.header, request.body)
         if not isinstance(body, Deferred):

@@ -3,8 +3,8 @@ TLS versions an SSL listener accepts, parsed and checked with no socket and no f
 
 A listener is named in ``listeners`` (``CLIENT://:9093``); ``listener_security_protocol_map``
 (``CLIENT:SSL``) says what it speaks. Kafka's default map names each protocol after itself, so
-``SSL://:9093`` needs no entry. rafka serves PLAINTEXT and SSL; a SASL listener is refused when
-the broker starts, since SASL authentication is not implemented yet.
+``SSL://:9093`` needs no entry. A SASL_PLAINTEXT or SASL_SSL listener logs each connection in
+with ``sasl_enabled_mechanisms``; SASL_SSL and SSL ones speak TLS.
 """
 
 from __future__ import annotations
@@ -25,9 +25,14 @@ class SecurityProtocol(enum.Enum):
     SASL_SSL = "SASL_SSL"
 
     @property
-    def served(self) -> bool:
-        """Whether rafka's listeners speak it (SASL is a later addition)."""
-        return self in (SecurityProtocol.PLAINTEXT, SecurityProtocol.SSL)
+    def uses_tls(self) -> bool:
+        """Whether its connections are wrapped in TLS."""
+        return self in (SecurityProtocol.SSL, SecurityProtocol.SASL_SSL)
+
+    @property
+    def uses_sasl(self) -> bool:
+        """Whether its connections log in with SASL before anything else."""
+        return self in (SecurityProtocol.SASL_PLAINTEXT, SecurityProtocol.SASL_SSL)
 
 
 class ClientAuth(enum.Enum):
@@ -103,8 +108,7 @@ def tls_versions_text(value: str) -> str:
 def listener_protocols(
     listeners: list[ListenerAddress], protocol_map: str
 ) -> dict[str, SecurityProtocol]:
-    """Each listener's security protocol by its name; INVALID_CONFIG for a name the map lacks or a
-    protocol rafka does not serve yet."""
+    """Each listener's security protocol by its name; INVALID_CONFIG for a name the map lacks."""
     mapping = parse_security_protocol_map(protocol_map)
     protocols = {}
     for address in listeners:
@@ -113,11 +117,6 @@ def listener_protocols(
             raise Errors.INVALID_CONFIG.exception(
                 f"listeners: {address} has no security protocol: add "
                 f"{address.listener_name}:<PROTOCOL> to listener_security_protocol_map"
-            )
-        if not protocol.served:
-            raise Errors.INVALID_CONFIG.exception(
-                f"listeners: {address} is a {protocol.value} listener, and rafka does not support "
-                "SASL yet; use PLAINTEXT or SSL"
             )
         protocols[address.listener_name] = protocol
     return protocols

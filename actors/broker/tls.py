@@ -15,7 +15,6 @@ import ssl
 from rafka.actors.broker.config import BrokerConfig
 from rafka.actors.broker.security_protocols import (
     ClientAuth,
-    SecurityProtocol,
     listener_protocols,
     tls_versions,
 )
@@ -24,12 +23,13 @@ from rafka.protocol.messages.metadata import parse_listeners
 
 
 def listener_ssl_contexts(config: BrokerConfig) -> dict[str, ssl.SSLContext | None]:
-    """Each listener's TLS context by listener name, None for a PLAINTEXT one; INVALID_CONFIG for
-    a listener rafka cannot serve or SSL settings that do not load."""
+    """Each listener's TLS context by listener name (SSL and SASL_SSL ones), None for one without
+    TLS; INVALID_CONFIG for a listener with no security protocol or SSL settings that do not
+    load."""
     protocols = listener_protocols(
         parse_listeners(config.listeners), config.listener_security_protocol_map
     )
-    ssl_listeners = [name for name, p in protocols.items() if p is SecurityProtocol.SSL]
+    ssl_listeners = [name for name, p in protocols.items() if p.uses_tls]
     context = server_ssl_context(config, ssl_listeners[0]) if ssl_listeners else None
     return {name: context if name in ssl_listeners else None for name in protocols}
 

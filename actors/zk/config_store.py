@@ -1,17 +1,19 @@
 """Config overrides in ZooKeeper and the notifications that announce their changes, as Kafka's
 AdminZkClient and ZkNodeChangeNotificationListener keep them.
 
-An entity is named by its path below ``/config``: ``topics/<t>``, ``brokers/<id>`` or
-``brokers/<default>``. Every write replaces the entity's override set and creates a sequential
-``/config/changes/config_change_<seq>`` naming it, in one transaction, so no broker can miss a
-change; brokers remember the last sequence number they processed and re-read the entities named
-after it. Notifications older than 15 minutes are purged, as Kafka does.
+An entity is named by its path below ``/config``: ``topics/<t>``, ``brokers/<id>``,
+``brokers/<default>`` or ``users/<sanitized name>``. Every write replaces the entity's override
+set and creates a sequential ``/config/changes/config_change_<seq>`` naming it, in one
+transaction, so no broker can miss a change; brokers remember the last sequence number they
+processed and re-read the entities named after it. Notifications older than 15 minutes are
+purged, as Kafka does.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from urllib.parse import quote, unquote_plus
 
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
@@ -29,6 +31,19 @@ def entity_path(resource: ConfigResource) -> str:
     if resource.resource_type is ConfigResourceType.TOPIC:
         return f"topics/{resource.name}"
     return f"brokers/{resource.name or zd.DEFAULT_BROKER_ENTITY}"
+
+
+def user_entity(user: str) -> str:
+    """The entity of a user's SCRAM credentials (and, in Kafka, quotas): ``users/<name>`` with the
+    name sanitized as Kafka's Sanitizer does it (URL-encoded, a space as ``%20``), so that any
+    name, one with a ``/`` included, is one znode and Kafka's tools find it where Kafka puts it."""
+    # Java's URLEncoder also encodes "~", which Python's quote leaves alone.
+    return f"users/{quote(user, safe='').replace('~', '%7E')}"
+
+
+def entity_user(name: str) -> str:
+    """The user whose sanitized name is ``name`` (a child of ``/config/users``)."""
+    return unquote_plus(name)
 
 
 def _sequence(child: str) -> int:

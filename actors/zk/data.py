@@ -15,6 +15,9 @@ clusters can share one ensemble::
     /config/topics/<t>                                   {"version": 1,
                                                           "config": {"retention.ms": "..."}}
     /config/brokers/<id> and /config/brokers/<default>   the same, with broker config names
+    /config/users/<name>                                 the same: {"SCRAM-SHA-256": "salt=...,
+                                                          stored_key=...,server_key=...,
+                                                          iterations=4096"}
     /config/changes/config_change_<seq>                  {"version": 2,
                                                           "entity_path": "topics/<t>"}
     /isr_change_notification/isr_change_<seq>            {"version": 1,
@@ -45,6 +48,7 @@ CONTROLLER_EPOCH = "/controller_epoch"
 CONFIG = "/config"
 CONFIG_TOPICS = "/config/topics"
 CONFIG_BROKERS = "/config/brokers"
+CONFIG_USERS = "/config/users"
 CONFIG_CHANGES = "/config/changes"
 CONFIG_CHANGE_PREFIX = "config_change_"
 DEFAULT_BROKER_ENTITY = "<default>"
@@ -59,6 +63,7 @@ PERSISTENT_PATHS = (
     TOPICS,
     CONFIG_TOPICS,
     CONFIG_BROKERS,
+    CONFIG_USERS,
     CONFIG_CHANGES,
     ISR_CHANGE_NOTIFICATION,
     DELETE_TOPICS,

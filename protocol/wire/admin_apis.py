@@ -6,8 +6,8 @@ names, over the ranges a Kafka 3.x/4.x broker declares. rafka keeps no topic ids
 ``topic_id`` is the zero UUID Kafka itself uses for "unknown".
 
 Versions served: CreateTopics 0-7, DeleteTopics 0-6, DeleteRecords 0-2, OffsetForLeaderEpoch 0-4,
-DescribeConfigs 0-4, AlterConfigs 0-2, CreatePartitions 0-3, IncrementalAlterConfigs 0-1 and
-DescribeCluster 0-2.
+DescribeConfigs 0-4, AlterConfigs 0-2, CreatePartitions 0-3, IncrementalAlterConfigs 0-1,
+DescribeUserScramCredentials 0, AlterUserScramCredentials 0 and DescribeCluster 0-2.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 from rafka.protocol.wire.schema import (
     AUTHORIZED_OPERATIONS_OMITTED,
     BOOL,
+    BYTES,
     INT8,
     INT16,
     INT32,
@@ -368,6 +369,75 @@ INCREMENTAL_ALTER_CONFIGS = _alter_configs_api(
             Field("config_operation", INT8),
             Field("value", STRING, nullable_versions="0+"),
         ),
+    ),
+)
+
+# ------------------------------------------------------------------ users (KIP-554)
+
+# A mechanism travels as Kafka's ScramMechanism byte: 1 SCRAM-SHA-256, 2 SCRAM-SHA-512.
+_USER_NAME = Struct("UserName", (Field("name", STRING),))
+_CREDENTIAL_INFO = Struct("CredentialInfo", (Field("mechanism", INT8), Field("iterations", INT32)))
+_DESCRIBE_USER_SCRAM_CREDENTIALS_RESULT = Struct(
+    "DescribeUserScramCredentialsResult",
+    (
+        Field("user", STRING),
+        Field("error_code", INT16),
+        Field("error_message", STRING, nullable_versions="0+", default=None),
+        Field("credential_infos", ArrayOf(_CREDENTIAL_INFO)),
+    ),
+)
+
+DESCRIBE_USER_SCRAM_CREDENTIALS = _api(
+    50,
+    "DescribeUserScramCredentials",
+    versions="0",
+    flexible="0+",
+    # Null (or empty) describes every user with a credential.
+    request=(Field("users", ArrayOf(_USER_NAME), nullable_versions="0+", default=None),),
+    response=(
+        Field("throttle_time_ms", INT32),
+        Field("error_code", INT16),
+        Field("error_message", STRING, nullable_versions="0+", default=None),
+        Field("results", ArrayOf(_DESCRIBE_USER_SCRAM_CREDENTIALS_RESULT)),
+    ),
+)
+
+_SCRAM_CREDENTIAL_DELETION = Struct(
+    "ScramCredentialDeletion", (Field("name", STRING), Field("mechanism", INT8))
+)
+_SCRAM_CREDENTIAL_UPSERTION = Struct(
+    "ScramCredentialUpsertion",
+    (
+        Field("name", STRING),
+        Field("mechanism", INT8),
+        Field("iterations", INT32),
+        # The client's random salt and the password salted with it: never the password.
+        Field("salt", BYTES),
+        Field("salted_password", BYTES),
+    ),
+)
+_ALTER_USER_SCRAM_CREDENTIALS_RESULT = Struct(
+    "AlterUserScramCredentialsResult",
+    (
+        Field("user", STRING),
+        Field("error_code", INT16),
+        Field("error_message", STRING, nullable_versions="0+", default=None),
+    ),
+)
+
+ALTER_USER_SCRAM_CREDENTIALS = _api(
+    51,
+    "AlterUserScramCredentials",
+    versions="0",
+    flexible="0+",
+    request=(
+        Field("deletions", ArrayOf(_SCRAM_CREDENTIAL_DELETION)),
+        Field("upsertions", ArrayOf(_SCRAM_CREDENTIAL_UPSERTION)),
+    ),
+    response=(
+        Field("throttle_time_ms", INT32),
+        # One result per user that the request alters.
+        Field("results", ArrayOf(_ALTER_USER_SCRAM_CREDENTIALS_RESULT)),
     ),
 )
 

@@ -7,20 +7,23 @@ into; fields that exist only beyond that range are left out.
 
 Versions served: ApiVersions 0-3, Metadata 0-12, Produce 3-9, Fetch 4-12, ListOffsets 1-7,
 FindCoordinator 0-4 and InitProducerId 0-4; the consumer group APIs are declared in
-``rafka.protocol.wire.group_apis``, the transaction APIs in ``rafka.protocol.wire.txn_apis``
-and the admin APIs in ``rafka.protocol.wire.admin_apis``, and served with these.
+``rafka.protocol.wire.group_apis``, the transaction APIs in ``rafka.protocol.wire.txn_apis``,
+the admin APIs in ``rafka.protocol.wire.admin_apis`` and the SASL APIs in
+``rafka.protocol.wire.sasl_apis``, and served with these.
 """
 
 from __future__ import annotations
 
 from rafka.protocol.wire.admin_apis import (
     ALTER_CONFIGS,
+    ALTER_USER_SCRAM_CREDENTIALS,
     CREATE_PARTITIONS,
     CREATE_TOPICS,
     DELETE_RECORDS,
     DELETE_TOPICS,
     DESCRIBE_CLUSTER,
     DESCRIBE_CONFIGS,
+    DESCRIBE_USER_SCRAM_CREDENTIALS,
     INCREMENTAL_ALTER_CONFIGS,
     OFFSET_FOR_LEADER_EPOCH,
 )
@@ -35,6 +38,7 @@ from rafka.protocol.wire.group_apis import (
     OFFSET_FETCH,
     SYNC_GROUP,
 )
+from rafka.protocol.wire.sasl_apis import SASL_AUTHENTICATE, SASL_HANDSHAKE
 from rafka.protocol.wire.schema import (
     AUTHORIZED_OPERATIONS_OMITTED,
     BOOL,
@@ -436,6 +440,7 @@ DECLARED_APIS: tuple[Api, ...] = (
     SYNC_GROUP,
     DESCRIBE_GROUPS,
     LIST_GROUPS,
+    SASL_HANDSHAKE,
     API_VERSIONS,
     CREATE_TOPICS,
     DELETE_TOPICS,
@@ -448,9 +453,13 @@ DECLARED_APIS: tuple[Api, ...] = (
     TXN_OFFSET_COMMIT,
     DESCRIBE_CONFIGS,
     ALTER_CONFIGS,
+    SASL_AUTHENTICATE,
     CREATE_PARTITIONS,
     DELETE_GROUPS,
     INCREMENTAL_ALTER_CONFIGS,
+    DESCRIBE_USER_SCRAM_CREDENTIALS,
+    ALTER_USER_SCRAM_CREDENTIALS,
     DESCRIBE_CLUSTER,
 )
-"""Every API declared here, in ``group_apis``, ``txn_apis`` and ``admin_apis``, in api-key order."""
+"""Every API declared here, in ``group_apis``, ``txn_apis``, ``admin_apis`` and ``sasl_apis``, in
+api-key order."""

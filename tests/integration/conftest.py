@@ -228,6 +228,7 @@ _MODULE_ORDER = (
     "test_replication_throttle",
     "test_topic_deletion",
     "test_zookeeper_acl",
+    "test_kafka_acl_store",
     "test_idempotent_replica",
     "test_idempotent_producer",
     "test_transaction_coordinator",
@@ -235,6 +236,7 @@ _MODULE_ORDER = (
     "test_exactly_once",
     "test_kafka_client_failover",
     "test_kafka_tls",
+    "test_kafka_sasl",
     "test_readme",
     "test_examples",
 )

@@ -7,16 +7,13 @@ refused while the broker goes on serving the others."""
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import kafka
 import pytest
-from confluent_kafka import Consumer as ConfluentConsumer
 from confluent_kafka import Producer as ConfluentProducer
-from confluent_kafka import TopicPartition as ConfluentTopicPartition
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from kafka import TopicPartition as KafkaTopicPartition
 from kazoo.client import KazooClient
@@ -25,6 +22,7 @@ from rafka.cli.certs import CertFiles
 from rafka.cluster.local_cluster import LocalCluster
 from rafka.cluster.zookeeper_server import ZooKeeperServer
 from rafka.protocol.errors import InvalidConfigError
+from rafka.testing import confluent_round_trip, listener_address
 
 pytestmark = [
     pytest.mark.integration,
@@ -73,10 +71,7 @@ def tls_cluster(
 
 def endpoint(cluster: LocalCluster, listener: str) -> str:
     """``host:port`` of the broker's listener called ``listener``."""
-    (broker,) = cluster.admin().describe_cluster().brokers
-    address = broker.listener(listener)
-    assert address is not None, broker.endpoints
-    return f"{address[0]}:{address[1]}"
+    return listener_address(cluster.admin(), listener)
 
 
 def kafka_python_ssl(certs: CertFiles, **config: Any) -> dict[str, Any]:
@@ -134,21 +129,7 @@ def test_confluent_kafka_produces_and_consumes_over_ssl(
         "security.protocol": "SSL",
         "ssl.ca.location": str(certs.ca),
     }
-    delivered: list[Any] = []
-    producer = ConfluentProducer({**client, "acks": "all"})
-    for i in range(RECORDS):
-        producer.produce(topic_name, f"c{i}".encode(), on_delivery=lambda e, m: delivered.append(e))
-    assert producer.flush(60) == 0
-    assert delivered == [None] * RECORDS
-    consumer = ConfluentConsumer({**client, "group.id": "tls-reader", "enable.auto.commit": False})
-    consumer.assign([ConfluentTopicPartition(topic_name, 0, 0)])
-    values: list[bytes] = []
-    deadline = time.monotonic() + 60
-    while len(values) < RECORDS and time.monotonic() < deadline:
-        message = consumer.poll(1.0)
-        if message is not None and message.error() is None:
-            values.append(message.value() or b"")
-    consumer.close()
+    values = confluent_round_trip(client, topic_name, RECORDS)
     assert values == [f"c{i}".encode() for i in range(RECORDS)]
 
 

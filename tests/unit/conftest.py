@@ -3,7 +3,9 @@
 The real clients (ClusterConnection, Admin, the CLI) run unchanged over a ``LocalTransport`` whose
 actors are plain Python objects answering with the protocol dataclasses; the transport is installed
 for the default namespace, so clients made deep inside the code under test reach it. The brokers,
-partition leaders and group coordinators model just what their contracts promise.
+partition leaders and group coordinators model just what their contracts promise; the brokers
+answer SCRAM user requests with the broker's own decisions (``user_scram_credentials``) over a
+``FakeConfigStore``, also the ``config_store`` fixture.
 """
 
 from __future__ import annotations
@@ -17,6 +19,11 @@ from typing import Any
 import pytest
 
 from rafka.actors import names
+from rafka.actors.broker.user_scram_credentials import (
+    alter_user_scram_credentials,
+    describe_user_scram_credentials,
+)
+from rafka.actors.zk.config_store import entity_user
 from rafka.clients.local_transport import LocalTransport
 from rafka.clients.transport import install, uninstall
 from rafka.groups.subscription_codec import encode_assignment
@@ -54,9 +61,36 @@ from rafka.protocol.messages.transactions import (
     InitProducerIdRequest,
     InitProducerIdResponse,
 )
+from rafka.protocol.messages.users import (
+    AlterUserScramCredentialsRequest,
+    AlterUserScramCredentialsResult,
+    DescribeUserScramCredentialsRequest,
+    UserScramCredentialsDescription,
+)
 from rafka.protocol.types import TopicPartition
 
 NAMESPACE = names.DEFAULT_NAMESPACE
+
+
+class FakeConfigStore:
+    """Config entities (``users/<sanitized name>``, ...) in memory, as ``ConfigStore`` keeps them
+    under ``/config``; ``writes`` lists the entities written, in order."""
+
+    def __init__(self) -> None:
+        self.entities: dict[str, dict[str, str]] = {}
+        self.writes: list[str] = []
+
+    def read(self, entity: str) -> dict[str, str]:
+        return dict(self.entities.get(entity, {}))
+
+    def write(self, entity: str, config: dict[str, str]) -> None:
+        self.entities[entity] = dict(config)
+        self.writes.append(entity)
+
+    def users(self) -> list[str]:
+        """Every user with an entry, as ``ConfigManager.users`` lists them."""
+        kinds = (entity.partition("/") for entity in self.entities)
+        return sorted(entity_user(name) for kind, _, name in kinds if kind == "users")
 
 
 @dataclass
@@ -151,6 +185,16 @@ class FakeBroker(ProducerIdSource):
 
     def topic_config(self, topic: str) -> dict[str, str]:
         return {}
+
+    def alter_user_scram_credentials(
+        self, request: AlterUserScramCredentialsRequest
+    ) -> list[AlterUserScramCredentialsResult]:
+        return alter_user_scram_credentials(self.fake.configs, request)
+
+    def describe_user_scram_credentials(
+        self, request: DescribeUserScramCredentialsRequest
+    ) -> list[UserScramCredentialsDescription]:
+        return describe_user_scram_credentials(self.fake.configs, self.fake.configs.users, request)
 
     def find_coordinator(
         self, group_id: str, key_type: int = COORDINATOR_TYPE_GROUP
@@ -258,6 +302,8 @@ class FakeCluster:
     def __init__(self) -> None:
         self.transport = LocalTransport(NAMESPACE)
         self.actors: dict[str, Any] = self.transport.actors
+        # What every broker reads and writes under /config (users' SCRAM credentials).
+        self.configs = FakeConfigStore()
         self.dead: set[str] = self.transport.dead
         self.broker_ids: list[int] = []
         self.topics: dict[str, list[FakePartitionLog]] = {}
@@ -341,6 +387,12 @@ class FakeCluster:
             host,
             encode_assignment(TopicPartition(t, p) for t, p in partitions),
         )
+
+
+@pytest.fixture
+def config_store() -> FakeConfigStore:
+    """An empty in-memory ``/config``."""
+    return FakeConfigStore()
 
 
 @pytest.fixture

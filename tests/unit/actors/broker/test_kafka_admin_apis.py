@@ -189,6 +189,12 @@ class FakeBroker:
             for r in request.resources
         ]
 
+    async def describe_user_scram_credentials(self, request: Any) -> Any:
+        return []
+
+    async def alter_user_scram_credentials(self, request: Any) -> Any:
+        return []
+
     async def replica_call(self, topic: str, partition: int, method: str, request: Any) -> Any:
         self.replica_calls.append((topic, partition, method, request))
         error = self.replica_errors.get((topic, partition))
@@ -699,3 +705,8 @@ def test_a_sensitive_config_goes_on_the_wire_flagged_and_without_a_value() -> No
     described = _described_entry(entry, synonyms=True)
     assert (described["value"], described["is_sensitive"]) == (None, True)
     assert [s["value"] for s in described["synonyms"]] == [None]
+
+
+def test_the_user_apis_are_served_with_the_admin_apis() -> None:
+    # DescribeUserScramCredentials and AlterUserScramCredentials (KafkaUserApis).
+    assert {50, 51} <= KafkaAdminApis(FakeBroker()).handlers().keys()

@@ -92,6 +92,12 @@ class FakeBroker:
     async def alter_configs(self, request: AlterConfigsRequest) -> Any:
         return []
 
+    async def describe_user_scram_credentials(self, request: Any) -> Any:
+        return []
+
+    async def alter_user_scram_credentials(self, request: Any) -> Any:
+        return []
+
     async def metadata(self, request: MetadataRequest) -> MetadataResponse:
         self.metadata_requests.append(request)
         partition = PartitionMetadata(0, 1, 4, (1, 0), (1,))

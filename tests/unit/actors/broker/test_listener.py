@@ -1,24 +1,38 @@
 """The Kafka listener: its config syntax, and framing on a real loopback socket with a fake
 handler (one connection's responses in order, deferred ones too; bad frames close only that
-connection)."""
+connection); on a SASL listener, the login that comes before any request reaches the handler."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import struct
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
+from kafka.net.sasl.scram import ScramClient
 
-from rafka.actors.broker.listener import Deferred, KafkaListener, advertised_endpoints, open_region
+from rafka.actors.broker.authentication import SaslSettings
+from rafka.actors.broker.listener import (
+    Deferred,
+    KafkaListener,
+    advertised_endpoints,
+    connection_principal,
+    open_region,
+)
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.fetch import FileRegion
 from rafka.protocol.messages.metadata import ListenerAddress, parse_listeners
-from rafka.protocol.wire.headers import RequestHeader
+from rafka.protocol.wire.headers import API_VERSIONS_KEY, RequestHeader
 from rafka.protocol.wire.primitives import FileSlice
 from rafka.protocol.wire.registry import DEFAULT_REGISTRY
+from rafka.protocol.wire.sasl_apis import SASL_AUTHENTICATE, SASL_HANDSHAKE
+from rafka.security.principal import ANONYMOUS, KafkaPrincipal
+from rafka.security.sasl import SaslSession
+from rafka.security.scram import CredentialCache, ScramCredential, ScramMechanism
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -287,3 +301,297 @@ def test_a_region_of_a_replaced_shortened_or_missing_file_is_not_opened(tmp_path
     assert open_region(FileRegion(str(path), inode, 10, 91)) is None
     assert open_region(FileRegion(str(path), inode + 1, 0, 10)) is None
     assert open_region(FileRegion(str(tmp_path / "gone.log"), inode, 0, 10)) is None
+
+
+# A SASL listener: each connection logs in (SCRAM or PLAIN) before its requests reach the handler.
+
+SASL_USERS = CredentialCache()
+SASL_USERS.update(
+    "alice", {m: ScramCredential.from_password(m, "alice-secret") for m in ScramMechanism}
+)
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+SASL_MAX_RECEIVE_BYTES = 512
+ALICE = KafkaPrincipal.user("alice")
+DEADLINE_S = 10.0
+METADATA_KEY = 3
+
+
+class RecordingHandler:
+    """A fake KafkaApis: answers ApiVersions and Metadata, recording each request's api key and
+    its connection's principal."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[int, KafkaPrincipal]] = []
+
+    async def __call__(self, header: RequestHeader, _body: Mapping[str, Any]) -> dict[str, Any]:
+        self.seen.append((header.api_key, connection_principal()))
+        if header.api_key == API_VERSIONS_KEY:
+            return DEFAULT_REGISTRY.api_versions_body()
+        return {"brokers": [], "controller_id": header.correlation_id, "topics": []}
+
+
+async def sasl_listener(handler: RecordingHandler, failure_delay_s: float = 0.0) -> KafkaListener:
+    settings = SaslSettings(
+        lambda: SaslSession(SASL_MECHANISMS, SASL_USERS), SASL_MAX_RECEIVE_BYTES, failure_delay_s
+    )
+    listener = KafkaListener(
+        ListenerAddress("SASL_PLAINTEXT", "127.0.0.1", 0),
+        "",
+        DEFAULT_REGISTRY,
+        handler,
+        1 << 20,
+        sasl=settings,
+    )
+    await listener.start()
+    return listener
+
+
+class KafkaConnection:
+    """A client's end of one connection: Kafka frames over a loopback socket."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.correlation_id = 0
+
+    @staticmethod
+    async def open(listener: KafkaListener) -> KafkaConnection:
+        reader, writer = await asyncio.open_connection("127.0.0.1", listener.address.port)
+        return KafkaConnection(reader, writer)
+
+    def frame(
+        self, api_key: int, version: int, body: Mapping[str, Any]
+    ) -> tuple[RequestHeader, bytes]:
+        self.correlation_id += 1
+        header = RequestHeader(api_key, version, self.correlation_id, "test")
+        return header, DEFAULT_REGISTRY.encode_request(header, body)
+
+    async def answer(self, header: RequestHeader) -> Mapping[str, Any]:
+        """The answer to the request sent with ``header``, within the deadline."""
+        payload = await asyncio.wait_for(read_frame(self.reader), DEADLINE_S)
+        assert payload, f"the connection closed instead of answering api key {header.api_key}"
+        response_header, body = DEFAULT_REGISTRY.decode_response(payload, header)
+        assert response_header.correlation_id == header.correlation_id
+        return body
+
+    async def ask(self, api_key: int, version: int, body: Mapping[str, Any]) -> Mapping[str, Any]:
+        header, frame = self.frame(api_key, version, body)
+        self.writer.write(frame)
+        return await self.answer(header)
+
+    async def handshake(self, mechanism: str) -> Mapping[str, Any]:
+        return await self.ask(SASL_HANDSHAKE.key, 1, {"mechanism": mechanism})
+
+    async def authenticate(self, token: bytes) -> Mapping[str, Any]:
+        return await self.ask(SASL_AUTHENTICATE.key, 2, {"auth_bytes": token})
+
+    async def scram_login(self, mechanism: str, user: str, password: str) -> Mapping[str, Any]:
+        """A SCRAM exchange with kafka-python's client after the handshake: the server-final
+        answer, its signature checked by the client."""
+        client = ScramClient(user, password, mechanism)
+        first = await self.authenticate(client.first_message())
+        assert first["error_code"] == 0
+        client.process_server_first_message(bytes(first["auth_bytes"]))
+        final = await self.authenticate(client.final_message())
+        assert final["error_code"] == 0
+        client.process_server_final_message(bytes(final["auth_bytes"]))
+        return final
+
+    async def log_in(self) -> None:
+        assert (await self.handshake("SCRAM-SHA-256"))["error_code"] == 0
+        await self.scram_login("SCRAM-SHA-256", "alice", "alice-secret")
+
+    async def closed(self) -> bool:
+        """Whether the broker closes the connection (EOF within the deadline) sending nothing
+        more."""
+        return await asyncio.wait_for(self.reader.read(), DEADLINE_S) == b""
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+def metadata_body(topics: int = 0) -> dict[str, Any]:
+    return {"topics": [{"name": f"topic-{n:04}"} for n in range(topics)]}
+
+
+@pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "SCRAM-SHA-512"])
+def test_a_scram_login_lets_the_connections_requests_through_as_the_user(mechanism: str) -> None:
+    handler = RecordingHandler()
+
+    async def scenario() -> None:
+        listener = await sasl_listener(handler)
+        client = await KafkaConnection.open(listener)
+        assert (await client.ask(API_VERSIONS_KEY, 3, {}))["error_code"] == 0  # before login
+        handshake = await client.handshake(mechanism)
+        assert (handshake["error_code"], handshake["mechanisms"]) == (0, list(SASL_MECHANISMS))
+        final = await client.scram_login(mechanism, "alice", "alice-secret")
+        assert (final["error_message"], final["session_lifetime_ms"]) == (None, 0)
+        # Logged in, a frame over the pre-login limit (sasl_server_max_receive_size) is served.
+        big = metadata_body(60)
+        assert len(client.frame(METADATA_KEY, 1, big)[1]) > SASL_MAX_RECEIVE_BYTES
+        answer = await client.ask(METADATA_KEY, 1, big)
+        assert answer["controller_id"] == client.correlation_id
+        client.close()
+        await listener.close()
+
+    asyncio.run(scenario())
+    # The SASL requests never reached the handler; the request after the login ran as alice.
+    assert handler.seen == [(API_VERSIONS_KEY, ANONYMOUS), (METADATA_KEY, ALICE)]
+
+
+def test_a_plain_login_lets_the_connections_requests_through_as_the_user() -> None:
+    handler = RecordingHandler()
+
+    async def scenario() -> None:
+        listener = await sasl_listener(handler)
+        client = await KafkaConnection.open(listener)
+        assert (await client.handshake("PLAIN"))["error_code"] == 0
+        login = await client.ask(SASL_AUTHENTICATE.key, 0, {"auth_bytes": b"\0alice\0alice-secret"})
+        assert (login["error_code"], bytes(login["auth_bytes"])) == (0, b"")
+        assert (await client.ask(METADATA_KEY, 1, metadata_body()))["brokers"] == []
+        client.close()
+        await listener.close()
+
+    asyncio.run(scenario())
+    assert handler.seen == [(METADATA_KEY, ALICE)]
+
+
+def test_a_request_before_the_login_closes_the_connection_without_reaching_the_handler(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    handler = RecordingHandler()
+
+    async def scenario() -> None:
+        listener = await sasl_listener(handler)
+        first = await KafkaConnection.open(listener)
+        first.writer.write(first.frame(METADATA_KEY, 1, metadata_body())[1])
+        assert await first.closed()
+        # Between the handshake and the login too.
+        second = await KafkaConnection.open(listener)
+        assert (await second.handshake("PLAIN"))["error_code"] == 0
+        second.writer.write(second.frame(METADATA_KEY, 1, metadata_body())[1])
+        assert await second.closed()
+        first.close()
+        second.close()
+        await listener.close()
+
+    with caplog.at_level(logging.WARNING, logger="rafka.actors.broker.listener"):
+        asyncio.run(scenario())
+    assert handler.seen == []
+    assert caplog.text.count("before the connection authenticated") == 2
+
+
+def test_a_wrong_password_is_answered_logged_and_closed_after_the_failure_delay(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    handler = RecordingHandler()
+    delay_s = 0.3
+    held_s: list[float] = []
+
+    async def scenario() -> None:
+        listener = await sasl_listener(handler, failure_delay_s=delay_s)
+        client = await KafkaConnection.open(listener)
+        assert (await client.handshake("SCRAM-SHA-256"))["error_code"] == 0
+        scram = ScramClient("alice", "guess", "SCRAM-SHA-256")
+        first = await client.authenticate(scram.first_message())
+        scram.process_server_first_message(bytes(first["auth_bytes"]))
+        # The wrong proof, with a Metadata request pipelined behind it.
+        final_header, final = client.frame(
+            SASL_AUTHENTICATE.key, 2, {"auth_bytes": scram.final_message()}
+        )
+        sent = time.monotonic()
+        client.writer.write(final + client.frame(METADATA_KEY, 1, metadata_body())[1])
+        refused = await client.answer(final_header)
+        assert refused["error_code"] == Errors.SASL_AUTHENTICATION_FAILED
+        assert "SCRAM-SHA-256" in refused["error_message"]
+        assert await client.closed()
+        held_s.append(time.monotonic() - sent)
+        client.close()
+        await listener.close()
+
+    with caplog.at_level(logging.WARNING, logger="rafka.actors.broker.listener"):
+        asyncio.run(scenario())
+    assert handler.seen == []
+    assert "Failed authentication with" in caplog.text
+    assert "invalid user credentials" in caplog.text
+    assert held_s[0] >= delay_s
+
+
+def test_a_handshake_for_a_mechanism_not_offered_is_answered_and_the_connection_closed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def scenario() -> None:
+        listener = await sasl_listener(RecordingHandler())
+        client = await KafkaConnection.open(listener)
+        answer = await client.handshake("GSSAPI")
+        assert answer["error_code"] == Errors.UNSUPPORTED_SASL_MECHANISM
+        assert answer["mechanisms"] == list(SASL_MECHANISMS)
+        assert await client.closed()
+        client.close()
+        await listener.close()
+
+    with caplog.at_level(logging.WARNING, logger="rafka.actors.broker.listener"):
+        asyncio.run(scenario())
+    assert "Failed authentication with" in caplog.text
+    assert "'GSSAPI'" in caplog.text
+
+
+def api_versions_frame_of(payload_size: int) -> bytes:
+    """An ApiVersions request frame whose payload is ``payload_size`` bytes."""
+    for length in range(payload_size):
+        body = {"client_software_name": "x" * length, "client_software_version": "1"}
+        frame = DEFAULT_REGISTRY.encode_request(RequestHeader(API_VERSIONS_KEY, 3, 1, "t"), body)
+        if len(frame) - 4 == payload_size:
+            return frame
+    raise AssertionError(f"no ApiVersions request of {payload_size} bytes")
+
+
+def test_a_frame_over_sasl_server_max_receive_size_before_login_closes_the_connection(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    handler = RecordingHandler()
+
+    async def scenario() -> None:
+        listener = await sasl_listener(handler)
+        client = await KafkaConnection.open(listener)
+        client.writer.write(api_versions_frame_of(SASL_MAX_RECEIVE_BYTES))  # at the limit
+        assert (await client.answer(RequestHeader(API_VERSIONS_KEY, 3, 1)))["error_code"] == 0
+        client.writer.write(api_versions_frame_of(SASL_MAX_RECEIVE_BYTES + 1))
+        assert await client.closed()
+        client.close()
+        await listener.close()
+
+    with caplog.at_level(logging.WARNING, logger="rafka.actors.broker.listener"):
+        asyncio.run(scenario())
+    assert handler.seen == [(API_VERSIONS_KEY, ANONYMOUS)]
+    assert f"sasl.server.max.receive.size is {SASL_MAX_RECEIVE_BYTES}" in caplog.text
+
+
+def test_garbage_sasl_bytes_close_only_their_connection_and_a_new_one_still_logs_in() -> None:
+    handler = RecordingHandler()
+
+    async def scenario() -> None:
+        listener = await sasl_listener(handler)
+        steady = await KafkaConnection.open(listener)
+        await steady.log_in()
+        # A SCRAM token that is not one.
+        token = await KafkaConnection.open(listener)
+        assert (await token.handshake("SCRAM-SHA-256"))["error_code"] == 0
+        refused = await token.authenticate(b"\xff\x00 not a client-first message")
+        assert refused["error_code"] == Errors.SASL_AUTHENTICATION_FAILED
+        assert await token.closed()
+        # A frame that is not a request at all.
+        noise = await KafkaConnection.open(listener)
+        noise.writer.write(struct.pack(">i", 16) + b"\xff" * 16)
+        assert await noise.closed()
+        answer = await steady.ask(METADATA_KEY, 1, metadata_body())
+        assert answer["controller_id"] == steady.correlation_id
+        fresh = await KafkaConnection.open(listener)
+        await fresh.log_in()
+        assert (await fresh.ask(METADATA_KEY, 1, metadata_body()))["brokers"] == []
+        for connection in (steady, token, noise, fresh):
+            connection.close()
+        await listener.close()
+
+    asyncio.run(scenario())
+    assert handler.seen == [(METADATA_KEY, ALICE), (METADATA_KEY, ALICE)]

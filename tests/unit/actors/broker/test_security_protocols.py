@@ -1,5 +1,5 @@
 """Listener names and security protocols: Kafka's ``listener.security.protocol.map`` parsed and
-checked, SASL listeners refused for now, and what a broker registers for its endpoints."""
+checked, which of them use TLS and SASL, and what a broker registers for its endpoints."""
 
 from __future__ import annotations
 
@@ -68,16 +68,18 @@ def test_a_listener_the_map_lacks_is_invalid_config_naming_the_map() -> None:
 
 
 @pytest.mark.parametrize(
-    ("listeners", "protocol_map"),
-    [("SASL_SSL://:9094", "SASL_SSL:SASL_SSL"), ("INTERNAL://:9094", "INTERNAL:SASL_PLAINTEXT")],
+    ("listeners", "protocol_map", "tls", "sasl"),
+    [
+        ("SASL_SSL://:9094", "SASL_SSL:SASL_SSL", True, True),
+        ("INTERNAL://:9094", "INTERNAL:SASL_PLAINTEXT", False, True),
+        ("CLIENTS://:9094", "CLIENTS:SSL", True, False),
+    ],
 )
-def test_a_sasl_listener_is_refused_until_sasl_is_supported(
-    listeners: str, protocol_map: str
+def test_each_listener_knows_whether_it_speaks_tls_and_sasl(
+    listeners: str, protocol_map: str, tls: bool, sasl: bool
 ) -> None:
-    with pytest.raises(RafkaError) as raised:
-        listener_protocols(parse_listeners(listeners), protocol_map)
-    assert raised.value.error is Errors.INVALID_CONFIG
-    assert "does not support SASL yet" in str(raised.value)
+    (protocol,) = listener_protocols(parse_listeners(listeners), protocol_map).values()
+    assert (protocol.uses_tls, protocol.uses_sasl) == (tls, sasl)
 
 
 def test_the_registration_maps_each_endpoint_to_its_real_protocol() -> None:

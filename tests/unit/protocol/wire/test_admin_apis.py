@@ -10,12 +10,14 @@ import pytest
 
 from rafka.protocol.wire.admin_apis import (
     ALTER_CONFIGS,
+    ALTER_USER_SCRAM_CREDENTIALS,
     CREATE_PARTITIONS,
     CREATE_TOPICS,
     DELETE_RECORDS,
     DELETE_TOPICS,
     DESCRIBE_CLUSTER,
     DESCRIBE_CONFIGS,
+    DESCRIBE_USER_SCRAM_CREDENTIALS,
     INCREMENTAL_ALTER_CONFIGS,
     OFFSET_FOR_LEADER_EPOCH,
 )
@@ -228,6 +230,52 @@ BODIES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
             "cluster_authorized_operations": 0,
         },
     ),
+    "DescribeUserScramCredentials": (
+        {"users": [{"name": "alice"}, {"name": "bob"}]},
+        {
+            "throttle_time_ms": 10,
+            "error_code": 0,
+            "error_message": None,
+            "results": [
+                {
+                    "user": "alice",
+                    "error_code": 0,
+                    "error_message": None,
+                    "credential_infos": [
+                        {"mechanism": 1, "iterations": 8192},
+                        {"mechanism": 2, "iterations": 4096},
+                    ],
+                },
+                {
+                    "user": "bob",
+                    "error_code": 91,
+                    "error_message": "Attempt to describe a user credential that does not exist",
+                    "credential_infos": [],
+                },
+            ],
+        },
+    ),
+    "AlterUserScramCredentials": (
+        {
+            "deletions": [{"name": "bob", "mechanism": 2}],
+            "upsertions": [
+                {
+                    "name": "alice",
+                    "mechanism": 1,
+                    "iterations": 8192,
+                    "salt": b"salt",
+                    "salted_password": b"salted",
+                }
+            ],
+        },
+        {
+            "throttle_time_ms": 11,
+            "results": [
+                {"user": "alice", "error_code": 0, "error_message": None},
+                {"user": "bob", "error_code": 91, "error_message": "does not exist"},
+            ],
+        },
+    ),
 }
 
 APIS = (
@@ -239,6 +287,8 @@ APIS = (
     ALTER_CONFIGS,
     CREATE_PARTITIONS,
     INCREMENTAL_ALTER_CONFIGS,
+    DESCRIBE_USER_SCRAM_CREDENTIALS,
+    ALTER_USER_SCRAM_CREDENTIALS,
     DESCRIBE_CLUSTER,
 )
 
@@ -365,3 +415,37 @@ def test_offset_for_leader_epoch_reads_a_consumer_replica_id_before_v3() -> None
     assert _present(OFFSET_FOR_LEADER_EPOCH.request, request, 3)["replica_id"] == 4
     partition = _present(OFFSET_FOR_LEADER_EPOCH.request, request, 1)["topics"][0]["partitions"]
     assert partition == [{"partition": 0, "current_leader_epoch": -1, "leader_epoch": 3}]
+
+
+def test_a_null_user_list_asks_to_describe_every_user_and_stays_apart_from_an_empty_one() -> None:
+    request = DESCRIBE_USER_SCRAM_CREDENTIALS.request
+    # A compact nullable array: 00 is null, 01 is empty; then the request's tags.
+    assert request.encode({}, 0) == bytes.fromhex("00 00")
+    assert request.encode({"users": []}, 0) == bytes.fromhex("01 00")
+    assert _present(request, {"users": None}, 0)["users"] is None
+    assert _present(request, {"users": []}, 0)["users"] == []
+
+
+def test_an_upsertion_carries_salt_and_salted_password_as_compact_bytes() -> None:
+    body = {
+        "upsertions": [
+            {
+                "name": "a",
+                "mechanism": 1,
+                "iterations": 4096,
+                "salt": b"s",
+                "salted_password": b"pw",
+            }
+        ]
+    }
+    assert ALTER_USER_SCRAM_CREDENTIALS.request.encode(body, 0) == bytes.fromhex(
+        "01"  # no deletions
+        "02"  # one upsertion
+        "02 61"  # name "a"
+        "01"  # SCRAM-SHA-256
+        "00001000"  # 4096 iterations
+        "02 73"  # salt
+        "03 7077"  # salted password
+        "00"  # upsertion tags
+        "00"  # request tags
+    )

@@ -62,11 +62,15 @@ def test_served_version_ranges_are_the_ones_clients_negotiate() -> None:
         "CreatePartitions": (0, 3),
         "IncrementalAlterConfigs": (0, 1),
         "DescribeCluster": (0, 2),
+        "DescribeUserScramCredentials": (0, 0),
+        "AlterUserScramCredentials": (0, 0),
+        "SaslHandshake": (1, 1),
+        "SaslAuthenticate": (0, 2),
     }
     keys = [api.key for api in DECLARED_APIS]
     assert keys == [
-        *(0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22, 23),
-        *(24, 25, 26, 28, 32, 33, 37, 42, 44, 60),
+        *(0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23),
+        *(24, 25, 26, 28, 32, 33, 36, 37, 42, 44, 50, 51, 60),
     ]
 
 
@@ -114,6 +118,10 @@ def test_flexible_versions_match_kafkas_declarations() -> None:
         "CreatePartitions": 2,
         "IncrementalAlterConfigs": 1,
         "DescribeCluster": 0,
+        "DescribeUserScramCredentials": 0,
+        "AlterUserScramCredentials": 0,
+        "SaslHandshake": None,
+        "SaslAuthenticate": 2,
     }
 
 

@@ -35,6 +35,7 @@ def test_supported_versions_derive_from_the_declarations() -> None:
         VersionRange(14, 0, 5),
         VersionRange(15, 0, 5),
         VersionRange(16, 0, 4),
+        VersionRange(17, 1, 1),
         VersionRange(18, 0, 3),
         VersionRange(19, 0, 7),
         VersionRange(20, 0, 6),
@@ -47,9 +48,12 @@ def test_supported_versions_derive_from_the_declarations() -> None:
         VersionRange(28, 0, 3),
         VersionRange(32, 0, 4),
         VersionRange(33, 0, 2),
+        VersionRange(36, 0, 2),
         VersionRange(37, 0, 3),
         VersionRange(42, 0, 2),
         VersionRange(44, 0, 1),
+        VersionRange(50, 0, 0),
+        VersionRange(51, 0, 0),
         VersionRange(60, 0, 2),
     ]
 
@@ -161,7 +165,7 @@ def test_unsupported_api_versions_request_is_answered_in_v0_with_the_ranges() ->
     header, body = DEFAULT_REGISTRY.decode_response(_payload(frame), RequestHeader(18, 0, 4))
     assert header.correlation_id == 4
     assert body["error_code"] == Errors.UNSUPPORTED_VERSION
-    assert len(body["api_keys"]) == 29
+    assert len(body["api_keys"]) == 33
 
 
 @pytest.mark.parametrize(
