@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -184,6 +185,10 @@ def apply_overrides(base: _Config, values: Mapping[str, Any], kind: str) -> _Con
     return dataclasses.replace(base, **changes)
 
 
+_LIST_SPACES = re.compile(r"\s*(?<!\\)([,;])\s*")
+"""Spaces around a list separator that is not escaped (``\\,`` is a comma inside a principal)."""
+
+
 def coerce_value(key: str, spec: dataclasses.Field[Any], value: Any) -> Any:
     """Convert a config value (possibly a string from a CLI or Spark option) and check its range.
     An error names a sensitive config's value as ``[hidden]``: it is a secret, even when wrong."""
@@ -198,7 +203,12 @@ def coerce_value(key: str, spec: dataclasses.Field[Any], value: Any) -> Any:
             else:
                 converted = bool(value)
         elif kind == "str":
-            converted = str(value).replace(" ", "")
+            # Spaces around list separators go (``compact, delete``); those inside a value stay
+            # (a path, a certificate principal), and a secret is taken exactly as given.
+            text = str(value)
+            converted = (
+                text if spec.metadata.get("sensitive") else _LIST_SPACES.sub(r"\1", text).strip()
+            )
         elif kind == "float":
             converted = float(value)
         else:

@@ -26,6 +26,8 @@ from rafka.security.principal import KafkaPrincipal
 
 WILDCARD = "*"
 """The resource name, principal name and host that match every one."""
+WILDCARD_PRINCIPAL = "User:*"
+"""The principal of an ACL for everyone, whatever their principal type (as in Kafka)."""
 CLUSTER_NAME = "kafka-cluster"
 """The one CLUSTER resource's name."""
 
@@ -205,10 +207,13 @@ class ResourcePattern(ResourcePatternFilter):
             )
         if not self.resource_name:
             raise ValueError("an ACL's resource name must not be empty")
-        if "/" in self.resource_name:
+        # The name is a znode's name under /kafka-acl, which ZooKeeper restricts.
+        if "/" in self.resource_name or "\0" in self.resource_name:
             raise ValueError(
-                f"an ACL's resource name must not contain '/', as in Kafka: {self.resource_name!r}"
+                f"an ACL's resource name must not contain '/' or NUL: {self.resource_name!r}"
             )
+        if self.resource_name in (".", ".."):
+            raise ValueError(f"an ACL's resource name must not be {self.resource_name!r}")
         if self.resource_type is ResourceType.CLUSTER and self.resource_name != CLUSTER_NAME:
             raise ValueError(
                 f"the cluster resource is named {CLUSTER_NAME!r}, not {self.resource_name!r}"
@@ -270,9 +275,8 @@ class ACL(ACLFilter):
     def grants(self, principal: KafkaPrincipal, host: str, operation: ACLOperation) -> bool:
         """Whether this entry speaks for ``principal`` from ``host`` doing ``operation`` (for
         either permission; implied operations are the authorizer's business)."""
-        wildcard = KafkaPrincipal(principal.principal_type, WILDCARD)
         return (
-            self.principal in (str(principal), str(wildcard))
+            self.principal in (str(principal), WILDCARD_PRINCIPAL)
             and self.host in (WILDCARD, host)
             and self.operation in (ACLOperation.ALL, operation)
         )

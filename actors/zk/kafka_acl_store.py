@@ -12,18 +12,21 @@ tell every broker which resource's ACLs changed.
 
 A change rewrites one resource pattern's znode (compare-and-set on its version, retried when
 another writer got there first) and adds the notification in the same transaction, so no broker
-misses it. Blocking kazoo calls: an asyncio actor runs these in a worker thread.
+misses it; notifications older than 15 minutes are purged, as Kafka does. Blocking kazoo calls:
+an asyncio actor runs these in a worker thread.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, NotEmptyError
 
 from rafka.actors.zk.client import ZkClient
+from rafka.actors.zk.config_store import NOTIFICATION_MAX_AGE_MS
 from rafka.protocol.errors import KafkaTimeoutError
 from rafka.security.acl import (
     ACL,
@@ -188,19 +191,28 @@ class KafkaAclStore:
         taken from each folder, updated in place), oldest first, leaving ``watch`` on both
         folders."""
         changed = []
+        now_ms = time.time() * 1000
         for folder in (LITERAL_CHANGES, PREFIXED_CHANGES):
             children = self.zk.get_children(folder, watch=watch)
             for child in sorted(children, key=_sequence):
-                sequence = _sequence(child)
-                if sequence <= seen.get(folder, -1):
-                    continue
+                sequence, path = _sequence(child), f"{folder}/{child}"
                 try:
-                    data = self.zk.get(f"{folder}/{child}")[0]
+                    data, stat = self.zk.get(path)
                 except NoNodeError:
                     continue
-                seen[folder] = sequence
-                changed.append(decode_change(folder, data))
+                if sequence > seen.get(folder, -1):
+                    seen[folder] = sequence
+                    changed.append(decode_change(folder, data))
+                elif now_ms - stat.ctime > NOTIFICATION_MAX_AGE_MS:
+                    self._purge(path)
         return changed
+
+    def _purge(self, path: str) -> None:
+        """Delete a notification every broker has had time to take, as Kafka purges them."""
+        try:
+            self.zk.delete(path)
+        except NoNodeError:
+            pass
 
     def latest_changes(self) -> dict[str, int]:
         """The newest notification's sequence number in each folder (-1 if none)."""

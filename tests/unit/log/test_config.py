@@ -148,3 +148,21 @@ def test_nothing_is_applied_when_one_value_is_invalid():
 def test_config_is_immutable():
     with pytest.raises(dataclasses.FrozenInstanceError):
         LogConfig().retention_ms = 5  # type: ignore[misc]
+
+
+def test_spaces_around_list_separators_go_and_those_inside_a_value_stay() -> None:
+    from rafka.actors.broker.config import BrokerConfig
+
+    config = BrokerConfig.from_dict(
+        {
+            "super.users": " User:Alice Smith ; User:CN=alice,O=Example\\, Inc. ",
+            "ssl.keystore.location": "/keys/my broker.pem",
+            "ssl.key.password": " pass phrase ",
+        }
+    )
+    assert LogConfig.from_dict({"cleanup.policy": "compact, delete"}).cleanup_policy == (
+        "compact,delete"
+    )
+    assert config.super_users == "User:Alice Smith;User:CN=alice,O=Example\\, Inc."
+    assert config.ssl_keystore_location == "/keys/my broker.pem"
+    assert config.ssl_key_password == " pass phrase "
