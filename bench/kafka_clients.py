@@ -106,8 +106,11 @@ def _kafka_python_consume(bootstrap: str, topic: str, records: int) -> Reading:
     return reading
 
 
-def _confluent_produce(bootstrap: str, topic: str, records: int, acks: str) -> float:
-    """records/s of confluent-kafka's Producer until every record is acknowledged."""
+def confluent_produce(
+    bootstrap: str, topic: str, records: int, acks: str, security: dict[str, Any] | None = None
+) -> float:
+    """records/s of confluent-kafka's Producer until every record is acknowledged (``security``:
+    the client's security settings, if any)."""
     producer = confluent_kafka.Producer(
         {
             "bootstrap.servers": bootstrap,
@@ -115,6 +118,7 @@ def _confluent_produce(bootstrap: str, topic: str, records: int, acks: str) -> f
             "linger.ms": 5,
             "batch.size": 1_048_576,
             "queue.buffering.max.messages": 1_000_000,
+            **(security or {}),
         }
     )
     started = time.perf_counter()
@@ -130,8 +134,11 @@ def _confluent_produce(bootstrap: str, topic: str, records: int, acks: str) -> f
     return records / (time.perf_counter() - started)
 
 
-def _confluent_consume(bootstrap: str, topic: str, records: int) -> Reading:
-    """confluent-kafka's Consumer reading ``records`` from the start."""
+def confluent_consume(
+    bootstrap: str, topic: str, records: int, security: dict[str, Any] | None = None
+) -> Reading:
+    """confluent-kafka's Consumer reading ``records`` from the start (``security``: the client's
+    security settings, if any)."""
     consumer = confluent_kafka.Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -139,6 +146,7 @@ def _confluent_consume(bootstrap: str, topic: str, records: int) -> Reading:
             "enable.auto.commit": False,
             "fetch.max.bytes": 16 << 20,
             "max.partition.fetch.bytes": 4 << 20,
+            **(security or {}),
         }
     )
     consumer.assign(
@@ -156,7 +164,7 @@ def _confluent_consume(bootstrap: str, topic: str, records: int) -> Reading:
     return reading
 
 
-def _create_offsets_topic(bootstrap: str, admin: Any) -> None:
+def create_offsets_topic(bootstrap: str, admin: Any) -> None:
     """Have the cluster create ``__consumer_offsets`` before anything is timed: the first consumer
     with a group id triggers it, and its replica actors starting would slow whatever ran next."""
     consumer = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": "bench"})
@@ -245,7 +253,7 @@ def run(records: int = RECORDS) -> list[tuple[str, ...]]:
             admin = cluster.admin()
             bootstrap = cluster.bootstrap_servers()
             admin.create_topic("native", PARTITIONS, 1)
-            _create_offsets_topic(bootstrap, admin)
+            create_offsets_topic(bootstrap, admin)
             native_config = {"acks": 1, "batch_size": 1_048_576, "linger_ms": 5}
             native_produce = producer_perf(
                 NAMESPACE, "native", records, len(RECORD), -1, native_config, progress=False
@@ -253,19 +261,19 @@ def run(records: int = RECORDS) -> list[tuple[str, ...]]:
             # Each other topic lives only for its own runs: every replica is a process, and idle
             # ones would take CPU from the runs after them.
             admin.create_topic("confluent", PARTITIONS, 1)
-            confluent_produce = _confluent_produce(bootstrap, "confluent", records, "1")
+            confluent_acks1 = confluent_produce(bootstrap, "confluent", records, "1")
             native_consume = consumer_perf(
                 NAMESPACE, "confluent", records, progress=False
             ).records_per_s
-            confluent_own = _confluent_consume(bootstrap, "confluent", records)
+            confluent_own = confluent_consume(bootstrap, "confluent", records)
             admin.delete_topics(["confluent"])
             admin.create_topic("confluent-rf3", PARTITIONS, 3)
-            confluent_rf3 = _confluent_produce(bootstrap, "confluent-rf3", records, "all")
+            confluent_rf3 = confluent_produce(bootstrap, "confluent-rf3", records, "all")
             admin.delete_topics(["confluent-rf3"])
             admin.create_topic("kafka-python", PARTITIONS, 1)
             python_produce = _kafka_python_produce(bootstrap, "kafka-python", records)
             admin.delete_topics(["kafka-python"])
-            confluent_consume = _confluent_consume(bootstrap, "native", records)
+            confluent_reads_native = confluent_consume(bootstrap, "native", records)
             python_consume = _kafka_python_consume(bootstrap, "native", records)
             admin.delete_topics(["native"])
             admin.create_topic("latency", PARTITIONS, 3)
@@ -276,11 +284,11 @@ def run(records: int = RECORDS) -> list[tuple[str, ...]]:
     produce, rf3 = "produce, RF 1, acks=1", "produce, RF 3, acks=all"
     return [
         ("rafka Producer", produce, f"{native_produce:,.0f} records/s"),
-        ("confluent-kafka Producer", produce, f"{confluent_produce:,.0f} records/s"),
+        ("confluent-kafka Producer", produce, f"{confluent_acks1:,.0f} records/s"),
         ("confluent-kafka Producer", rf3, f"{confluent_rf3:,.0f} records/s"),
         ("kafka-python KafkaProducer", produce, f"{python_produce:,.0f} records/s"),
         ("rafka Consumer", "read what confluent-kafka wrote", f"{native_consume:,.0f} records/s"),
-        ("confluent-kafka Consumer", "read what rafka wrote", str(confluent_consume)),
+        ("confluent-kafka Consumer", "read what rafka wrote", str(confluent_reads_native)),
         ("confluent-kafka Consumer", "read what confluent-kafka wrote", str(confluent_own)),
         ("kafka-python KafkaConsumer", "read what rafka wrote", str(python_consume)),
         (

@@ -17,6 +17,7 @@ import controller_scale
 import failover
 import idempotence
 import kafka_clients
+import listener_security
 import metrics_cost
 import multi_node
 import reassignment
@@ -69,6 +70,7 @@ def main() -> None:
             "reassignment",
             "exactly-once",
             "kafka-clients",
+            "security",
             "metrics",
             "multi-node",
             "redis",
@@ -153,6 +155,12 @@ def main() -> None:
     if args.only in (None, "kafka-clients"):
         print_table(
             kafka_clients.title(kafka_clients.RECORDS), kafka_clients.HEADER, kafka_clients.run()
+        )
+    if args.only in (None, "security"):
+        print_table(
+            listener_security.title(listener_security.RECORDS),
+            listener_security.HEADER,
+            listener_security.run(),
         )
 
 

@@ -1,16 +1,30 @@
-"""``rafka configs``: describe and alter dynamic topic and broker configs, and users' SCRAM
-credentials, with kafka-configs.sh's options and output.
+"""``rafka configs``: describe and alter dynamic topic and broker configs, users' SCRAM
+credentials and client quotas, with kafka-configs.sh's options and output.
 
 A user's credentials are added as kafka-configs adds them,
 ``--add-config 'SCRAM-SHA-256=[iterations=8192,password=secret]'`` (4096 iterations unless given),
 and removed by mechanism, ``--delete-config SCRAM-SHA-512``. The password is salted here; only
-the salt and the salted password reach the broker.
+the salt and the salted password reach the broker. Quotas (``producer_byte_rate``,
+``consumer_byte_rate``) are configs of users, clients and a user's clients
+(``--entity-type users --entity-name alice --entity-type clients --entity-name app-1``), and
+``--entity-default`` names a type's default (``rafka.cli.client_quotas``).
 """
 
 from __future__ import annotations
 
 import argparse
 
+from rafka.cli.client_quotas import (
+    CLIENTS,
+    QUOTA_ENTITY_TYPES,
+    USERS,
+    EntityArgs,
+    completed,
+    format_quotas,
+    quota_entity,
+    quota_filter,
+    quota_ops,
+)
 from rafka.clients.admin import Admin
 from rafka.protocol.configs import (
     DEFAULT_BROKER,
@@ -21,7 +35,8 @@ from rafka.protocol.configs import (
     ConfigResourceType,
     ConfigSource,
 )
-from rafka.protocol.errors import RafkaError
+from rafka.protocol.errors import Errors, RafkaError
+from rafka.protocol.messages.quotas import ClientQuotaAlteration, ClientQuotaAlterationOp
 from rafka.protocol.messages.users import (
     UserScramCredentialAlteration,
     UserScramCredentialDeletion,
@@ -31,8 +46,6 @@ from rafka.protocol.messages.users import (
 from rafka.security.scram import DEFAULT_ITERATIONS, ScramMechanism, check_iterations
 
 ENTITY_TYPES = {"topics": ConfigResourceType.TOPIC, "brokers": ConfigResourceType.BROKER}
-USERS = "users"
-"""The entity type of users, whose configs are their SCRAM credentials."""
 SCRAM_FIELDS = ("iterations", "password")
 
 
@@ -41,20 +54,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     action = parser.add_mutually_exclusive_group(required=True)
     action.add_argument("--describe", action="store_true", help="list the configs of an entity")
     action.add_argument("--alter", action="store_true", help="add or delete config overrides")
-    parser.add_argument("--entity-type", required=True, choices=sorted([*ENTITY_TYPES, USERS]))
+    # Types and names pair up in the order given, as kafka-configs pairs them: users and clients
+    # together name a user's client id, and --entity-default stands in for a name.
     parser.add_argument(
-        "--entity-name",
-        help="the topic name, broker id or user name (users: every user if left out)",
+        "--entity-type",
+        dest="entity_types",
+        action="append",
+        required=True,
+        choices=sorted([*ENTITY_TYPES, *QUOTA_ENTITY_TYPES]),
+        help="what to describe or alter; users and clients may be given together",
     )
     parser.add_argument(
-        "--entity-default", action="store_true", help="the cluster-wide broker default"
+        "--entity-name",
+        dest="entity_names",
+        action="append",
+        help="the topic name, broker id, user name or client id (users, clients: every one of "
+        "that type with --describe if left out)",
+    )
+    parser.add_argument(
+        "--entity-default",
+        dest="entity_names",
+        action="append_const",
+        const="",
+        help="the cluster-wide default of brokers, users or client ids",
     )
     parser.add_argument(
         "--add-config",
         default="",
         metavar="K=V,K2=V2",
         help="overrides to set; a list value goes in brackets: cleanup.policy=[compact,delete]; "
-        "a user's credential: SCRAM-SHA-256=[iterations=8192,password=secret]",
+        "a user's credential: SCRAM-SHA-256=[iterations=8192,password=secret]; quotas of users "
+        "and clients: producer_byte_rate=1048576,consumer_byte_rate=2097152",
     )
     parser.add_argument(
         "--delete-config",
@@ -85,13 +115,21 @@ def parse_add_config(text: str) -> dict[str, str]:
     return configs
 
 
+def is_scram(key: str) -> bool:
+    """Whether a user's config key names a SCRAM credential (a quota's does not)."""
+    return key.strip().upper().startswith("SCRAM-")
+
+
 def parse_scram_config(text: str) -> dict[ScramMechanism, tuple[str, int]]:
-    """A user's ``--add-config`` (``SCRAM-SHA-256=[iterations=8192,password=secret]``) as each
-    mechanism's password and iteration count; a key that is not a SCRAM mechanism, a field other
-    than iterations and password, a missing password or an iteration count Kafka refuses is a
-    usage error naming it."""
+    """The SCRAM keys of a user's ``--add-config``
+    (``SCRAM-SHA-256=[iterations=8192,password=secret]``) as each mechanism's password and
+    iteration count; a SCRAM key that is no mechanism, a field other than iterations and
+    password, a missing password or an iteration count Kafka refuses is a usage error naming
+    it."""
     found: dict[ScramMechanism, tuple[str, int]] = {}
     for name, value in parse_add_config(text).items():
+        if not is_scram(name):
+            continue
         mechanism = _mechanism(name, "--add-config")
         fields: dict[str, str] = {}
         for part in value.split(","):
@@ -108,16 +146,30 @@ def parse_scram_config(text: str) -> dict[ScramMechanism, tuple[str, int]]:
 
 
 def parse_scram_deletions(text: str) -> list[ScramMechanism]:
-    """A user's ``--delete-config`` (``SCRAM-SHA-256,SCRAM-SHA-512``) as the mechanisms whose
-    credentials to delete."""
-    return [_mechanism(n.strip(), "--delete-config") for n in text.split(",") if n.strip()]
+    """The SCRAM keys of a user's ``--delete-config`` (``SCRAM-SHA-256,SCRAM-SHA-512``) as the
+    mechanisms whose credentials to delete."""
+    return [_mechanism(n.strip(), "--delete-config") for n in _keys(text) if is_scram(n)]
+
+
+def _keys(text: str) -> list[str]:
+    """The keys of ``--delete-config``."""
+    return [key.strip() for key in text.split(",") if key.strip()]
+
+
+def parse_quota_changes(args: argparse.Namespace) -> tuple[ClientQuotaAlterationOp, ...]:
+    """The quota keys of ``--add-config`` and ``--delete-config`` of users or clients (every key
+    but a user's SCRAM credentials) as quota changes; a usage error names a bad one."""
+    added = {k: v for k, v in parse_add_config(args.add_config).items() if not is_scram(k)}
+    return quota_ops(added, [key for key in _keys(args.delete_config) if not is_scram(key)])
 
 
 def _mechanism(name: str, option: str) -> ScramMechanism:
     try:
         return ScramMechanism.named(name)
     except RafkaError as exc:
-        raise SystemExit(f"{option}: users take SCRAM credentials only: {exc.message}") from None
+        raise SystemExit(
+            f"{option}: users take SCRAM credentials and quotas: {exc.message}"
+        ) from None
 
 
 def _iterations(mechanism: ScramMechanism, text: str | None) -> int:
@@ -137,24 +189,47 @@ def _iterations(mechanism: ScramMechanism, text: str | None) -> int:
 
 def check(args: argparse.Namespace) -> None:
     """Refuse options that cannot run, before the command connects to a cluster."""
-    if args.entity_default and args.entity_type != "brokers":
-        raise SystemExit("--entity-default applies to --entity-type brokers only")
-    if args.entity_type == USERS:
-        # Without a name --describe lists every user with a credential; --alter needs one.
-        if args.alter and not args.entity_name:
-            raise SystemExit("--alter --entity-type users needs --entity-name")
-    elif args.entity_default == bool(args.entity_name):
-        raise SystemExit("give exactly one of --entity-name and --entity-default")
+    pairs = entities(args)
+    kinds = [kind for kind, _ in pairs]
+    if len(set(kinds)) < len(kinds):
+        raise SystemExit(f"an --entity-type is given twice: {', '.join(kinds)}")
+    if len(kinds) > 1 and set(kinds) != {USERS, CLIENTS}:
+        raise SystemExit("only --entity-type users and clients may be given together")
     if args.alter and not (args.add_config or args.delete_config):
         raise SystemExit("--alter needs --add-config or --delete-config")
-    if args.alter and args.entity_type == USERS:
-        parse_scram_config(args.add_config)
-        parse_scram_deletions(args.delete_config)
+    kind, name = pairs[0]
+    if kind in ENTITY_TYPES:
+        if name == "" and kind != "brokers":
+            raise SystemExit(
+                "--entity-default applies to --entity-type brokers, users and clients only"
+            )
+        if name is None:
+            raise SystemExit("give exactly one of --entity-name and --entity-default")
+        return
+    # Without a name --describe lists every entity of the type; --alter needs one.
+    if args.alter and any(name is None for _, name in pairs):
+        raise SystemExit(f"--alter --entity-type {kind} needs --entity-name or --entity-default")
+    if args.alter:
+        parse_quota_changes(args)
+        scram = parse_scram_config(args.add_config) or parse_scram_deletions(args.delete_config)
+        if scram and (kinds != [USERS] or not name):
+            raise SystemExit("SCRAM credentials are a named user's, not a default's or a client's")
+
+
+def entities(args: argparse.Namespace) -> EntityArgs:
+    """Each ``--entity-type`` with the ``--entity-name`` (or "" for ``--entity-default``) given in
+    the same position, as kafka-configs pairs them; None where no name was given."""
+    names = args.entity_names or []
+    if len(names) > len(args.entity_types):
+        raise SystemExit("more --entity-name and --entity-default than --entity-type")
+    return [
+        (kind, names[i] if i < len(names) else None) for i, kind in enumerate(args.entity_types)
+    ]
 
 
 def _resource(args: argparse.Namespace, configs: dict[str, object] | None = None) -> ConfigResource:
-    name = DEFAULT_BROKER if args.entity_default else args.entity_name
-    return ConfigResource(ENTITY_TYPES[args.entity_type], name, configs)
+    ((kind, name),) = entities(args)
+    return ConfigResource(ENTITY_TYPES[kind], name or DEFAULT_BROKER, configs)
 
 
 def format_entry(entry: ConfigEntry) -> str:
@@ -203,9 +278,29 @@ def format_user(description: UserScramCredentialsDescription) -> str:
     return f"SCRAM credential configs for user-principal '{description.user}' are {mechanisms}"
 
 
-def user_alterations(args: argparse.Namespace) -> list[UserScramCredentialAlteration]:
-    """The deletions and upsertions of ``--alter --entity-type users``, each password salted."""
-    user = args.entity_name
+def describe_users_and_clients(pairs: EntityArgs, admin: Admin) -> None:
+    """Print the quotas of the users, clients or users' clients named (each of a type left
+    without a name), then, for users alone, their SCRAM credentials, as kafka-configs does; a
+    user named with neither is RESOURCE_NOT_FOUND."""
+    quotas = admin.describe_client_quotas(quota_filter(pairs), strict=True)
+    for entity, values in sorted(quotas.items(), key=lambda item: str(item[0])):
+        print(format_quotas(entity, values))
+    name = pairs[0][1]
+    if [kind for kind, _ in pairs] != [USERS] or name == "":
+        return
+    try:
+        descriptions = admin.describe_user_scram_credentials(None if name is None else [name])
+    except RafkaError as exc:
+        if exc.error is Errors.RESOURCE_NOT_FOUND and quotas:
+            return  # a user with quotas only
+        raise
+    for description in descriptions:
+        print(format_user(description))
+
+
+def user_alterations(args: argparse.Namespace, user: str) -> list[UserScramCredentialAlteration]:
+    """The credential deletions and upsertions of ``--alter --entity-type users`` for ``user``,
+    each password salted."""
     alterations: list[UserScramCredentialAlteration] = [
         UserScramCredentialDeletion(user, m) for m in parse_scram_deletions(args.delete_config)
     ]
@@ -219,14 +314,20 @@ def user_alterations(args: argparse.Namespace) -> list[UserScramCredentialAltera
 def run(args: argparse.Namespace, admin: Admin) -> int:
     """Execute ``rafka configs``."""
     check(args)
-    if args.entity_type == USERS:
+    pairs = entities(args)
+    if pairs[0][0] in QUOTA_ENTITY_TYPES:
         if args.describe:
-            users = None if args.entity_name is None else [args.entity_name]
-            for description in admin.describe_user_scram_credentials(users):
-                print(format_user(description))
+            describe_users_and_clients(pairs, admin)
             return 0
-        admin.alter_user_scram_credentials(user_alterations(args))
-        print(f"Completed updating config for user {args.entity_name}.")
+        quota_changes = parse_quota_changes(args)
+        if quota_changes:
+            admin.alter_client_quotas([ClientQuotaAlteration(quota_entity(pairs), quota_changes)])
+        user = pairs[0][1]
+        if user and (
+            parse_scram_config(args.add_config) or parse_scram_deletions(args.delete_config)
+        ):
+            admin.alter_user_scram_credentials(user_alterations(args, user))
+        print(completed(pairs))
         return 0
     if args.describe:
         print(describe(args, admin))
@@ -235,9 +336,8 @@ def run(args: argparse.Namespace, admin: Admin) -> int:
         k: AlterConfigOp(AlterConfigOpType.SET, v)
         for k, v in parse_add_config(args.add_config).items()
     }
-    for key in (k.strip() for k in args.delete_config.split(",")):
-        if key:
-            ops[key] = AlterConfigOp(AlterConfigOpType.DELETE)
+    for key in _keys(args.delete_config):
+        ops[key] = AlterConfigOp(AlterConfigOpType.DELETE)
     resource = _resource(args, ops)
     admin.incremental_alter_configs([resource])
     print(f"Completed updating config for {resource.describe()}.")

@@ -7,6 +7,8 @@ rafka topics --alter --topic T --partitions 12
 rafka topics --delete --topic 'T|logs-.*'
 rafka configs --entity-type topics --entity-name T --alter --add-config retention.ms=60000
 rafka configs --entity-type users --entity-name U --alter --add-config 'SCRAM-SHA-256=[password=P]'
+rafka acls --add --allow-principal User:U --operation Read --topic T
+rafka acls --list [--topic T] [--principal User:U]
 rafka log-dirs --describe [--broker-list 0,1] [--topic-list T]
 rafka groups --describe --group G
 rafka groups --reset-offsets --group G --all-topics --to-earliest --execute
@@ -33,6 +35,7 @@ from pathlib import Path
 
 from rafka.actors.names import DEFAULT_NAMESPACE
 from rafka.cli import (
+    acls,
     certs,
     configs,
     console,
@@ -120,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
             "configs", help="describe and alter topic and broker configs and users' credentials"
         )
     )
+    acls.add_arguments(sub.add_parser("acls", help="add, remove and list Kafka ACLs"))
     groups.add_arguments(
         sub.add_parser("groups", help="list, describe, reset offsets of, delete consumer groups")
     )
@@ -237,6 +241,13 @@ def run(args: argparse.Namespace) -> int:
 
         configs.check(args)
         return configs.run(
+            args, Admin(namespace=args.namespace, connect_timeout_ms=CONNECT_TIMEOUT_MS)
+        )
+    if args.command == "acls":
+        from rafka.clients.admin import Admin
+
+        acls.check(args)
+        return acls.run(
             args, Admin(namespace=args.namespace, connect_timeout_ms=CONNECT_TIMEOUT_MS)
         )
     if args.command == "groups":

@@ -1,8 +1,8 @@
 """The admin client: create, grow, delete, list and describe topics; look up offsets; describe the
 cluster; manage consumer groups (the group operations live in ``group_admin``), dynamic configs
-(``config_admin``), users' SCRAM credentials (``user_admin``), partition reassignments
-(``reassignment_admin``) and leader elections (``leader_admin``); describe log directories
-(``log_dir_admin``).
+(``config_admin``), users' SCRAM credentials (``user_admin``), client quotas (``quota_admin``),
+ACLs (``acl_admin``), partition reassignments (``reassignment_admin``) and leader elections
+(``leader_admin``); describe log directories (``log_dir_admin``).
 
 Requests go to the active controller actor (found through any broker's metadata), which validates
 them and writes ZooKeeper; ``create_topic`` and ``create_partitions`` then wait until every
@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rafka.clients.acl_admin import AclAdminMixin
 from rafka.clients.cluster import ClusterConnection
 from rafka.clients.config import CONNECT_TIMEOUT_MS
 from rafka.clients.config_admin import ConfigAdminMixin
@@ -22,6 +23,7 @@ from rafka.clients.fetcher import list_offsets
 from rafka.clients.group_admin import GroupAdminMixin
 from rafka.clients.leader_admin import LeaderAdminMixin
 from rafka.clients.log_dir_admin import LogDirAdminMixin
+from rafka.clients.quota_admin import QuotaAdminMixin
 from rafka.clients.reassignment_admin import ReassignmentAdminMixin
 from rafka.clients.records import OffsetAndTimestamp
 from rafka.clients.transport import Transport, TransportError
@@ -87,6 +89,8 @@ class ClusterDescription:
 class Admin(
     GroupAdminMixin,
     UserAdminMixin,
+    QuotaAdminMixin,
+    AclAdminMixin,
     ConfigAdminMixin,
     ReassignmentAdminMixin,
     LeaderAdminMixin,

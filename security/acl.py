@@ -159,6 +159,14 @@ class ResourcePatternFilter:
     resource_name: str | None
     pattern_type: ACLResourcePatternType
 
+    def __str__(self) -> str:
+        """Kafka's form, as kafka-acls prints it (``<any>`` for a null name)."""
+        name = "<any>" if self.resource_name is None else self.resource_name
+        return (
+            f"ResourcePattern(resourceType={self.resource_type.name}, name={name}, "
+            f"patternType={self.pattern_type.name})"
+        )
+
     def matches(self, pattern: ResourcePattern) -> bool:
         """Whether ``pattern`` is one this filter selects."""
         if self.resource_type not in (ResourceType.ANY, pattern.resource_type):
@@ -177,12 +185,6 @@ class ResourcePattern(ResourcePatternFilter):
 
     resource_name: str
     pattern_type: ACLResourcePatternType = ACLResourcePatternType.LITERAL
-
-    def __str__(self) -> str:
-        return (
-            f"ResourcePattern(resourceType={self.resource_type.name}, name={self.resource_name}, "
-            f"patternType={self.pattern_type.name})"
-        )
 
     def applies_to(self, name: str) -> bool:
         """Whether this pattern covers the resource called ``name``."""
@@ -320,6 +322,51 @@ class Authorizer:
             acl.permission_type is ACLPermissionType.ALLOW and acl.grants(principal, host, op)
             for acl in found
             for op in allowing
+        )
+
+    def authorize_any(
+        self,
+        principal: KafkaPrincipal,
+        host: str,
+        operation: ACLOperation,
+        resource_type: ResourceType,
+    ) -> bool:
+        """Whether ``principal`` from ``host`` may do ``operation`` on some resource of the type,
+        as Kafka's AclAuthorizer.authorizeByResourceType decides: a super user may; a DENY on every
+        name (``*``) forbids; ``allow_everyone_if_no_acl_found`` allows; otherwise an ALLOW on a
+        name or prefix that no DENY on that name, or on a prefix of it, takes back."""
+        if str(principal) in self.super_users:
+            return True
+        own = [
+            acl
+            for acl in self.acls
+            if acl.resource_pattern.resource_type is resource_type
+            and acl.grants(principal, host, operation)
+        ]
+        denied = [a.resource_pattern for a in own if a.permission_type is ACLPermissionType.DENY]
+        denied_names = {
+            p.resource_name for p in denied if p.pattern_type is ACLResourcePatternType.LITERAL
+        }
+        if WILDCARD in denied_names:
+            return False
+        if self.allow_everyone_if_no_acl_found:
+            return True
+        denied_prefixes = [
+            p.resource_name for p in denied if p.pattern_type is ACLResourcePatternType.PREFIXED
+        ]
+
+        def stands(pattern: ResourcePattern) -> bool:
+            if pattern.pattern_type is ACLResourcePatternType.LITERAL:
+                if pattern.resource_name == WILDCARD:
+                    return True
+                if pattern.resource_name in denied_names:
+                    return False
+            return not any(pattern.resource_name.startswith(p) for p in denied_prefixes)
+
+        return any(
+            stands(acl.resource_pattern)
+            for acl in own
+            if acl.permission_type is ACLPermissionType.ALLOW
         )
 
 

@@ -6,12 +6,15 @@ Validation happens before anything is written: an invalid ACL is INVALID_REQUEST
 problem and is not stored, while the valid ones of the same request are. Describe reads
 ZooKeeper, not the cache, so an ACL just created is listed at once. Calls block on ZooKeeper, so
 an asyncio actor runs them in a worker thread.
+
+The requests' decisions (``create_acls``, ``describe_acls``, ``delete_acls``) work over any
+``AclStore``: ``KafkaAclStore`` here, an in-memory one in unit tests.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from rafka.actors.broker.authorizer import BrokerAuthorizer, parse_super_users
 from rafka.actors.broker.config import BrokerConfig
@@ -27,6 +30,16 @@ from rafka.protocol.messages.acls import (
     DescribeAclsResult,
 )
 from rafka.security.acl import ACL, ACLFilter, ResourcePattern, matching
+
+
+class AclStore(Protocol):
+    """The ACLs by resource pattern, as ``KafkaAclStore`` keeps them."""
+
+    def read_all(self) -> set[ACL]:
+        """Every ACL of the cluster."""
+
+    def change(self, pattern: ResourcePattern, update: Callable[[set[ACL]], set[ACL]]) -> set[ACL]:
+        """Replace a pattern's ACLs with ``update(current)`` and announce it; the ACLs written."""
 
 
 class AclManager:
@@ -51,36 +64,51 @@ class AclManager:
         return changed
 
     def create(self, request: CreateAclsRequest) -> list[AclCreationResult]:
-        """Store each valid ACL; an invalid one gets INVALID_REQUEST and is skipped."""
-        results = []
-        for acl in request.acls:
-            try:
-                acl.check()
-            except ValueError as exc:
-                results.append(AclCreationResult(acl, Errors.INVALID_REQUEST, str(exc)))
-                continue
-            self.store.change(acl.resource_pattern, _with(acl))
-            results.append(AclCreationResult(acl, Errors.NONE))
-        return results
+        """CreateAcls over ZooKeeper (``create_acls``)."""
+        return create_acls(self.store, request)
 
     def describe(self, request: DescribeAclsRequest) -> DescribeAclsResult:
-        """The stored ACLs the filter selects."""
-        return DescribeAclsResult(
-            Errors.NONE, None, tuple(matching(self.store.read_all(), request.acl_filter))
-        )
+        """DescribeAcls over ZooKeeper (``describe_acls``)."""
+        return describe_acls(self.store, request)
 
     def delete(self, request: DeleteAclsRequest) -> list[AclDeletionResult]:
-        """Remove what each filter selects; each result lists the ACLs its filter removed."""
-        results = []
-        for acl_filter in request.filters:
-            selected = matching(self.store.read_all(), acl_filter)
-            removed: list[ACL] = []
-            for pattern in dict.fromkeys(acl.resource_pattern for acl in selected):
-                dropped: list[ACL] = []
-                self.store.change(pattern, _without(acl_filter, dropped))
-                removed.extend(dropped)
-            results.append(AclDeletionResult(acl_filter, Errors.NONE, None, tuple(removed)))
-        return results
+        """DeleteAcls over ZooKeeper (``delete_acls``)."""
+        return delete_acls(self.store, request)
+
+
+def create_acls(store: AclStore, request: CreateAclsRequest) -> list[AclCreationResult]:
+    """Store each valid ACL; an invalid one gets INVALID_REQUEST and is skipped."""
+    results = []
+    for acl in request.acls:
+        try:
+            acl.check()
+        except ValueError as exc:
+            results.append(AclCreationResult(acl, Errors.INVALID_REQUEST, str(exc)))
+            continue
+        store.change(acl.resource_pattern, _with(acl))
+        results.append(AclCreationResult(acl, Errors.NONE))
+    return results
+
+
+def describe_acls(store: AclStore, request: DescribeAclsRequest) -> DescribeAclsResult:
+    """The stored ACLs the filter selects."""
+    return DescribeAclsResult(
+        Errors.NONE, None, tuple(matching(store.read_all(), request.acl_filter))
+    )
+
+
+def delete_acls(store: AclStore, request: DeleteAclsRequest) -> list[AclDeletionResult]:
+    """Remove what each filter selects; each result lists the ACLs its filter removed."""
+    results = []
+    for acl_filter in request.filters:
+        selected = matching(store.read_all(), acl_filter)
+        removed: list[ACL] = []
+        for pattern in dict.fromkeys(acl.resource_pattern for acl in selected):
+            dropped: list[ACL] = []
+            store.change(pattern, _without(acl_filter, dropped))
+            removed.extend(dropped)
+        results.append(AclDeletionResult(acl_filter, Errors.NONE, None, tuple(removed)))
+    return results
 
 
 def _with(acl: ACL) -> Callable[[set[ACL]], set[ACL]]:

@@ -104,6 +104,19 @@ class BrokerAuthorizer:
             return True
         return self._decision.authorize(principal, host, operation, resource_type, name)
 
+    def allowed_on_any(
+        self,
+        principal: KafkaPrincipal,
+        host: str,
+        operation: ACLOperation,
+        resource_type: ResourceType,
+    ) -> bool:
+        """Whether the request may do ``operation`` on some resource of the type (always, with no
+        authorizer): Kafka's ``authorizeByResourceType``."""
+        if not self.enabled:
+            return True
+        return self._decision.authorize_any(principal, host, operation, resource_type)
+
     def acls(self, acl_filter: ACLFilter) -> list[ACL]:
         """The cached ACLs a filter selects."""
         return matching(self._decision.acls, acl_filter)

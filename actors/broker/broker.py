@@ -23,7 +23,9 @@ from kazoo.protocol.states import KazooState
 
 from rafka.actors import names, spawn
 from rafka.actors.broker.acl_manager import AclManager
+from rafka.actors.broker.authorizer import BrokerAuthorizer
 from rafka.actors.broker.broker_metrics import BrokerMetrics
+from rafka.actors.broker.client_quotas import ClientQuotaManager
 from rafka.actors.broker.config import BrokerConfig
 from rafka.actors.broker.config_manager import ConfigManager
 from rafka.actors.broker.kafka_apis import KafkaApis
@@ -87,6 +89,12 @@ from rafka.protocol.messages.control import (
 )
 from rafka.protocol.messages.groups import FindCoordinatorResponse
 from rafka.protocol.messages.metadata import MetadataRequest, MetadataResponse, parse_listeners
+from rafka.protocol.messages.quotas import (
+    AlterClientQuotasRequest,
+    AlterClientQuotasResult,
+    DescribeClientQuotasRequest,
+    DescribeClientQuotasResponse,
+)
 from rafka.protocol.messages.transactions import (
     COORDINATOR_TYPE_GROUP,
     COORDINATOR_TYPE_TRANSACTION,
@@ -144,6 +152,11 @@ class Broker:
         self.configs = ConfigManager(self.zk, config)
         self.acls = AclManager(self.zk, config)
         self.replication_quotas = ReplicationQuotas(self.configs.broker_config())
+        self.client_quotas = ClientQuotaManager(
+            config.quota_window_num, config.quota_window_size_seconds
+        )
+        for entity, quotas in self.configs.all_client_quotas().items():
+            self.client_quotas.update(entity, quotas)
         self._config_changes = asyncio.Lock()
         self.metadata_cache = MetadataCache()
         self.controller_epoch = 0
@@ -164,7 +177,7 @@ class Broker:
         )
         # Bound before registering, so /brokers/ids/<id> names the ports really taken; the TLS
         # settings are loaded first, so a bad one fails the broker's start.
-        apis = KafkaApis(self, DEFAULT_REGISTRY)
+        apis = KafkaApis(self, DEFAULT_REGISTRY, self.client_quotas)
         self.credentials = CredentialCache()
         for user in self.configs.users():
             self.credentials.update(user, self.configs.scram_credentials(user))
@@ -271,9 +284,10 @@ class Broker:
             logger.info("Processed ACL change notification for %s", pattern)
 
     async def _apply_config_changes(self) -> None:
-        """Follow new config change notifications: take new replication rates and users'
-        credentials, and hand every hosted replica whose config they changed its new
-        ``LogConfig``, so it applies from its next append, roll, fetch or retention pass."""
+        """Follow new config change notifications: take new replication rates, users'
+        credentials and client quotas, and hand every hosted replica whose config they changed
+        its new ``LogConfig``, so it applies from its next append, roll, fetch or retention
+        pass."""
         loop = asyncio.get_running_loop()
         async with self._config_changes:
             changes = await loop.run_in_executor(
@@ -284,6 +298,9 @@ class Broker:
             for user in changes.users:
                 credentials = await loop.run_in_executor(None, self.configs.scram_credentials, user)
                 self.credentials.update(user, credentials)
+            for entity in changes.client_quotas:
+                quotas = await loop.run_in_executor(None, self.configs.client_quotas, entity)
+                self.client_quotas.update(entity, quotas)
             for (topic, partition), replica in list(self.replicas.items()):
                 if changes.broker_defaults or topic in changes.topics:
                     log_config = await loop.run_in_executor(None, self.configs.log_config, topic)
@@ -809,6 +826,30 @@ class Broker:
         return await asyncio.get_running_loop().run_in_executor(
             None, self.configs.describe_scram_credentials, request
         )
+
+    async def alter_client_quotas(
+        self, request: AlterClientQuotasRequest
+    ) -> list[AlterClientQuotasResult]:
+        """AlterClientQuotas: check each entity's changes, then write its ``/config`` entry and
+        its change notification; every broker applies the quotas when the notification reaches
+        it."""
+        return await asyncio.get_running_loop().run_in_executor(
+            None, self.configs.alter_client_quotas, request
+        )
+
+    async def describe_client_quotas(
+        self, request: DescribeClientQuotasRequest
+    ) -> DescribeClientQuotasResponse:
+        """DescribeClientQuotas: the quotas of the entities the filter matches, read fresh from
+        ZooKeeper."""
+        return await asyncio.get_running_loop().run_in_executor(
+            None, self.configs.describe_client_quotas, request
+        )
+
+    @property
+    def authorizer(self) -> BrokerAuthorizer:
+        """The ACLs this broker holds and the decision over them, for the Kafka API handlers."""
+        return self.acls.authorizer
 
     async def create_acls(self, request: CreateAclsRequest) -> list[AclCreationResult]:
         """CreateAcls: store each valid ACL and announce it; every broker's authorizer takes it

@@ -12,6 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rafka.actors.broker.authorizer import authorizer_class_text, super_users_text
+from rafka.actors.broker.client_quotas import (
+    DEFAULT_QUOTA_WINDOW_NUM,
+    DEFAULT_QUOTA_WINDOW_SIZE_SECONDS,
+)
 from rafka.actors.broker.security_protocols import (
     security_protocol_map_text,
     tls_versions_text,
@@ -200,6 +204,18 @@ class BrokerConfig:
         INT64_MAX,
         "bytes/s this broker's followers fetch for the replicas in "
         "follower.replication.throttled.replicas (KIP-73)",
+    )
+    quota_window_num: int = bounded(
+        DEFAULT_QUOTA_WINDOW_NUM,
+        1,
+        INT32_MAX,
+        "samples a client quota's byte rate is measured over (KIP-13)",
+    )
+    quota_window_size_seconds: int = bounded(
+        DEFAULT_QUOTA_WINDOW_SIZE_SECONDS,
+        1,
+        INT32_MAX,
+        "seconds each sample of a client quota's byte rate spans",
     )
     replica_high_watermark_checkpoint_interval_ms: int = bounded(
         5000, 1, INT64_MAX, "how often the HW is checkpointed"

@@ -1,20 +1,29 @@
 """A broker's dynamic configs over ZooKeeper: the overrides it applies, the change notifications
-it follows, and the config requests it answers: DescribeConfigs, AlterConfigs and
-Describe/AlterUserScramCredentials (the config part of Kafka's DynamicConfigManager and
-AdminManager).
+it follows, and the config requests it answers: DescribeConfigs, AlterConfigs,
+Describe/AlterUserScramCredentials and Describe/AlterClientQuotas (the config part of Kafka's
+DynamicConfigManager and AdminManager).
 
 Validation happens here, on the server, before anything is written: a bad name or value is
 INVALID_CONFIG and leaves ZooKeeper untouched. The decisions (definitions, validation, precedence)
-are ``dynamic_config``'s, and ``user_scram_credentials``'s for users' SCRAM credentials; this class
+are ``dynamic_config``'s, ``user_scram_credentials``'s for users' SCRAM credentials and
+``client_quota_configs``'s for client quotas; this class
 only reads and writes znodes. Calls block on ZooKeeper, so an
 asyncio actor runs them in a worker thread.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 
+from rafka.actors.broker.client_quota_configs import (
+    alter_client_quotas,
+    describe_client_quotas,
+    path_entity,
+    quota_entity_path,
+    quota_entity_paths,
+    quota_values,
+)
 from rafka.actors.broker.config import BrokerConfig
 from rafka.actors.broker.dynamic_config import (
     DynamicOverrides,
@@ -43,6 +52,13 @@ from rafka.protocol.errors import (
     UnknownTopicOrPartitionError,
 )
 from rafka.protocol.messages.configs import AlterConfigsResult, DescribeConfigsResult
+from rafka.protocol.messages.quotas import (
+    AlterClientQuotasRequest,
+    AlterClientQuotasResult,
+    ClientQuotaEntity,
+    DescribeClientQuotasRequest,
+    DescribeClientQuotasResponse,
+)
 from rafka.protocol.messages.users import (
     AlterUserScramCredentialsRequest,
     AlterUserScramCredentialsResult,
@@ -60,7 +76,28 @@ class ConfigChanges:
     broker_defaults: bool = False
     """This broker's own or the cluster-wide overrides changed: every topic's defaults may have."""
     users: frozenset[str] = frozenset()
-    """Users whose ``/config/users`` entry (SCRAM credentials, quotas) changed."""
+    """Users whose ``/config/users/<user>`` entry (SCRAM credentials, quotas) changed."""
+    client_quotas: frozenset[ClientQuotaEntity] = frozenset()
+    """Client quota entities whose entry (``users/<user>``, ``clients/<client-id>``,
+    ``users/<user>/clients/<client-id>``) changed."""
+
+
+def config_changes(entities: Collection[str], own: Collection[str]) -> ConfigChanges:
+    """What notifications naming ``entities`` (``/config`` entity paths) changed for a broker
+    whose own and cluster-default override entities are ``own``."""
+    topics: set[str] = set()
+    users: set[str] = set()
+    quotas: set[ClientQuotaEntity] = set()
+    for entity in entities:
+        kind, _, name = entity.partition("/")
+        if kind == "topics":
+            topics.add(name)
+        elif kind == "users" and "/" not in name:
+            users.add(entity_user(name))
+        if (quota_entity := path_entity(entity)) is not None:
+            quotas.add(quota_entity)
+    defaults = any(entity in own for entity in entities)
+    return ConfigChanges(frozenset(topics), defaults, frozenset(users), frozenset(quotas))
 
 
 class ConfigManager:
@@ -99,25 +136,46 @@ class ConfigManager:
         """Follow the notifications written since the last call (re-reading this broker's
         overrides if they changed), leaving ``watch`` on the next one."""
         changes = self.store.changes_after(self.last_change, watch)
-        topics: set[str] = set()
-        users: set[str] = set()
+        self.last_change = max([self.last_change, *(sequence for sequence, _ in changes)])
         own = {f"brokers/{self.static.broker_id}", f"brokers/{zd.DEFAULT_BROKER_ENTITY}"}
-        defaults = False
-        for sequence, entity in changes:
-            self.last_change = max(self.last_change, sequence)
-            kind, _, name = entity.partition("/")
-            if kind == "topics":
-                topics.add(name)
-            elif kind == "users":
-                users.add(entity_user(name))
-            defaults = defaults or entity in own
-        if defaults:
+        found = config_changes([entity for _, entity in changes], own)
+        if found.broker_defaults:
             self.overrides = self._overrides(str(self.static.broker_id))
-        return ConfigChanges(frozenset(topics), defaults, frozenset(users))
+        return found
 
     def scram_credentials(self, user: str) -> dict[ScramMechanism, ScramCredential]:
         """A user's SCRAM credentials, read fresh from ``/config/users/<user>``."""
         return user_credentials(self.store.read(user_entity(user)))
+
+    def client_quotas(self, entity: ClientQuotaEntity) -> dict[str, float]:
+        """A client quota entity's quotas, read fresh."""
+        path = quota_entity_path(entity)
+        return quota_values(self.store.read(path), path)
+
+    def all_client_quotas(self) -> dict[ClientQuotaEntity, dict[str, float]]:
+        """Every client quota entity with quotas, and its quotas."""
+        found = {}
+        for path in quota_entity_paths(self.store.children):
+            entity = path_entity(path)
+            quotas = quota_values(self.store.read(path), path)
+            if quotas and entity is not None:
+                found[entity] = quotas
+        return found
+
+    def alter_client_quotas(
+        self, request: AlterClientQuotasRequest
+    ) -> list[AlterClientQuotasResult]:
+        """AlterClientQuotas: check each entity's changes and write its entity with its change
+        notification, keeping the entity's other configs; one result per entity."""
+        return alter_client_quotas(self.store, request)
+
+    def describe_client_quotas(
+        self, request: DescribeClientQuotasRequest
+    ) -> DescribeClientQuotasResponse:
+        """DescribeClientQuotas: the quotas of the entities the filter matches, read fresh."""
+        return describe_client_quotas(
+            self.store, lambda: quota_entity_paths(self.store.children), request
+        )
 
     def users(self) -> list[str]:
         """Every user with a ``/config/users`` entry."""

@@ -3,11 +3,20 @@
 CreateTopics, CreatePartitions and DeleteTopics go to the active controller actor (asked again,
 within the request's timeout, while it answers NOT_CONTROLLER) and are answered once every live
 broker's metadata shows the change, as rafka's Admin waits; DescribeConfigs, AlterConfigs and
-IncrementalAlterConfigs are this broker's config requests, and so are the SCRAM user requests
-(``KafkaUserApis``, served with these); DeleteRecords and OffsetForLeaderEpoch
-go to the partition's replica on this broker; DescribeCluster reads the metadata cache. rafka's
+IncrementalAlterConfigs are this broker's config requests (``KafkaConfigApis``, served with these),
+and so are the SCRAM user requests (``KafkaUserApis``, likewise) and the ACL requests
+(``KafkaAclApis``, likewise);
+DeleteRecords and OffsetForLeaderEpoch go to the partition's replica on this broker;
+DescribeCluster reads the metadata cache. rafka's
 controller has no validate-only mode, so a validate-only request is refused (INVALID_REQUEST)
 rather than carried out or falsely approved. ``KafkaApis`` serves these handlers beside its own.
+
+With an authorizer each request is checked as Kafka's KafkaApis checks it, and what is refused is
+not carried out: CreateTopics needs CREATE on the cluster or on the topic, DeleteTopics and
+DeleteRecords DELETE on the topic, CreatePartitions ALTER on it (TOPIC_AUTHORIZATION_FAILED);
+OffsetForLeaderEpoch CLUSTER_ACTION on the cluster or DESCRIBE on the topic; a created topic's
+configs are shown only with DESCRIBE_CONFIGS on it. DescribeCluster is answered to anyone, as in
+Kafka, with the cluster's authorized operations when asked for.
 """
 
 from __future__ import annotations
@@ -19,16 +28,20 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from rafka.actors.broker.config import BrokerConfig
+from rafka.actors.broker.kafka_acl_apis import AclSide, KafkaAclApis
+from rafka.actors.broker.kafka_config_apis import ConfigSide, KafkaConfigApis
 from rafka.actors.broker.kafka_group_apis import partitions_by_topic
 from rafka.actors.broker.kafka_user_apis import KafkaUserApis, UserSide
 from rafka.actors.broker.listener import connection_listener
+from rafka.actors.broker.request_authorization import (
+    answered,
+    cluster_authorized,
+    cluster_operations,
+    refused,
+)
 from rafka.protocol.configs import (
-    AlterConfigOp,
-    AlterConfigOpType,
-    ConfigEntry,
     ConfigResource,
     ConfigResourceType,
-    ConfigSource,
 )
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.admin import (
@@ -37,10 +50,7 @@ from rafka.protocol.messages.admin import (
     DeleteTopicResult,
 )
 from rafka.protocol.messages.configs import (
-    AlterConfigsRequest,
-    AlterConfigsResult,
     DescribeConfigsRequest,
-    DescribeConfigsResult,
 )
 from rafka.protocol.messages.metadata import MetadataRequest, MetadataResponse, TopicMetadata
 from rafka.protocol.messages.offsets import (
@@ -51,18 +61,17 @@ from rafka.protocol.messages.offsets import (
 )
 from rafka.protocol.types import NewPartitions, NewTopic
 from rafka.protocol.wire.admin_apis import (
-    ALTER_CONFIGS,
     CREATE_PARTITIONS,
     CREATE_TOPICS,
     DELETE_RECORDS,
     DELETE_TOPICS,
     DESCRIBE_CLUSTER,
-    DESCRIBE_CONFIGS,
     ENDPOINT_TYPE_BROKERS,
-    INCREMENTAL_ALTER_CONFIGS,
     OFFSET_FOR_LEADER_EPOCH,
 )
 from rafka.protocol.wire.headers import RequestHeader
+from rafka.protocol.wire.schema import AUTHORIZED_OPERATIONS_OMITTED
+from rafka.security.acl import ACLOperation
 
 Body = Mapping[str, Any]
 Handler = Callable[[RequestHeader, Body], Awaitable[Body]]
@@ -72,7 +81,7 @@ TopicResult = CreateTopicResult | CreatePartitionsResult | DeleteTopicResult
 _RETRY_BACKOFF_S = 0.1
 
 
-class AdminSide(UserSide, Protocol):
+class AdminSide(ConfigSide, UserSide, AclSide, Protocol):
     """What the admin APIs need of their broker (the broker actor, or a fake in unit tests)."""
 
     config: BrokerConfig
@@ -85,14 +94,6 @@ class AdminSide(UserSide, Protocol):
 
     async def cluster_metadata(self, request: MetadataRequest) -> list[MetadataResponse]:
         """``request`` answered by every live broker that answers, this one first."""
-
-    async def describe_configs(
-        self, request: DescribeConfigsRequest
-    ) -> list[DescribeConfigsResult]:
-        """Every config of each resource, with its value and source."""
-
-    async def alter_configs(self, request: AlterConfigsRequest) -> list[AlterConfigsResult]:
-        """Validate and write each resource's overrides."""
 
     async def replica_call(self, topic: str, partition: int, method: str, request: Any) -> Any:
         """``method(request)`` on this broker's replica of the partition."""
@@ -111,11 +112,10 @@ class KafkaAdminApis:
             DELETE_TOPICS.key: self._delete_topics,
             DELETE_RECORDS.key: self._delete_records,
             OFFSET_FOR_LEADER_EPOCH.key: self._offset_for_leader_epoch,
-            DESCRIBE_CONFIGS.key: self._describe_configs,
-            ALTER_CONFIGS.key: self._alter_configs,
             CREATE_PARTITIONS.key: self._create_partitions,
-            INCREMENTAL_ALTER_CONFIGS.key: self._incremental_alter_configs,
+            **KafkaConfigApis(self._broker).handlers(),
             **KafkaUserApis(self._broker).handlers(),
+            **KafkaAclApis(self._broker).handlers(),
             DESCRIBE_CLUSTER.key: self._describe_cluster,
         }
 
@@ -125,7 +125,9 @@ class KafkaAdminApis:
         requested = body["topics"]
         deadline = _deadline(body["timeout_ms"])
         validate_only = body["validate_only"]
-        results = _refused([t["name"] for t in requested], CreateTopicResult)
+        results = self._refused(
+            [t["name"] for t in requested], CreateTopicResult, ACLOperation.CREATE
+        )
         asked = [self._new_topic(t) for t in requested if t["name"] not in results]
         for result in await self._ask_controller(
             "create_topics", asked, deadline, CreateTopicResult, validate_only
@@ -138,7 +140,10 @@ class KafkaAdminApis:
         for name in created:
             if name not in shown and body["timeout_ms"] > 0:
                 results[name] = _timed_out(name, "get leaders", CreateTopicResult)
-        configs = await self._created_configs(created) if header.api_version >= 5 else {}
+        # As Kafka: a created topic's configs are shown only with DESCRIBE_CONFIGS on it.
+        hidden = refused(self._broker, ACLOperation.DESCRIBE_CONFIGS, created)
+        described = [n for n in created if n not in hidden]
+        configs = await self._created_configs(described) if header.api_version >= 5 else {}
         answers = []
         for t in requested:
             result = results[t["name"]]
@@ -148,7 +153,9 @@ class KafkaAdminApis:
                 "error_message": result.message,
             }
             topic = shown.get(t["name"])
-            if topic is not None and result.error is Errors.NONE:
+            if t["name"] in hidden and result.error is Errors.NONE:
+                answer["topic_config_error_code"] = int(Errors.TOPIC_AUTHORIZATION_FAILED)
+            elif topic is not None and result.error is Errors.NONE:
                 answer["num_partitions"] = len(topic.partitions)
                 answer["replication_factor"] = len(topic.partitions[0].replicas)
                 answer["configs"] = configs.get(t["name"])
@@ -197,7 +204,9 @@ class KafkaAdminApis:
         requested = body["topics"]
         deadline = _deadline(body["timeout_ms"])
         validate_only = body["validate_only"]
-        results = _refused([t["name"] for t in requested], CreatePartitionsResult)
+        results = self._refused(
+            [t["name"] for t in requested], CreatePartitionsResult, ACLOperation.ALTER
+        )
         asked = {
             t["name"]: NewPartitions(
                 t["count"],
@@ -244,7 +253,7 @@ class KafkaAdminApis:
         else:
             names = [t["name"] for t in body["topics"]]
         named = [n for n in names if n is not None]
-        results = _refused(named, DeleteTopicResult)
+        results = self._refused(named, DeleteTopicResult, ACLOperation.DELETE)
         asked = [n for n in named if n not in results]
         for result in await self._ask_controller(
             "delete_topics", asked, deadline, DeleteTopicResult
@@ -269,6 +278,22 @@ class KafkaAdminApis:
                 for n, r in outcomes
             ]
         }
+
+    def _refused(
+        self, names: Sequence[str], result: Callable[..., TopicResult], operation: ACLOperation
+    ) -> dict[str, TopicResult]:
+        """Results for the topics not sent on: those named more than once (INVALID_REQUEST, as
+        Kafka answers both copies), and those the request may not do ``operation`` on
+        (TOPIC_AUTHORIZATION_FAILED), CREATE being allowed on the cluster or on the topic."""
+        results = _duplicated(names, result)
+        if operation is ACLOperation.CREATE and cluster_authorized(self._broker, operation):
+            return results
+        unauthorized = refused(self._broker, operation, (n for n in names if n not in results))
+        results.update(
+            (n, result(n, Errors.TOPIC_AUTHORIZATION_FAILED, "Authorization failed."))
+            for n in unauthorized
+        )
+        return results
 
     async def _ask_controller(
         self,
@@ -332,9 +357,12 @@ class KafkaAdminApis:
 
     async def _delete_records(self, _header: RequestHeader, body: Body) -> Body:
         targets = [(t["name"], p) for t in body["topics"] for p in t["partitions"]]
+        undeletable = refused(self._broker, ACLOperation.DELETE, (t for t, _ in targets))
         answers = await asyncio.gather(
             *(
-                self._ask_replica(
+                answered(DeleteRecordsResponse(Errors.TOPIC_AUTHORIZATION_FAILED))
+                if topic in undeletable
+                else self._ask_replica(
                     topic,
                     p["partition_index"],
                     "delete_records",
@@ -360,9 +388,15 @@ class KafkaAdminApis:
     async def _offset_for_leader_epoch(self, _header: RequestHeader, body: Body) -> Body:
         replica_id = body["replica_id"]
         targets = [(t["topic"], p) for t in body["topics"] for p in t["partitions"]]
+        # As Kafka since KIP-320: a follower's CLUSTER_ACTION, or a consumer's DESCRIBE on a topic.
+        undescribable: frozenset[str] = frozenset()
+        if not cluster_authorized(self._broker, ACLOperation.CLUSTER_ACTION):
+            undescribable = refused(self._broker, ACLOperation.DESCRIBE, (t for t, _ in targets))
         answers = await asyncio.gather(
             *(
-                self._ask_replica(
+                answered(OffsetsForLeaderEpochResponse(Errors.TOPIC_AUTHORIZATION_FAILED))
+                if topic in undescribable
+                else self._ask_replica(
                     topic,
                     p["partition"],
                     "offsets_for_leader_epoch",
@@ -398,101 +432,6 @@ class KafkaAdminApis:
         except RafkaError as exc:
             return failed(exc.error, error_message=exc.message)
 
-    # ------------------------------------------------------------------ configs
-
-    async def _describe_configs(self, header: RequestHeader, body: Body) -> Body:
-        requested = body["resources"]
-        resources = [_resource(r["resource_type"], r["resource_name"]) for r in requested]
-        valid = tuple(r for r in resources if isinstance(r, ConfigResource))
-        described = iter(
-            await self._broker.describe_configs(DescribeConfigsRequest(valid)) if valid else ()
-        )
-        synonyms = body["include_synonyms"]
-        results = []
-        for asked, resource in zip(requested, resources, strict=True):
-            found = next(described) if isinstance(resource, ConfigResource) else resource
-            keys = asked["configuration_keys"]
-            entries = found.entries if isinstance(found, DescribeConfigsResult) else ()
-            results.append(
-                {
-                    "error_code": int(found.error),
-                    "error_message": found.message,
-                    "resource_type": asked["resource_type"],
-                    "resource_name": asked["resource_name"],
-                    "configs": [
-                        _described_entry(e, synonyms and header.api_version >= 1)
-                        for e in entries
-                        if keys is None or e.name in keys
-                    ],
-                }
-            )
-        return {"results": results}
-
-    async def _alter_configs(self, _header: RequestHeader, body: Body) -> Body:
-        def changes(configs: list[Body]) -> dict[str, object]:
-            # The legacy AlterConfigs replaces the whole override set; a null value sets nothing.
-            return {c["name"]: c["value"] for c in configs if c["value"] is not None}
-
-        return await self._alter(body, changes, incremental=False)
-
-    async def _incremental_alter_configs(self, _header: RequestHeader, body: Body) -> Body:
-        def changes(configs: list[Body]) -> dict[str, object]:
-            repeated = [n for n, count in Counter(c["name"] for c in configs).items() if count > 1]
-            if repeated:
-                raise Errors.INVALID_REQUEST.exception(
-                    f"configs {sorted(repeated)} are changed more than once"
-                )
-            try:
-                return {
-                    c["name"]: AlterConfigOp(AlterConfigOpType(c["config_operation"]), c["value"])
-                    for c in configs
-                }
-            except ValueError as exc:
-                raise Errors.INVALID_REQUEST.exception(f"unknown config operation: {exc}") from None
-
-        return await self._alter(body, changes, incremental=True)
-
-    async def _alter(
-        self,
-        body: Body,
-        changes: Callable[[list[Body]], dict[str, object]],
-        incremental: bool,
-    ) -> Body:
-        """AlterConfigs or IncrementalAlterConfigs: each resource's ``changes`` sent to this
-        broker's config manager in one request, each answered with its own error."""
-        requested = body["resources"]
-        prepared: list[ConfigResource | _Refusal] = []
-        for r in requested:
-            resource = _resource(r["resource_type"], r["resource_name"])
-            if isinstance(resource, ConfigResource):
-                try:
-                    resource = ConfigResource(
-                        resource.resource_type, resource.name, changes(r["configs"])
-                    )
-                except RafkaError as exc:
-                    resource = _Refusal(exc.error, exc.message)
-            prepared.append(resource)
-        valid = tuple(r for r in prepared if isinstance(r, ConfigResource))
-        altered = iter(
-            await self._broker.alter_configs(
-                AlterConfigsRequest(valid, incremental, body["validate_only"])
-            )
-            if valid
-            else ()
-        )
-        outcomes = [next(altered) if isinstance(r, ConfigResource) else r for r in prepared]
-        return {
-            "responses": [
-                {
-                    "error_code": int(outcome.error),
-                    "error_message": outcome.message,
-                    "resource_type": r["resource_type"],
-                    "resource_name": r["resource_name"],
-                }
-                for r, outcome in zip(requested, outcomes, strict=True)
-            ]
-        }
-
     # ------------------------------------------------------------------ cluster
 
     async def _describe_cluster(self, _header: RequestHeader, body: Body) -> Body:
@@ -513,15 +452,12 @@ class KafkaAdminApis:
                 for b in answer.brokers
                 if (address := b.listener(listener)) is not None
             ],
+            "cluster_authorized_operations": (
+                cluster_operations(self._broker)
+                if body["include_cluster_authorized_operations"]
+                else AUTHORIZED_OPERATIONS_OMITTED
+            ),
         }
-
-
-class _Refusal:
-    """A resource or topic refused before reaching the controller or config manager."""
-
-    def __init__(self, error: Errors, message: str | None) -> None:
-        self.error = error
-        self.message = message
 
 
 def _deadline(timeout_ms: int) -> float:
@@ -529,9 +465,9 @@ def _deadline(timeout_ms: int) -> float:
     return time.monotonic() + max(0, timeout_ms) / 1000
 
 
-def _refused(names: Sequence[str], result: Callable[..., TopicResult]) -> dict[str, TopicResult]:
-    """Results for the topics not sent on: those named more than once (INVALID_REQUEST, as Kafka
-    answers both copies)."""
+def _duplicated(names: Sequence[str], result: Callable[..., TopicResult]) -> dict[str, TopicResult]:
+    """Results for the topics named more than once (INVALID_REQUEST, as Kafka answers both
+    copies)."""
     return {
         n: result(n, Errors.INVALID_REQUEST, f"topic {n!r} appears more than once in the request")
         for n, count in Counter(names).items()
@@ -559,32 +495,6 @@ def _only(items: Sequence[Any] | Mapping[str, Any], names: set[str]) -> Any:
     if isinstance(items, Mapping):
         return {k: v for k, v in items.items() if k in names}
     return [i for i in items if (i if isinstance(i, str) else i.name) in names]
-
-
-def _resource(resource_type: int, name: str) -> ConfigResource | _Refusal:
-    """The ConfigResource a wire resource names; a refusal for types rafka has no configs of."""
-    try:
-        return ConfigResource(ConfigResourceType(resource_type), name)
-    except ValueError:
-        return _Refusal(
-            Errors.INVALID_REQUEST, f"rafka has no configs of resource type {resource_type}"
-        )
-
-
-def _described_entry(entry: ConfigEntry, synonyms: bool) -> dict[str, Any]:
-    return {
-        "name": entry.name,
-        "value": entry.value,
-        "read_only": entry.read_only,
-        "config_source": int(entry.source),
-        "is_default": entry.source is ConfigSource.DEFAULT_CONFIG,
-        "is_sensitive": entry.is_sensitive,
-        "synonyms": [
-            {"name": s.name, "value": s.value, "source": int(s.source)} for s in entry.synonyms
-        ]
-        if synonyms
-        else [],
-    }
 
 
 def _grouped(name_field: str, rows: Iterable[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:

@@ -1,13 +1,26 @@
 """KafkaApis: what a Kafka client's request means, answered with the broker's own machinery.
 
 The listener decodes a frame into a body (a dict with Kafka's field names); this module maps it
-onto the internal request types rafka's own clients send (MetadataRequest, ProduceRequest,
-FetchRequest, ListOffsetsRequest, FindCoordinator) and sends them where a native client would: the
-broker's metadata cache, the partition's replica actor. One transport, two front doors: there is
+onto the internal request types rafka's own clients send (ProduceRequest, FetchRequest,
+ListOffsetsRequest, InitProducerIdRequest) and sends them where a native client would: the
+partition's replica actor, the broker's producer ids. One transport, two front doors: there is
 no second implementation of produce or fetch here, only the translation of field names and of
-record batches (Kafka's varint records to and from rafka's columnar ones). The consumer group
-APIs are ``KafkaGroupApis``'s, the transaction APIs ``KafkaTxnApis``'s and the admin APIs
-``KafkaAdminApis``'s, served through the same handler map.
+record batches (Kafka's varint records to and from rafka's columnar ones). Metadata and
+FindCoordinator are ``KafkaMetadataApis``'s, the consumer group APIs ``KafkaGroupApis``'s, the
+transaction APIs ``KafkaTxnApis``'s and the admin APIs ``KafkaAdminApis``'s, served through the
+same handler map.
+
+With an authorizer each request is checked as Kafka's KafkaApis checks it
+(``request_authorization``): a Produce needs WRITE on each topic (and on its transactional id
+when its batches are transactional), a consumer's Fetch READ on each topic (a follower's
+CLUSTER_ACTION on the cluster), ListOffsets DESCRIBE on each topic, and InitProducerId WRITE on
+its transactional id, or for an idempotent producer IDEMPOTENT_WRITE on the cluster or WRITE on
+some topic. A refused partition is answered TOPIC_AUTHORIZATION_FAILED and nothing is asked of
+its replica.
+
+A Produce's record bytes and a consumer Fetch's are recorded against the client's quota
+(``client_quotas``); over it, the response carries Kafka's throttle time and the connection is
+muted for that time (``listener.throttle_connection``).
 """
 
 from __future__ import annotations
@@ -18,20 +31,33 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, TypeVar
 
 from rafka.actors.broker.authentication import refusing_handlers
+from rafka.actors.broker.client_quotas import ClientQuotaManager, ClientQuotaType
 from rafka.actors.broker.high_watermark_waits import HighWatermarkWaits
 from rafka.actors.broker.kafka_admin_apis import AdminSide, KafkaAdminApis
 from rafka.actors.broker.kafka_group_apis import KafkaGroupApis
+from rafka.actors.broker.kafka_metadata_apis import KafkaMetadataApis, MetadataSide
 from rafka.actors.broker.kafka_txn_apis import (
     KafkaTxnApis,
     TransactionCoordinatorSide,
     wire_error,
 )
-from rafka.actors.broker.listener import Deferred, connection_listener, open_region
+from rafka.actors.broker.listener import (
+    Deferred,
+    connection_principal,
+    open_region,
+    throttle_connection,
+)
 from rafka.actors.broker.produce_appends import ProduceAppends
+from rafka.actors.broker.request_authorization import (
+    AuthorizingSide,
+    answered,
+    authorized_on_any,
+    cluster_authorized,
+    refused,
+    request_refusal,
+)
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.fetch import READ_COMMITTED, FetchRequest, FetchResponse
-from rafka.protocol.messages.groups import FindCoordinatorResponse
-from rafka.protocol.messages.metadata import MetadataRequest, MetadataResponse
 from rafka.protocol.messages.offsets import ListOffsetsRequest, ListOffsetsResponse
 from rafka.protocol.messages.produce import (
     ACKS_NONE,
@@ -42,6 +68,7 @@ from rafka.protocol.messages.produce import (
     ProduceResponse,
 )
 from rafka.protocol.messages.transactions import InitProducerIdRequest, InitProducerIdResponse
+from rafka.protocol.records.batch import read_header
 from rafka.protocol.records.kafka_records import (
     as_kafka_batches,
     validate_kafka_batches,
@@ -49,15 +76,14 @@ from rafka.protocol.records.kafka_records import (
 from rafka.protocol.wire.apis import (
     API_VERSIONS,
     FETCH,
-    FIND_COORDINATOR,
     INIT_PRODUCER_ID,
     LIST_OFFSETS,
-    METADATA,
     PRODUCE,
 )
 from rafka.protocol.wire.headers import RequestHeader
 from rafka.protocol.wire.primitives import FileSlice
 from rafka.protocol.wire.registry import ApiRegistry
+from rafka.security.acl import ACLOperation, ResourceType
 
 logger = logging.getLogger(__name__)
 
@@ -69,16 +95,11 @@ Body = Mapping[str, Any]
 T = TypeVar("T")
 
 
-class BrokerSide(TransactionCoordinatorSide, AdminSide, Protocol):
+class BrokerSide(TransactionCoordinatorSide, AdminSide, MetadataSide, Protocol):
     """What KafkaApis needs of its broker (the broker actor, or a fake in unit tests); the group,
-    transaction and admin APIs' ``coordinator_call``, ``transaction_coordinator_call`` and
-    ``controller_call`` included."""
-
-    async def metadata(self, request: MetadataRequest) -> MetadataResponse:
-        """Metadata from the broker's cache."""
-
-    async def find_coordinator(self, key: str, key_type: int) -> FindCoordinatorResponse:
-        """The coordinator of a group or transactional id."""
+    transaction, admin and metadata APIs' ``coordinator_call``, ``transaction_coordinator_call``,
+    ``controller_call`` and ``find_coordinator`` included, and the ``authorizer`` every handler
+    asks."""
 
     async def init_producer_id(self, request: InitProducerIdRequest) -> InitProducerIdResponse:
         """A producer id for an idempotent producer."""
@@ -91,9 +112,15 @@ class BrokerSide(TransactionCoordinatorSide, AdminSide, Protocol):
 class KafkaApis:
     """Handles the decoded requests of the Kafka listener for one broker."""
 
-    def __init__(self, broker: BrokerSide, registry: ApiRegistry) -> None:
+    def __init__(
+        self,
+        broker: BrokerSide,
+        registry: ApiRegistry,
+        quotas: ClientQuotaManager | None = None,
+    ) -> None:
         self._broker = broker
         self._registry = registry
+        self._quotas = quotas or ClientQuotaManager()
         self._txn = KafkaTxnApis(broker)
         self._appends = ProduceAppends(self._ask_append)
         self._high_watermarks = HighWatermarkWaits(self._ask_high_watermark)
@@ -101,12 +128,11 @@ class KafkaApis:
             int, Callable[[RequestHeader, Body], Awaitable[Body | Deferred | None]]
         ] = {
             API_VERSIONS.key: self._api_versions,
-            METADATA.key: self._metadata,
             PRODUCE.key: self._produce,
             FETCH.key: self._fetch,
             LIST_OFFSETS.key: self._list_offsets,
-            FIND_COORDINATOR.key: self._find_coordinator,
             INIT_PRODUCER_ID.key: self._init_producer_id,
+            **KafkaMetadataApis(broker).handlers(),
             **KafkaGroupApis(broker).handlers(),
             **self._txn.handlers(),
             **KafkaAdminApis(broker).handlers(),
@@ -121,87 +147,7 @@ class KafkaApis:
     async def _api_versions(self, _header: RequestHeader, _body: Body) -> Body:
         return self._registry.api_versions_body()
 
-    # ------------------------------------------------------------------ metadata
-
-    async def _metadata(self, header: RequestHeader, body: Body) -> Body:
-        topics = body["topics"]
-        names: tuple[str, ...] | None
-        if topics is None or (header.api_version == 0 and not topics):
-            names = None  # v0's empty list and v1+'s null both ask for every topic
-        else:
-            names = tuple(t["name"] for t in topics if t["name"] is not None)
-        answer = await self._broker.metadata(
-            MetadataRequest(names, bool(body["allow_auto_topic_creation"]))
-        )
-        # As Kafka: the brokers as reached through the listener this request came in on.
-        listener = connection_listener()
-        return {
-            "brokers": [
-                {"node_id": b.broker_id, "host": address[0], "port": address[1], "rack": b.rack}
-                for b in answer.brokers
-                if (address := b.listener(listener)) is not None
-            ],
-            "cluster_id": answer.cluster_id,
-            "controller_id": answer.controller_id,
-            "topics": [
-                {
-                    "error_code": int(t.error),
-                    "name": t.name,
-                    "is_internal": t.is_internal,
-                    "partitions": [
-                        {
-                            "error_code": int(p.error),
-                            "partition_index": p.partition,
-                            "leader_id": p.leader,
-                            "leader_epoch": p.leader_epoch,
-                            "replica_nodes": list(p.replicas),
-                            "isr_nodes": list(p.isr),
-                            "offline_replicas": list(p.offline_replicas),
-                        }
-                        for p in t.partitions
-                    ],
-                }
-                for t in answer.topics
-            ],
-        }
-
-    async def _find_coordinator(self, header: RequestHeader, body: Body) -> Body:
-        key_type = body["key_type"]
-        keys = body["coordinator_keys"] if header.api_version >= 4 else [body["key"]]
-        found = await asyncio.gather(*(self._coordinator(key, key_type) for key in keys))
-        if header.api_version >= 4:
-            return {"coordinators": found}
-        return {k: v for k, v in found[0].items() if k != "key"}
-
-    async def _coordinator(self, key: str, key_type: int) -> dict[str, Any]:
-        answer = await self._broker.find_coordinator(key, key_type)
-        if answer.error is Errors.NONE:
-            brokers = (await self._broker.metadata(MetadataRequest(()))).brokers
-            listener = connection_listener()
-            for broker in brokers:
-                address = broker.listener(listener)
-                if broker.broker_id == answer.coordinator_id and address is not None:
-                    return {
-                        "key": key,
-                        "node_id": broker.broker_id,
-                        "host": address[0],
-                        "port": address[1],
-                        "error_code": 0,
-                        "error_message": None,
-                    }
-            answer = FindCoordinatorResponse(
-                Errors.COORDINATOR_NOT_AVAILABLE,
-                error_message=f"coordinator broker {answer.coordinator_id} has no {listener} "
-                "listener",
-            )
-        return {
-            "key": key,
-            "node_id": -1,
-            "host": "",
-            "port": -1,
-            "error_code": int(answer.error),
-            "error_message": answer.error_message,
-        }
+    # ------------------------------------------------------------------ producer ids
 
     async def _init_producer_id(self, header: RequestHeader, body: Body) -> Body:
         request = InitProducerIdRequest(
@@ -210,7 +156,10 @@ class KafkaApis:
             body["producer_id"],
             body["producer_epoch"],
         )
-        if request.transactional_id is None:
+        refusal = _producer_id_refusal(self._broker, request.transactional_id)
+        if refusal is not None:
+            answer = InitProducerIdResponse(refusal)
+        elif request.transactional_id is None:
             answer = await self._broker.init_producer_id(request)
         else:
             answer = await self._txn.init_producer_id(request)
@@ -222,17 +171,24 @@ class KafkaApis:
 
     # ------------------------------------------------------------------ produce
 
-    async def _produce(self, _header: RequestHeader, body: Body) -> Body | Deferred | None:
+    async def _produce(self, header: RequestHeader, body: Body) -> Body | Deferred | None:
         """Queue every partition's batches behind the appends taken before them, and leave the
-        rest ``Deferred``: the connection's next request is taken at once, so the appends of
-        requests a client pipelines go to the replica together, and so do their acks=all waits."""
+        rest ``Deferred``: the connection's next request is taken at once (unless the client is
+        over its produce quota), so the appends of requests a client pipelines go to the replica
+        together, and so do their acks=all waits."""
         acks, timeout_ms = body["acks"], body["timeout_ms"]
         targets = [
             (topic["name"], data["index"], data["records"])
             for topic in body["topic_data"]
             for data in topic["partition_data"]
         ]
-        appended = [self._append_one(t, p, records, acks, timeout_ms) for t, p, records in targets]
+        record_bytes = sum(len(records or b"") for _, _, records in targets)
+        throttle_ms = self._throttled(ClientQuotaType.PRODUCE, header, record_bytes)
+        refusals = _produce_refusals(self._broker, body["transactional_id"], targets)
+        appended = [
+            self._append_one(t, p, records, acks, timeout_ms, refusals.get(t))
+            for t, p, records in targets
+        ]
         if len(self._appends) > MAX_QUEUED_APPENDS:
             # Hold the connection until this request's batches are in the log: acks=0 requests
             # have no response to bound how many a connection has outstanding.
@@ -241,19 +197,38 @@ class KafkaApis:
             for append in appended:
                 append.add_done_callback(_unanswered)
             return None
-        return Deferred(self._produced(targets, appended, timeout_ms))
+        return Deferred(self._produced(targets, appended, timeout_ms, throttle_ms))
+
+    def _throttled(self, kind: ClientQuotaType, header: RequestHeader, value: int) -> int:
+        """Record a client's bytes against its quota and return its throttle time; over the
+        quota its connection is muted for that time, which the response tells the client."""
+        throttle_ms = self._quotas.record(
+            kind, connection_principal().name, header.client_id or "", value
+        )
+        throttle_connection(throttle_ms)
+        return throttle_ms
 
     def _append_one(
-        self, topic: str, partition: int, records: bytes | None, acks: int, timeout_ms: int
+        self,
+        topic: str,
+        partition: int,
+        records: bytes | None,
+        acks: int,
+        timeout_ms: int,
+        refusal: Errors | None = None,
     ) -> asyncio.Future[ProduceAppended]:
+        """Queue one partition's batches; a partition refused ``refusal`` (or whose batches are
+        invalid) is answered at once and nothing is appended."""
         try:
+            if refusal is not None:
+                raise refusal.exception()
             if not records:
                 raise Errors.INVALID_RECORD.exception("a produce request carried no records")
             headers = validate_kafka_batches(records)
         except RafkaError as exc:
-            refused: asyncio.Future[ProduceAppended] = asyncio.get_running_loop().create_future()
-            refused.set_result(_append_failed(exc.error, error_message=exc.message))
-            return refused
+            failed: asyncio.Future[ProduceAppended] = asyncio.get_running_loop().create_future()
+            failed.set_result(_append_failed(exc.error, error_message=exc.message))
+            return failed
         request = ProduceRequest(records, acks, timeout_ms)
         return self._appends.append(topic, partition, request, headers)
 
@@ -267,6 +242,7 @@ class KafkaApis:
         targets: list[tuple[str, int, bytes | None]],
         appended: list[asyncio.Future[ProduceAppended]],
         timeout_ms: int,
+        throttle_ms: int,
     ) -> Body:
         answers = await asyncio.gather(
             *(
@@ -274,7 +250,7 @@ class KafkaApis:
                 for (topic, partition, _), append in zip(targets, appended, strict=True)
             )
         )
-        return _produce_body(targets, answers)
+        return _produce_body(targets, answers, throttle_ms)
 
     async def _await_high_watermark(
         self,
@@ -302,15 +278,20 @@ class KafkaApis:
 
     # ------------------------------------------------------------------ fetch
 
-    async def _fetch(self, _header: RequestHeader, body: Body) -> Body:
+    async def _fetch(self, header: RequestHeader, body: Body) -> Body:
         isolation = body["isolation_level"]
         targets = [
             (topic["topic"], data) for topic in body["topics"] for data in topic["partitions"]
         ]
+        unreadable = _unreadable(self._broker, body["replica_id"], [t for t, _ in targets])
 
         def fetch_all(wait_ms: int) -> list[asyncio.Task[FetchResponse]]:
             return [
-                asyncio.ensure_future(self._fetch_one(t, data, isolation, wait_ms))
+                asyncio.ensure_future(
+                    answered(FetchResponse(Errors.TOPIC_AUTHORIZATION_FAILED))
+                    if t in unreadable
+                    else self._fetch_one(t, data, isolation, wait_ms)
+                )
                 for t, data in targets
             ]
 
@@ -336,12 +317,21 @@ class KafkaApis:
                 else:
                     task.cancel()
         by_topic: dict[str, list[dict[str, Any]]] = {}
+        consumer = body["replica_id"] < 0
         budget = body["max_bytes"]
+        if consumer:
+            # As Kafka's: no larger than the consumer's quota allows after an idle window (it
+            # would be throttled however long it waited), but with its first partition's records.
+            user, client_id = connection_principal().name, header.client_id or ""
+            window = self._quotas.max_value_in_quota_window(ClientQuotaType.FETCH, user, client_id)
+            budget = min(budget, max(1, window))
+        fetched = 0
         for (topic, data), answer in zip(targets, answers, strict=True):
             records: bytes | FileSlice = b""
             if answer.size and budget > 0:
                 answer, records = await self._fetched_records(topic, data, isolation, answer)
             budget -= len(records)
+            fetched += len(records)
             by_topic.setdefault(topic, []).append(
                 {
                     "partition_index": data["partition"],
@@ -361,6 +351,9 @@ class KafkaApis:
                 }
             )
         return {
+            "throttle_time_ms": (
+                self._throttled(ClientQuotaType.FETCH, header, fetched) if consumer else 0
+            ),
             "error_code": 0,
             "responses": [
                 {"topic": topic, "partitions": partitions} for topic, partitions in by_topic.items()
@@ -402,8 +395,14 @@ class KafkaApis:
         targets = [
             (topic["name"], data) for topic in body["topics"] for data in topic["partitions"]
         ]
+        undescribable = refused(self._broker, ACLOperation.DESCRIBE, (t for t, _ in targets))
         answers = await asyncio.gather(
-            *(self._list_offsets_one(t, data, isolation) for t, data in targets)
+            *(
+                answered(ListOffsetsResponse(Errors.TOPIC_AUTHORIZATION_FAILED))
+                if t in undescribable
+                else self._list_offsets_one(t, data, isolation)
+                for t, data in targets
+            )
         )
         by_topic: dict[str, list[dict[str, Any]]] = {}
         for (topic, data), answer in zip(targets, answers, strict=True):
@@ -442,6 +441,57 @@ class KafkaApis:
         return answer
 
 
+def _produce_refusals(
+    side: AuthorizingSide,
+    transactional_id: str | None,
+    targets: list[tuple[str, int, bytes | None]],
+) -> dict[str, Errors]:
+    """Why a Produce may not write each refused topic, as Kafka's handleProduceRequest decides:
+    every topic is TRANSACTIONAL_ID_AUTHORIZATION_FAILED when transactional batches come without
+    WRITE on their transactional id, else a topic without WRITE is TOPIC_AUTHORIZATION_FAILED.
+    (An idempotent producer needs no more than WRITE on the topic, as since Kafka 2.8.)"""
+    topics = [topic for topic, _, _ in targets]
+    if any(_transactional(records) for _, _, records in targets):
+        if transactional_id is None or request_refusal(side, transactional_id) is not None:
+            return dict.fromkeys(topics, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    unwritable = refused(side, ACLOperation.WRITE, topics)
+    return dict.fromkeys(unwritable, Errors.TOPIC_AUTHORIZATION_FAILED)
+
+
+def _transactional(records: bytes | None) -> bool:
+    """Whether a partition's records open with a transactional batch (Kafka looks at each
+    partition's first)."""
+    if not records:
+        return False
+    try:
+        return read_header(records).is_transactional
+    except RafkaError:
+        return False  # malformed: validating the batches refuses it
+
+
+def _unreadable(side: AuthorizingSide, replica_id: int, topics: list[str]) -> frozenset[str]:
+    """The topics a Fetch may not read: for a consumer each topic without READ; for a follower
+    (a replica id of 0 or more) every topic, unless it has CLUSTER_ACTION on the cluster."""
+    if replica_id < 0:
+        return refused(side, ACLOperation.READ, topics)
+    if cluster_authorized(side, ACLOperation.CLUSTER_ACTION):
+        return frozenset()
+    return frozenset(topics)
+
+
+def _producer_id_refusal(side: AuthorizingSide, transactional_id: str | None) -> Errors | None:
+    """Why an InitProducerId is refused, as since Kafka 2.8: a transactional producer needs WRITE
+    on its transactional id; an idempotent one IDEMPOTENT_WRITE on the cluster or WRITE on some
+    topic (CLUSTER_AUTHORIZATION_FAILED)."""
+    if transactional_id is not None:
+        return request_refusal(side, transactional_id)
+    if cluster_authorized(side, ACLOperation.IDEMPOTENT_WRITE) or authorized_on_any(
+        side, ACLOperation.WRITE, ResourceType.TOPIC
+    ):
+        return None
+    return Errors.CLUSTER_AUTHORIZATION_FAILED
+
+
 def _high_watermark_unknown(
     error: Errors, error_message: str | None = None
 ) -> HighWatermarkReached:
@@ -461,9 +511,10 @@ def _append_failed(error: Errors, error_message: str | None = None) -> ProduceAp
 
 
 def _produce_body(
-    targets: list[tuple[str, int, bytes | None]], answers: list[ProduceResponse]
+    targets: list[tuple[str, int, bytes | None]], answers: list[ProduceResponse], throttle_ms: int
 ) -> Body:
-    """Kafka's Produce response body for each target partition's answer, grouped by topic."""
+    """Kafka's Produce response body for each target partition's answer, grouped by topic, and
+    the client's throttle time."""
     by_topic: dict[str, list[dict[str, Any]]] = {}
     for (topic, partition, _), answer in zip(targets, answers, strict=True):
         by_topic.setdefault(topic, []).append(
@@ -480,5 +531,6 @@ def _produce_body(
         "responses": [
             {"name": topic, "partition_responses": partitions}
             for topic, partitions in by_topic.items()
-        ]
+        ],
+        "throttle_time_ms": throttle_ms,
     }

@@ -6,14 +6,31 @@ request rafka's own consumer sends its coordinator (``rafka.protocol.messages.gr
 answer is mapped back. Subscription and assignment metadata pass through as opaque bytes: a Kafka
 client encodes its own ConsumerProtocol and its group leader assigns, so the coordinator only
 stores and hands them out. ``KafkaApis`` serves these handlers beside its own.
+
+With an authorizer each request is checked as Kafka's KafkaApis checks it: JoinGroup, SyncGroup,
+Heartbeat, LeaveGroup and OffsetCommit need READ on the group, DescribeGroups and OffsetFetch
+DESCRIBE, DeleteGroups DELETE (GROUP_AUTHORIZATION_FAILED, and the coordinator is not asked).
+OffsetCommit also needs READ on each topic (TOPIC_AUTHORIZATION_FAILED for a refused topic's
+partitions, whose offsets are not written); OffsetFetch leaves out, or refuses, the partitions of
+topics the connection may not DESCRIBE; ListGroups lists every group with DESCRIBE on the cluster,
+else only the groups the connection may DESCRIBE.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from rafka.actors.broker.request_authorization import (
+    AuthorizingSide,
+    authorized,
+    authorized_operations,
+    cluster_authorized,
+    refused,
+    request_refusal,
+)
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.groups import (
     GroupDescription,
@@ -43,6 +60,8 @@ from rafka.protocol.wire.group_apis import (
     SYNC_GROUP,
 )
 from rafka.protocol.wire.headers import RequestHeader
+from rafka.protocol.wire.schema import AUTHORIZED_OPERATIONS_OMITTED
+from rafka.security.acl import ACLOperation, ResourceType
 
 Body = Mapping[str, Any]
 Handler = Callable[[RequestHeader, Body], Awaitable[Body]]
@@ -60,7 +79,7 @@ _GROUP_WIDE_ERRORS = frozenset(
 )
 
 
-class CoordinatorSide(Protocol):
+class CoordinatorSide(AuthorizingSide, Protocol):
     """What the group APIs need of their broker (the broker actor, or a fake in unit tests)."""
 
     async def coordinator_call(self, method: str, *args: Any) -> Any:
@@ -97,6 +116,20 @@ class KafkaGroupApis:
             return failed(exc.error, error_message=exc.message)
         return answer
 
+    async def _ask_group(
+        self,
+        operation: ACLOperation,
+        group_id: str,
+        failed: Callable[..., T],
+        method: str,
+        *args: Any,
+    ) -> T:
+        """``_ask`` for a request about ``group_id``; without ``operation`` on the group it is
+        ``failed(GROUP_AUTHORIZATION_FAILED)`` and the coordinator is not asked."""
+        if not authorized(self._broker, operation, ResourceType.GROUP, group_id):
+            return failed(Errors.GROUP_AUTHORIZATION_FAILED, error_message=None)
+        return await self._ask(failed, method, *args)
+
     # ------------------------------------------------------------------ membership
 
     async def _join_group(self, header: RequestHeader, body: Body) -> Body:
@@ -112,7 +145,9 @@ class KafkaGroupApis:
             tuple((p["name"], bytes(p["metadata"])) for p in body["protocols"]),
             header.client_id or "",
         )
-        answer = await self._ask(JoinGroupResponse, "join_group", request)
+        answer = await self._ask_group(
+            ACLOperation.READ, request.group_id, JoinGroupResponse, "join_group", request
+        )
         joined = answer.error is Errors.NONE
         return {
             "error_code": int(answer.error),
@@ -135,7 +170,9 @@ class KafkaGroupApis:
             body["member_id"],
             tuple((a["member_id"], bytes(a["assignment"])) for a in body["assignments"]),
         )
-        answer = await self._ask(SyncGroupResponse, "sync_group", request)
+        answer = await self._ask_group(
+            ACLOperation.READ, request.group_id, SyncGroupResponse, "sync_group", request
+        )
         synced = answer.error is Errors.NONE
         return {
             "error_code": int(answer.error),
@@ -147,11 +184,16 @@ class KafkaGroupApis:
 
     async def _heartbeat(self, _header: RequestHeader, body: Body) -> Body:
         request = HeartbeatRequest(body["group_id"], body["generation_id"], body["member_id"])
-        answer = await self._ask(GroupResponse, "heartbeat", request)
+        answer = await self._ask_group(
+            ACLOperation.READ, request.group_id, GroupResponse, "heartbeat", request
+        )
         return {"error_code": int(answer.error)}
 
     async def _leave_group(self, header: RequestHeader, body: Body) -> Body:
         group_id = body["group_id"]
+        refusal = request_refusal(self._broker, group_id=group_id)
+        if refusal is not None:
+            return {"error_code": int(refusal), "members": []}
         if header.api_version < 3:
             answer = await self._ask(
                 GroupResponse, "leave_group", LeaveGroupRequest(group_id, body["member_id"])
@@ -190,10 +232,16 @@ class KafkaGroupApis:
             for topic in body["topics"]
             for p in topic["partitions"]
         )
-        request = OffsetCommitRequest(
-            body["group_id"], body["generation_id_or_member_epoch"], body["member_id"], entries
-        )
-        answer = await self._ask(OffsetCommitResponse, "offset_commit", request)
+        commit = authorize_commit(self._broker, entries, body["group_id"])
+        answer = OffsetCommitResponse(commit.refusal or Errors.NONE)
+        if commit.asks:
+            request = OffsetCommitRequest(
+                body["group_id"],
+                body["generation_id_or_member_epoch"],
+                body["member_id"],
+                commit.allowed,
+            )
+            answer = await self._ask(OffsetCommitResponse, "offset_commit", request)
         # A fenced or refused request has no per-partition results: its error stands for each.
         results = {(r.topic, r.partition): r.error for r in answer.partitions}
         by_topic = partitions_by_topic(
@@ -201,7 +249,11 @@ class KafkaGroupApis:
                 e.topic,
                 {
                     "partition_index": e.partition,
-                    "error_code": int(results.get((e.topic, e.partition), answer.error)),
+                    "error_code": int(
+                        Errors.TOPIC_AUTHORIZATION_FAILED
+                        if e.topic in commit.unreadable
+                        else results.get((e.topic, e.partition), answer.error)
+                    ),
                 },
             )
             for e in entries
@@ -230,19 +282,43 @@ class KafkaGroupApis:
         self, group_id: str, topics: list[Body] | None, require_stable: bool
     ) -> tuple[list[dict[str, Any]], Errors]:
         """One group's committed offsets of ``topics`` (every partition when None), as response
-        topics, and the group's error."""
+        topics, and the group's error. As Kafka: the offsets of topics the connection may not
+        DESCRIBE are left out of a listing, and refused where asked for by name."""
         partitions = (
             None
             if topics is None
             else tuple((t["name"], p) for t in topics for p in t["partition_indexes"])
         )
-        request = OffsetFetchRequest(group_id, partitions, require_stable)
-        answer = await self._ask(OffsetFetchResponse, "offset_fetch", request)
+        undescribable = refused(
+            self._broker, ACLOperation.DESCRIBE, (t for t, _ in partitions or ())
+        )
+        asked = (
+            None
+            if partitions is None
+            else tuple(tp for tp in partitions if tp[0] not in undescribable)
+        )
+        answer = await self._ask_group(
+            ACLOperation.DESCRIBE,
+            group_id,
+            OffsetFetchResponse,
+            "offset_fetch",
+            OffsetFetchRequest(group_id, asked, require_stable),
+        )
         if answer.error is Errors.NONE:
-            rows = [(o.topic, o.partition, o.offset, o.metadata) for o in answer.offsets]
+            hidden = refused(self._broker, ACLOperation.DESCRIBE, (o.topic for o in answer.offsets))
+            rows = [
+                (o.topic, o.partition, o.offset, o.metadata, Errors.NONE)
+                for o in answer.offsets
+                if o.topic not in hidden
+            ]
+            rows += [
+                (t, p, -1, "", Errors.TOPIC_AUTHORIZATION_FAILED)
+                for t, p in partitions or ()
+                if t in undescribable
+            ]
         else:
             # v0-1 have no group-level error code: each partition asked for carries it.
-            rows = [(t, p, -1, "") for t, p in partitions or ()]
+            rows = [(t, p, -1, "", answer.error) for t, p in partitions or ()]
         by_topic = partitions_by_topic(
             (
                 topic,
@@ -250,10 +326,10 @@ class KafkaGroupApis:
                     "partition_index": partition,
                     "committed_offset": offset,
                     "metadata": metadata,
-                    "error_code": int(answer.error),
+                    "error_code": int(error),
                 },
             )
-            for topic, partition, offset, metadata in rows
+            for topic, partition, offset, metadata, error in rows
         )
         return [{"name": t, "partitions": ps} for t, ps in by_topic.items()], answer.error
 
@@ -261,6 +337,7 @@ class KafkaGroupApis:
 
     async def _describe_groups(self, _header: RequestHeader, body: Body) -> Body:
         answers = await asyncio.gather(*(self._describe(g) for g in body["groups"]))
+        with_operations = body["include_authorized_operations"]
         return {
             "groups": [
                 {
@@ -280,6 +357,11 @@ class KafkaGroupApis:
                         }
                         for m in d.members
                     ],
+                    "authorized_operations": (
+                        authorized_operations(self._broker, ResourceType.GROUP, d.group_id)
+                        if with_operations and d.error is Errors.NONE
+                        else AUTHORIZED_OPERATIONS_OMITTED
+                    ),
                 }
                 for d in answers
             ]
@@ -289,7 +371,9 @@ class KafkaGroupApis:
         def failed(error: Errors, error_message: str | None) -> GroupDescription:
             return GroupDescription(error, group_id, error_message=error_message)
 
-        return await self._ask(failed, "describe_group", group_id)
+        return await self._ask_group(
+            ACLOperation.DESCRIBE, group_id, failed, "describe_group", group_id
+        )
 
     async def _list_groups(self, _header: RequestHeader, body: Body) -> Body:
         try:
@@ -298,6 +382,11 @@ class KafkaGroupApis:
             return {"error_code": int(exc.error), "groups": []}
         # KIP-518 (v4+): only groups in one of the states asked for; none asked means all.
         states = {s.lower() for s in body["states_filter"]}
+        # As Kafka: DESCRIBE on the cluster lists every group, else only those it may describe.
+        hidden: frozenset[str] = frozenset()
+        if not cluster_authorized(self._broker, ACLOperation.DESCRIBE):
+            names = (g.group_id for g in listings)
+            hidden = refused(self._broker, ACLOperation.DESCRIBE, names, ResourceType.GROUP)
         return {
             "error_code": 0,
             "groups": [
@@ -307,19 +396,54 @@ class KafkaGroupApis:
                     "group_state": g.state,
                 }
                 for g in listings
-                if not states or g.state.lower() in states
+                if (not states or g.state.lower() in states) and g.group_id not in hidden
             ],
         }
 
     async def _delete_groups(self, _header: RequestHeader, body: Body) -> Body:
         names = body["groups_names"]
-        answers = [await self._ask(GroupResponse, "delete_group", g) for g in names]
+        answers = [
+            await self._ask_group(ACLOperation.DELETE, g, GroupResponse, "delete_group", g)
+            for g in names
+        ]
         return {
             "results": [
                 {"group_id": g, "error_code": int(a.error)}
                 for g, a in zip(names, answers, strict=True)
             ]
         }
+
+
+@dataclass(frozen=True)
+class CommitAuthorization:
+    """What of an offset commit (OffsetCommit or TxnOffsetCommit) may be written, as Kafka
+    decides: the whole request's ``refusal``, else the ``allowed`` entries and the topics
+    without READ (``unreadable``), whose offsets are not written."""
+
+    refusal: Errors | None
+    allowed: tuple[OffsetCommitEntry, ...]
+    unreadable: frozenset[str]
+
+    @property
+    def asks(self) -> bool:
+        """Whether the coordinator is asked: not when the request or every entry was refused."""
+        return self.refusal is None and (bool(self.allowed) or not self.unreadable)
+
+
+def authorize_commit(
+    side: AuthorizingSide,
+    entries: tuple[OffsetCommitEntry, ...],
+    group_id: str,
+    transactional_id: str | None = None,
+) -> CommitAuthorization:
+    """An offset commit's authorization: WRITE on its transactional id (TxnOffsetCommit), READ
+    on its group, then READ on each topic."""
+    refusal = request_refusal(side, transactional_id, group_id)
+    if refusal is not None:
+        return CommitAuthorization(refusal, (), frozenset())
+    unreadable = refused(side, ACLOperation.READ, (e.topic for e in entries))
+    allowed = tuple(e for e in entries if e.topic not in unreadable)
+    return CommitAuthorization(None, allowed, unreadable)
 
 
 def partitions_by_topic(

@@ -7,14 +7,28 @@ rafka's own transactional producer sends (``rafka.protocol.messages.transactions
 is mapped back. The records themselves travel in Produce requests, whose batches carry producer
 id, epoch, sequence and the transactional bit unchanged. ``KafkaApis`` serves these handlers
 beside its own.
+
+With an authorizer each request is checked as Kafka's KafkaApis checks it, and a refused one is
+not sent to a coordinator: every one needs WRITE on its transactional id
+(TRANSACTIONAL_ID_AUTHORIZATION_FAILED); AddPartitionsToTxn also WRITE on each topic (a refused
+topic's partitions are TOPIC_AUTHORIZATION_FAILED, internal topics always, and the others
+OPERATION_NOT_ATTEMPTED); AddOffsetsToTxn and TxnOffsetCommit READ on the group
+(GROUP_AUTHORIZATION_FAILED); TxnOffsetCommit READ on each topic, whose refused partitions'
+offsets are not written.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
-from rafka.actors.broker.kafka_group_apis import CoordinatorSide, partitions_by_topic
+from rafka.actors.broker.kafka_group_apis import (
+    CoordinatorSide,
+    authorize_commit,
+    partitions_by_topic,
+)
+from rafka.actors.broker.metadata_cache import INTERNAL_TOPICS
+from rafka.actors.broker.request_authorization import refused, request_refusal
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.groups import OffsetCommitEntry
 from rafka.protocol.messages.transactions import (
@@ -38,6 +52,7 @@ from rafka.protocol.wire.txn_apis import (
     END_TXN,
     TXN_OFFSET_COMMIT,
 )
+from rafka.security.acl import ACLOperation
 
 Body = Mapping[str, Any]
 Handler = Callable[[RequestHeader, Body], Awaitable[Body]]
@@ -119,13 +134,21 @@ class KafkaTxnApis:
             body["v3_and_below_producer_epoch"],
             partitions,
         )
-        answer = await self._ask(
-            self._broker.transaction_coordinator_call,
-            AddPartitionsToTxnResponse,
-            "add_partitions_to_txn",
-            request,
-        )
-        by_topic = _partition_errors(header, partitions, answer, "partition_error_code")
+        refusal = request_refusal(self._broker, request.transactional_id)
+        unwritable = frozenset() if refusal is not None else self._unwritable(partitions)
+        if refusal is not None:
+            answer = AddPartitionsToTxnResponse(refusal)
+        elif unwritable:
+            # One refused partition fails the whole request; the rest are not attempted.
+            answer = AddPartitionsToTxnResponse(Errors.OPERATION_NOT_ATTEMPTED)
+        else:
+            answer = await self._ask(
+                self._broker.transaction_coordinator_call,
+                AddPartitionsToTxnResponse,
+                "add_partitions_to_txn",
+                request,
+            )
+        by_topic = _partition_errors(header, partitions, answer, "partition_error_code", unwritable)
         return {
             "results_by_topic_v3_and_below": [
                 {"name": topic, "results_by_partition": results}
@@ -133,15 +156,27 @@ class KafkaTxnApis:
             ]
         }
 
+    def _unwritable(self, partitions: Iterable[TopicPartition]) -> frozenset[str]:
+        """The topics of ``partitions`` a transaction may not add: those without WRITE, and as in
+        Kafka the internal topics, whatever the ACLs."""
+        topics = frozenset(tp.topic for tp in partitions)
+        internal = topics & INTERNAL_TOPICS
+        return internal | refused(self._broker, ACLOperation.WRITE, topics - internal)
+
     async def _add_offsets_to_txn(self, header: RequestHeader, body: Body) -> Body:
         request = AddOffsetsToTxnRequest(
             body["transactional_id"], body["producer_id"], body["producer_epoch"], body["group_id"]
         )
-        answer = await self._ask(
-            self._broker.transaction_coordinator_call,
-            AddOffsetsToTxnResponse,
-            "add_offsets_to_txn",
-            request,
+        refusal = request_refusal(self._broker, request.transactional_id, request.group_id)
+        answer = (
+            AddOffsetsToTxnResponse(refusal)
+            if refusal is not None
+            else await self._ask(
+                self._broker.transaction_coordinator_call,
+                AddOffsetsToTxnResponse,
+                "add_offsets_to_txn",
+                request,
+            )
         )
         return {"error_code": wire_error(header, answer.error)}
 
@@ -152,8 +187,13 @@ class KafkaTxnApis:
             body["producer_epoch"],
             bool(body["committed"]),
         )
-        answer = await self._ask(
-            self._broker.transaction_coordinator_call, EndTxnResponse, "end_txn", request
+        refusal = request_refusal(self._broker, request.transactional_id)
+        answer = (
+            EndTxnResponse(refusal)
+            if refusal is not None
+            else await self._ask(
+                self._broker.transaction_coordinator_call, EndTxnResponse, "end_txn", request
+            )
         )
         return {"error_code": wire_error(header, answer.error)}
 
@@ -168,33 +208,41 @@ class KafkaTxnApis:
             for topic in body["topics"]
             for p in topic["partitions"]
         )
-        request = TxnOffsetCommitRequest(
-            body["transactional_id"],
-            body["group_id"],
-            body["producer_id"],
-            body["producer_epoch"],
-            offsets,
-            body["generation_id"],
-            body["member_id"],
-            body["group_instance_id"],
-        )
-        answer = await self._ask(
-            self._broker.coordinator_call, TxnOffsetCommitResponse, "txn_offset_commit", request
-        )
+        commit = authorize_commit(self._broker, offsets, body["group_id"], body["transactional_id"])
+        answer = TxnOffsetCommitResponse(commit.refusal or Errors.NONE)
+        if commit.asks:
+            request = TxnOffsetCommitRequest(
+                body["transactional_id"],
+                body["group_id"],
+                body["producer_id"],
+                body["producer_epoch"],
+                commit.allowed,
+                body["generation_id"],
+                body["member_id"],
+                body["group_instance_id"],
+            )
+            answer = await self._ask(
+                self._broker.coordinator_call, TxnOffsetCommitResponse, "txn_offset_commit", request
+            )
         partitions = [TopicPartition(e.topic, e.partition) for e in offsets]
-        by_topic = _partition_errors(header, partitions, answer, "error_code")
+        by_topic = _partition_errors(header, partitions, answer, "error_code", commit.unreadable)
         return {"topics": [{"name": t, "partitions": ps} for t, ps in by_topic.items()]}
 
 
 def _partition_errors(
     header: RequestHeader,
-    partitions: Iterable[TopicPartition],
+    partitions: Sequence[TopicPartition],
     answer: AddPartitionsToTxnResponse | TxnOffsetCommitResponse,
     error_field: str,
+    unauthorized: frozenset[str] = frozenset(),
 ) -> dict[str, list[dict[str, Any]]]:
-    """Each partition's entry (index and ``error_field``) under its topic. A refused request may
-    carry no per-partition results: its error then stands for each partition."""
+    """Each partition's entry (index and ``error_field``) under its topic: TOPIC_AUTHORIZATION_
+    FAILED for the topics ``unauthorized``. A refused request may carry no per-partition results:
+    its error then stands for each partition."""
     results = dict(answer.results)
+    results.update(
+        (tp, Errors.TOPIC_AUTHORIZATION_FAILED) for tp in partitions if tp.topic in unauthorized
+    )
     return partitions_by_topic(
         (
             tp.topic,

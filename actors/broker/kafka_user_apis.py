@@ -8,6 +8,10 @@ salted password (never the password), and a mechanism travels as Kafka's ScramMe
 user with an alteration of a mechanism rafka does not know (Kafka's UNKNOWN, 0, included) is
 UNSUPPORTED_SASL_MECHANISM and none of that user's alterations is made. ``KafkaAdminApis`` serves
 these handlers beside its own.
+
+With an authorizer, as in Kafka, describing needs DESCRIBE on the cluster and altering ALTER on
+it; a refused request is CLUSTER_AUTHORIZATION_FAILED for each user it names, and nothing is read
+or written.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
+from rafka.actors.broker.request_authorization import AuthorizingSide, cluster_authorized
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.users import (
     AlterUserScramCredentialsRequest,
@@ -30,13 +35,14 @@ from rafka.protocol.wire.admin_apis import (
     DESCRIBE_USER_SCRAM_CREDENTIALS,
 )
 from rafka.protocol.wire.headers import RequestHeader
+from rafka.security.acl import ACLOperation
 from rafka.security.scram import ScramMechanism
 
 Body = Mapping[str, Any]
 Handler = Callable[[RequestHeader, Body], Awaitable[Body]]
 
 
-class UserSide(Protocol):
+class UserSide(AuthorizingSide, Protocol):
     """What the user APIs need of their broker (the broker actor, or a fake in unit tests)."""
 
     async def describe_user_scram_credentials(
@@ -65,6 +71,20 @@ class KafkaUserApis:
 
     async def _describe_user_scram_credentials(self, _header: RequestHeader, body: Body) -> Body:
         users = body["users"]
+        if not cluster_authorized(self._broker, ACLOperation.DESCRIBE):
+            refused = Errors.CLUSTER_AUTHORIZATION_FAILED
+            return {
+                "error_code": int(refused),
+                "error_message": refused.message,
+                "results": [
+                    {
+                        "user": u["name"],
+                        "error_code": int(refused),
+                        "error_message": refused.message,
+                    }
+                    for u in users or ()
+                ],
+            }
         described = await self._broker.describe_user_scram_credentials(
             DescribeUserScramCredentialsRequest(
                 None if users is None else tuple(u["name"] for u in users)
@@ -87,6 +107,15 @@ class KafkaUserApis:
         }
 
     async def _alter_user_scram_credentials(self, _header: RequestHeader, body: Body) -> Body:
+        if not cluster_authorized(self._broker, ACLOperation.ALTER):
+            error = Errors.CLUSTER_AUTHORIZATION_FAILED
+            named = {w["name"] for w in (*body["deletions"], *body["upsertions"])}
+            return {
+                "results": [
+                    {"user": user, "error_code": int(error), "error_message": error.message}
+                    for user in sorted(named)
+                ]
+            }
         refused: dict[str, RafkaError] = {}
         alterations: list[UserScramCredentialAlteration] = []
         for wire, make in [

@@ -7,7 +7,10 @@ its batches are queued in order for their partitions' next appends): its handler
 ``Deferred``, and a writer task sends every response in its turn. The listener only frames,
 decodes and encodes: what a request means is ``KafkaApis``'s business. A frame larger than
 ``socket_request_max_bytes`` or bytes that do not decode close that connection with a log line;
-the broker and every other connection go on.
+the broker and every other connection go on. A request over its client's quota mutes its
+connection (``throttle_connection``): its response is sent at once, telling the throttle time, and
+the connection's next request is read once that time is over, as Kafka 2.0+ does (KIP-219); the
+other connections are served meanwhile.
 
 An SSL listener wraps each connection in TLS (the broker hands it the ``ssl.SSLContext``); a
 client that fails the handshake (plaintext bytes, an untrusted certificate, none where one is
@@ -27,6 +30,7 @@ no Ray or kazoo import: the broker hands it a handler coroutine.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
@@ -84,6 +88,17 @@ _CONNECTION_PRINCIPAL: ContextVar[KafkaPrincipal] = ContextVar(
 _CONNECTION_HOST: ContextVar[str] = ContextVar("connection_host", default="127.0.0.1")
 
 
+class _Mute:
+    """When a connection's next request may be read: until then it is muted (Kafka's channel
+    muted for a quota's throttle time)."""
+
+    def __init__(self) -> None:
+        self.until = 0.0
+
+
+_CONNECTION_MUTE: ContextVar[_Mute | None] = ContextVar("connection_mute", default=None)
+
+
 def connection_listener() -> str:
     """The name of the listener whose connection the running request came in on (PLAINTEXT
     outside any connection's task)."""
@@ -99,6 +114,15 @@ def connection_principal() -> KafkaPrincipal:
 def connection_host() -> str:
     """The address the running request's connection came from (what ACLs call its host)."""
     return _CONNECTION_HOST.get()
+
+
+def throttle_connection(throttle_ms: int) -> None:
+    """Mute the running request's connection for ``throttle_ms``: its responses go on being sent,
+    but its next request is not read before then, as Kafka mutes a throttled client's channel
+    (KIP-219); no-op outside a connection's task."""
+    mute = _CONNECTION_MUTE.get()
+    if mute is not None and throttle_ms > 0:
+        mute.until = max(mute.until, time.monotonic() + throttle_ms / 1000)
 
 
 def advertised_endpoints(bound: list[ListenerAddress], advertised: str) -> tuple[str, ...]:
@@ -156,6 +180,7 @@ class KafkaListener:
         self._server: asyncio.base_events.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
         self._serving: set[asyncio.Task[Any]] = set()
+        self._closing = asyncio.Event()
 
     async def start(self) -> None:
         """Accept connections on the running event loop."""
@@ -173,6 +198,7 @@ class KafkaListener:
 
     async def close(self) -> None:
         """Stop accepting, close every open connection and the socket."""
+        self._closing.set()
         if self._server is None:
             self._socket.close()
             return
@@ -191,6 +217,8 @@ class KafkaListener:
         certificate = writer.get_extra_info("peercert")
         if certificate:
             _CONNECTION_PRINCIPAL.set(certificate_principal(certificate["subject"]))
+        mute = _Mute()
+        _CONNECTION_MUTE.set(mute)
         session = self._sasl.session() if self._sasl is not None else None
         # As Kafka's acceptor does: a Fetch answer goes out in several writes (its head, then each
         # partition's records), and Nagle's algorithm would hold the last of them until the
@@ -214,6 +242,7 @@ class KafkaListener:
                     break
                 if session is not None and not self._logged_in(session, peer):
                     break
+                await self._unmuted(mute)
             await _enqueue(pending, None, sender)
             await sender
             if self._sasl is not None and session is not None:
@@ -234,6 +263,14 @@ class KafkaListener:
             if serving is not None:
                 self._serving.discard(serving)
             writer.close()
+
+    async def _unmuted(self, mute: _Mute) -> None:
+        """Wait until a muted connection's throttle time is over (at once when the listener
+        closes)."""
+        delay = mute.until - time.monotonic()
+        if delay > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closing.wait(), delay)
 
     def _logged_in(self, session: SaslSession, peer: Any) -> bool:
         """Whether the connection goes on after its last request: False once its login failed

@@ -2,11 +2,12 @@
 AdminZkClient and ZkNodeChangeNotificationListener keep them.
 
 An entity is named by its path below ``/config``: ``topics/<t>``, ``brokers/<id>``,
-``brokers/<default>`` or ``users/<sanitized name>``. Every write replaces the entity's override
-set and creates a sequential ``/config/changes/config_change_<seq>`` naming it, in one
-transaction, so no broker can miss a change; brokers remember the last sequence number they
-processed and re-read the entities named after it. Notifications older than 15 minutes are
-purged, as Kafka does.
+``brokers/<default>``, ``users/<sanitized name>``, ``clients/<sanitized client id>`` or
+``users/<sanitized name>/clients/<sanitized client id>`` (``<default>`` for either name: the
+default). Every write replaces the entity's override set and creates a sequential
+``/config/changes/config_change_<seq>`` naming it, in one transaction, so no broker can miss a
+change; brokers remember the last sequence number they processed and re-read the entities named
+after it. Notifications older than 15 minutes are purged, as Kafka does.
 """
 
 from __future__ import annotations
@@ -33,16 +34,22 @@ def entity_path(resource: ConfigResource) -> str:
     return f"brokers/{resource.name or zd.DEFAULT_BROKER_ENTITY}"
 
 
-def user_entity(user: str) -> str:
-    """The entity of a user's SCRAM credentials (and, in Kafka, quotas): ``users/<name>`` with the
-    name sanitized as Kafka's Sanitizer does it (URL-encoded, a space as ``%20``), so that any
-    name, one with a ``/`` included, is one znode and Kafka's tools find it where Kafka puts it."""
+def sanitize(name: str) -> str:
+    """A user name or client id as one znode name, as Kafka's Sanitizer writes it (URL-encoded, a
+    space as ``%20``), so that any name, one with a ``/`` included, is one znode and Kafka's
+    tools find it where Kafka puts it."""
     # Java's URLEncoder also encodes "~", which Python's quote leaves alone.
-    return f"users/{quote(user, safe='').replace('~', '%7E')}"
+    return quote(name, safe="").replace("~", "%7E")
+
+
+def user_entity(user: str) -> str:
+    """The entity of a user's SCRAM credentials and quotas: ``users/<sanitized name>``."""
+    return f"users/{sanitize(user)}"
 
 
 def entity_user(name: str) -> str:
-    """The user whose sanitized name is ``name`` (a child of ``/config/users``)."""
+    """The user name or client id whose sanitized form is ``name`` (a child of
+    ``/config/users`` or ``/config/clients``)."""
     return unquote_plus(name)
 
 
@@ -60,15 +67,29 @@ class ConfigStore:
     def read(self, entity: str) -> dict[str, str]:
         """An entity's overrides ({} if it has none)."""
         try:
-            return zd.decode_topic_config(self.zk.get(zd.entity_config_path(entity))[0])
+            data = self.zk.get(zd.entity_config_path(entity))[0]
         except NoNodeError:
             return {}
+        # A user's znode created only as the parent of its clients' quotas holds no data.
+        return zd.decode_topic_config(data) if data else {}
+
+    def children(self, entity: str) -> list[str]:
+        """The names below an entity path (``users``, ``users/<name>/clients``); [] if none."""
+        try:
+            return list(self.zk.get_children(zd.entity_config_path(entity)))
+        except NoNodeError:
+            return []
 
     def write(self, entity: str, config: dict[str, str]) -> None:
         """Replace an entity's overrides and announce the change, in one transaction; a topic must
         exist (UNKNOWN_TOPIC_OR_PARTITION otherwise)."""
         path = zd.entity_config_path(entity)
         kind, _, name = entity.partition("/")
+        parent = path.rsplit("/", 1)[0]
+        if kind != "topics" and self.zk.exists(parent) is None:
+            # /config/clients and a user's clients/ znode exist once a quota needs them, as
+            # Kafka creates them (empty, a user's own config aside).
+            self.zk.ensure_path(parent, acl=self.acl(parent))
         for _ in range(WRITE_ATTEMPTS):
             stat = self.zk.exists(path)
             transaction = self.zk.transaction()

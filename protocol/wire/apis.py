@@ -8,12 +8,14 @@ into; fields that exist only beyond that range are left out.
 Versions served: ApiVersions 0-3, Metadata 0-12, Produce 3-9, Fetch 4-12, ListOffsets 1-7,
 FindCoordinator 0-4 and InitProducerId 0-4; the consumer group APIs are declared in
 ``rafka.protocol.wire.group_apis``, the transaction APIs in ``rafka.protocol.wire.txn_apis``,
-the admin APIs in ``rafka.protocol.wire.admin_apis`` and the SASL APIs in
-``rafka.protocol.wire.sasl_apis``, and served with these.
+the admin APIs in ``rafka.protocol.wire.admin_apis``, the ACL APIs in
+``rafka.protocol.wire.acl_apis`` and the SASL APIs in ``rafka.protocol.wire.sasl_apis``, and
+served with these.
 """
 
 from __future__ import annotations
 
+from rafka.protocol.wire.acl_apis import CREATE_ACLS, DELETE_ACLS, DESCRIBE_ACLS
 from rafka.protocol.wire.admin_apis import (
     ALTER_CONFIGS,
     ALTER_USER_SCRAM_CREDENTIALS,
@@ -451,6 +453,9 @@ DECLARED_APIS: tuple[Api, ...] = (
     ADD_OFFSETS_TO_TXN,
     END_TXN,
     TXN_OFFSET_COMMIT,
+    DESCRIBE_ACLS,
+    CREATE_ACLS,
+    DELETE_ACLS,
     DESCRIBE_CONFIGS,
     ALTER_CONFIGS,
     SASL_AUTHENTICATE,
@@ -461,5 +466,5 @@ DECLARED_APIS: tuple[Api, ...] = (
     ALTER_USER_SCRAM_CREDENTIALS,
     DESCRIBE_CLUSTER,
 )
-"""Every API declared here, in ``group_apis``, ``txn_apis``, ``admin_apis`` and ``sasl_apis``, in
-api-key order."""
+"""Every API declared here, in ``group_apis``, ``txn_apis``, ``admin_apis``, ``acl_apis`` and
+``sasl_apis``, in api-key order."""

@@ -236,7 +236,9 @@ _MODULE_ORDER = (
     "test_exactly_once",
     "test_kafka_client_failover",
     "test_kafka_tls",
+    "test_kafka_quotas",
     "test_kafka_sasl",
+    "test_kafka_authorizer",
     "test_readme",
     "test_examples",
 )

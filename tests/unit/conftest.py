@@ -4,14 +4,16 @@ The real clients (ClusterConnection, Admin, the CLI) run unchanged over a ``Loca
 actors are plain Python objects answering with the protocol dataclasses; the transport is installed
 for the default namespace, so clients made deep inside the code under test reach it. The brokers,
 partition leaders and group coordinators model just what their contracts promise; the brokers
-answer SCRAM user requests with the broker's own decisions (``user_scram_credentials``) over a
-``FakeConfigStore``, also the ``config_store`` fixture.
+answer SCRAM user and client quota requests with the broker's own decisions
+(``user_scram_credentials``, ``client_quota_configs``) over a ``FakeConfigStore``, also the
+``config_store`` fixture, and ACL requests with theirs (``acl_manager``) over a ``FakeAclStore``,
+also the ``acl_store`` fixture.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +21,12 @@ from typing import Any
 import pytest
 
 from rafka.actors import names
+from rafka.actors.broker.acl_manager import create_acls, delete_acls, describe_acls
+from rafka.actors.broker.client_quota_configs import (
+    alter_client_quotas,
+    describe_client_quotas,
+    quota_entity_paths,
+)
 from rafka.actors.broker.user_scram_credentials import (
     alter_user_scram_credentials,
     describe_user_scram_credentials,
@@ -28,6 +36,14 @@ from rafka.clients.local_transport import LocalTransport
 from rafka.clients.transport import install, uninstall
 from rafka.groups.subscription_codec import encode_assignment
 from rafka.protocol.errors import Errors
+from rafka.protocol.messages.acls import (
+    AclCreationResult,
+    AclDeletionResult,
+    CreateAclsRequest,
+    DeleteAclsRequest,
+    DescribeAclsRequest,
+    DescribeAclsResult,
+)
 from rafka.protocol.messages.fetch import FetchRequest, FetchResponse
 from rafka.protocol.messages.groups import (
     CommittedOffset,
@@ -55,6 +71,12 @@ from rafka.protocol.messages.offsets import (
     ListOffsetsRequest,
     ListOffsetsResponse,
 )
+from rafka.protocol.messages.quotas import (
+    AlterClientQuotasRequest,
+    AlterClientQuotasResult,
+    DescribeClientQuotasRequest,
+    DescribeClientQuotasResponse,
+)
 from rafka.protocol.messages.transactions import (
     COORDINATOR_TYPE_GROUP,
     COORDINATOR_TYPE_TRANSACTION,
@@ -68,6 +90,7 @@ from rafka.protocol.messages.users import (
     UserScramCredentialsDescription,
 )
 from rafka.protocol.types import TopicPartition
+from rafka.security.acl import ACL, ResourcePattern
 
 NAMESPACE = names.DEFAULT_NAMESPACE
 
@@ -87,10 +110,41 @@ class FakeConfigStore:
         self.entities[entity] = dict(config)
         self.writes.append(entity)
 
+    def children(self, entity: str) -> list[str]:
+        """The names below an entity path, as ``ConfigStore.children`` lists them."""
+        prefix = f"{entity}/"
+        return sorted(
+            {e[len(prefix) :].split("/")[0] for e in self.entities if e.startswith(prefix)}
+        )
+
     def users(self) -> list[str]:
         """Every user with an entry, as ``ConfigManager.users`` lists them."""
         kinds = (entity.partition("/") for entity in self.entities)
         return sorted(entity_user(name) for kind, _, name in kinds if kind == "users")
+
+
+class FakeAclStore:
+    """ACLs by resource pattern in memory, as ``KafkaAclStore`` keeps them in ZooKeeper;
+    ``changes`` lists the patterns written, in order (a write that changes nothing is none)."""
+
+    def __init__(self) -> None:
+        self.acls: dict[ResourcePattern, set[ACL]] = {}
+        self.changes: list[ResourcePattern] = []
+
+    def read_all(self) -> set[ACL]:
+        return {acl for found in self.acls.values() for acl in found}
+
+    def change(self, pattern: ResourcePattern, update: Callable[[set[ACL]], set[ACL]]) -> set[ACL]:
+        current = self.acls.get(pattern, set())
+        wanted = update(set(current))
+        if wanted == current:
+            return wanted
+        if wanted:
+            self.acls[pattern] = wanted
+        else:
+            del self.acls[pattern]
+        self.changes.append(pattern)
+        return wanted
 
 
 @dataclass
@@ -195,6 +249,28 @@ class FakeBroker(ProducerIdSource):
         self, request: DescribeUserScramCredentialsRequest
     ) -> list[UserScramCredentialsDescription]:
         return describe_user_scram_credentials(self.fake.configs, self.fake.configs.users, request)
+
+    def create_acls(self, request: CreateAclsRequest) -> list[AclCreationResult]:
+        return create_acls(self.fake.acls, request)
+
+    def describe_acls(self, request: DescribeAclsRequest) -> DescribeAclsResult:
+        return describe_acls(self.fake.acls, request)
+
+    def delete_acls(self, request: DeleteAclsRequest) -> list[AclDeletionResult]:
+        return delete_acls(self.fake.acls, request)
+
+    def alter_client_quotas(
+        self, request: AlterClientQuotasRequest
+    ) -> list[AlterClientQuotasResult]:
+        return alter_client_quotas(self.fake.configs, request)
+
+    def describe_client_quotas(
+        self, request: DescribeClientQuotasRequest
+    ) -> DescribeClientQuotasResponse:
+        configs = self.fake.configs
+        return describe_client_quotas(
+            configs, lambda: quota_entity_paths(configs.children), request
+        )
 
     def find_coordinator(
         self, group_id: str, key_type: int = COORDINATOR_TYPE_GROUP
@@ -304,6 +380,8 @@ class FakeCluster:
         self.actors: dict[str, Any] = self.transport.actors
         # What every broker reads and writes under /config (users' SCRAM credentials).
         self.configs = FakeConfigStore()
+        # What every broker reads and writes under /kafka-acl.
+        self.acls = FakeAclStore()
         self.dead: set[str] = self.transport.dead
         self.broker_ids: list[int] = []
         self.topics: dict[str, list[FakePartitionLog]] = {}
@@ -393,6 +471,12 @@ class FakeCluster:
 def config_store() -> FakeConfigStore:
     """An empty in-memory ``/config``."""
     return FakeConfigStore()
+
+
+@pytest.fixture
+def acl_store() -> FakeAclStore:
+    """No ACLs yet, in memory."""
+    return FakeAclStore()
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
-"""Tests for ``rafka configs`` (rafka.cli.configs): kafka-configs' option syntax and output, for
-topics and brokers, and for users' SCRAM credentials against a fake cluster."""
+"""Tests for ``rafka configs`` (rafka.cli.configs, rafka.cli.client_quotas): kafka-configs' option
+syntax and output, for topics and brokers, and for users' SCRAM credentials and users' and clients'
+quotas against a fake cluster."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ import re
 
 import pytest
 
+from rafka.cli.client_quotas import format_quotas, java_double
 from rafka.cli.configs import format_entry, format_user, parse_add_config, parse_scram_config
 from rafka.cli.main import main
 from rafka.protocol.configs import ConfigEntry, ConfigSource, ConfigSynonym
 from rafka.protocol.errors import Errors
+from rafka.protocol.messages.quotas import ClientQuotaEntity
 from rafka.protocol.messages.users import ScramCredentialInfo, UserScramCredentialsDescription
 from rafka.security.scram import ScramCredential, ScramMechanism
 
@@ -53,7 +56,7 @@ def test_an_entry_prints_as_kafka_configs_prints_it() -> None:
         (["--entity-type", "topics", "--describe"], "give exactly one of --entity-name"),
         (
             ["--entity-type", "topics", "--entity-default", "--describe"],
-            "--entity-default applies to --entity-type brokers only",
+            "--entity-default applies to --entity-type brokers, users and clients only",
         ),
         (["--entity-type", "topics", "--entity-name", "t", "--alter"], "--alter needs"),
     ],
@@ -93,7 +96,6 @@ def test_a_users_scram_configs_parse_to_password_and_iterations_4096_unless_give
     ("add_config", "message"),
     [
         ("SCRAM-SHA-1=[password=x]", "'SCRAM-SHA-1' is not a SCRAM mechanism"),
-        ("producer_byte_rate=1024", "users take SCRAM credentials only"),
         ("SCRAM-SHA-256=[iterations=8192]", "SCRAM-SHA-256 needs a password"),
         ("SCRAM-SHA-256=[salt=abc,password=x]", "not 'salt=abc'"),
         ("SCRAM-SHA-256=[iterations=many,password=x]", "must be a number, not 'many'"),
@@ -111,7 +113,6 @@ def test_a_bad_scram_config_is_refused_before_connecting_naming_it(
     ("args", "message"),
     [
         (["--entity-type", "users", "--alter", "--add-config", "x=1"], "needs --entity-name"),
-        (["--entity-type", "users", "--entity-default", "--describe"], "brokers only"),
         ([*("--entity-type", "users", "--entity-name", "a"), "--alter"], "--alter needs"),
         ([*ALICE, "--alter", "--delete-config", "SCRAM-SHA-384"], "--delete-config: users take"),
     ],
@@ -178,4 +179,133 @@ def test_a_user_without_credentials_is_kafkas_error_and_exits_1(
         "that does not exist",
         "Error: RESOURCE_NOT_FOUND (91): user 'bob': Attempt to delete a user credential "
         "that does not exist: SCRAM-SHA-256",
+    ]
+
+
+APP = ("--entity-type", "clients", "--entity-name", "app-1")
+ALICE_APP = (*ALICE, *APP)
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (1048576, "1048576.0"),
+        (200_000.0, "200000.0"),
+        (9_999_999, "9999999.0"),
+        (10_485_760, "1.048576E7"),  # Java's Double.toString turns to E notation at 10^7
+        (10**7, "1.0E7"),
+        (2**63 - 1, "9.223372036854776E18"),
+    ],
+)
+def test_a_quota_prints_as_javas_double_to_string_writes_it(value: float, text: str) -> None:
+    assert java_double(value) == text
+
+
+def test_quota_lines_name_users_clients_and_defaults_as_kafka_configs_does() -> None:
+    both = ClientQuotaEntity.of({"user": "alice", "client-id": None})
+    assert format_quotas(both, {"producer_byte_rate": 1024.0, "consumer_byte_rate": 2e7}) == (
+        "Quota configs for user-principal 'alice', the default client-id are "
+        "consumer_byte_rate=2.0E7, producer_byte_rate=1024.0"
+    )
+    assert format_quotas(ClientQuotaEntity.of({"client-id": "app-1"}), {"x": 1.0}) == (
+        "Quota configs for client-id 'app-1' are x=1.0"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([*ALICE, "--add-config", "producer_byte_rate=-5"], "producer_byte_rate must be greater"),
+        ([*APP, "--add-config", "consumer_byte_rate=fast"], "consumer_byte_rate must be a number"),
+        ([*APP, "--add-config", "producer_byte_rate=1.5"], "producer_byte_rate must be a Long"),
+        ([*APP, "--add-config", "request_percentage=50"], "unknown quota config request_percen"),
+        (
+            [*APP, "--delete-config", "SCRAM-SHA-256"],
+            "a named user's, not a default's or a client's",
+        ),
+        ([*ALICE_APP, "--add-config", "SCRAM-SHA-256=[password=x]"], "a named user's"),
+        (
+            ["--entity-type", "users", "--entity-default", "--delete-config", "SCRAM-SHA-256"],
+            "a named user's",
+        ),
+        (["--entity-type", "clients", "--add-config", "producer_byte_rate=1"], "needs --entity"),
+        ([*ALICE, "--entity-type", "topics", "--add-config", "x=1"], "users and clients may"),
+        ([*ALICE, *ALICE, "--add-config", "producer_byte_rate=1"], "given twice: users, users"),
+        ([*APP, "--entity-default", "--add-config", "producer_byte_rate=1"], "more --entity-name"),
+    ],
+)
+def test_a_bad_quota_alteration_is_refused_before_connecting_naming_it(
+    args: list[str], message: str
+) -> None:
+    with pytest.raises(SystemExit, match=re.escape(message)):
+        main(["configs", *args, "--alter"])
+
+
+def test_quotas_are_altered_and_described_like_kafka_configs_does_it(
+    fake_cluster, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake_cluster.add_brokers(1)
+    alter = ("--alter", "--add-config")
+    assert main(["configs", *ALICE, *alter, "producer_byte_rate=1048576"]) == 0
+    assert main(["configs", *APP, *alter, "consumer_byte_rate=10485760"]) == 0
+    assert main(["configs", *ALICE_APP, *alter, "producer_byte_rate=2048"]) == 0
+    users_default = ("--entity-type", "users", "--entity-default")
+    assert main(["configs", *users_default, *alter, "producer_byte_rate=512"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "Completed updating config for user alice.",
+        "Completed updating config for client app-1.",
+        "Completed updating config for user alice.",
+        "Completed updating default config for users in the cluster.",
+    ]
+    assert fake_cluster.configs.entities == {
+        "users/alice": {"producer_byte_rate": "1048576"},
+        "clients/app-1": {"consumer_byte_rate": "10485760"},
+        "users/alice/clients/app-1": {"producer_byte_rate": "2048"},
+        "users/<default>": {"producer_byte_rate": "512"},
+    }
+    assert main(["configs", *ALICE, "--describe"]) == 0
+    assert main(["configs", *APP, "--describe"]) == 0
+    assert main(["configs", *ALICE_APP, "--describe"]) == 0
+    assert main(["configs", "--entity-type", "users", "--describe"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "Quota configs for user-principal 'alice' are producer_byte_rate=1048576.0",
+        "Quota configs for client-id 'app-1' are consumer_byte_rate=1.048576E7",
+        "Quota configs for user-principal 'alice', client-id 'app-1' are producer_byte_rate=2048.0",
+        "Quota configs for user-principal 'alice' are producer_byte_rate=1048576.0",
+        "Quota configs for the default user-principal are producer_byte_rate=512.0",
+    ]
+    assert main(["configs", *ALICE_APP, "--alter", "--delete-config", "producer_byte_rate"]) == 0
+    assert fake_cluster.configs.entities["users/alice/clients/app-1"] == {}
+
+
+def test_a_users_credentials_and_quotas_are_altered_together_and_each_kept_by_the_other(
+    fake_cluster, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake_cluster.add_brokers(1)
+    both = "SCRAM-SHA-256=[password=alice-secret],producer_byte_rate=4096"
+    assert main(["configs", *ALICE, "--alter", "--add-config", both]) == 0
+    stored = fake_cluster.configs.entities["users/alice"]
+    assert set(stored) == {"SCRAM-SHA-256", "producer_byte_rate"}
+    assert main(["configs", *ALICE, "--alter", "--delete-config", "producer_byte_rate"]) == 0
+    assert fake_cluster.configs.entities["users/alice"] == {
+        "SCRAM-SHA-256": stored["SCRAM-SHA-256"]
+    }
+    assert main(["configs", *ALICE, "--alter", "--add-config", "consumer_byte_rate=8192"]) == 0
+    capsys.readouterr()
+    assert main(["configs", *ALICE, "--describe"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "Quota configs for user-principal 'alice' are consumer_byte_rate=8192.0",
+        "SCRAM credential configs for user-principal 'alice' are SCRAM-SHA-256=iterations=4096",
+    ]
+
+
+def test_a_user_with_quotas_but_no_credentials_is_described_without_an_error(
+    fake_cluster, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake_cluster.add_brokers(1)
+    assert main(["configs", *BOB, "--alter", "--add-config", "producer_byte_rate=100"]) == 0
+    capsys.readouterr()
+    assert main(["configs", *BOB, "--describe"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "Quota configs for user-principal 'bob' are producer_byte_rate=100.0"
     ]

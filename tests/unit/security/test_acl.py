@@ -267,6 +267,59 @@ def test_an_implied_describe_respects_the_host() -> None:
     assert not decide(acls, Op.DESCRIBE, host=OTHER_HOST)
 
 
+# authorize_any: Kafka's authorizeByResourceType (a non-transactional InitProducerId's test).
+
+
+def some_topic(
+    acls: list[ACL],
+    principal: KafkaPrincipal = ALICE,
+    super_users: frozenset[str] = frozenset(),
+    allow_everyone: bool = False,
+) -> bool:
+    """Whether ``principal`` may WRITE some topic, from HOST."""
+    authorizer = Authorizer(frozenset(acls), super_users, allow_everyone)
+    return authorizer.authorize_any(principal, HOST, Op.WRITE, ResourceType.TOPIC)
+
+
+def topic(name: str, pattern_type: ACLResourcePatternType = LITERAL) -> ResourcePattern:
+    return ResourcePattern(ResourceType.TOPIC, name, pattern_type)
+
+
+def test_an_allow_on_any_one_topic_allows_some_topic() -> None:
+    assert some_topic([allow("User:alice", Op.WRITE, topic("orders"))])
+    assert some_topic([allow("User:*", Op.ALL, topic("ord", PREFIXED))])
+    assert not some_topic([allow("User:bob", Op.WRITE)])
+    assert not some_topic([allow("User:alice", Op.READ)])
+    assert not some_topic([allow("User:alice", Op.WRITE, host=OTHER_HOST)])
+
+
+def test_an_allow_on_a_group_allows_no_topic() -> None:
+    group = ResourcePattern(ResourceType.GROUP, "orders")
+    assert not some_topic([allow("User:alice", Op.ALL, group)])
+
+
+def test_a_deny_on_the_same_name_or_a_covering_prefix_takes_an_allow_back() -> None:
+    assert not some_topic([allow("User:alice", Op.WRITE), deny("User:alice", Op.WRITE)])
+    covering = deny("User:alice", Op.WRITE, topic("or", PREFIXED))
+    assert not some_topic([allow("User:alice", Op.WRITE), covering])
+    assert not some_topic([allow("User:alice", Op.WRITE, topic("orders-", PREFIXED)), covering])
+    narrower = deny("User:alice", Op.WRITE, topic("orders-eu", PREFIXED))
+    assert some_topic([allow("User:alice", Op.WRITE, topic("orders-", PREFIXED)), narrower])
+
+
+def test_a_deny_on_every_topic_forbids_even_with_allow_everyone() -> None:
+    everything = deny("User:*", Op.WRITE, topic("*"))
+    assert not some_topic([allow("User:alice", Op.WRITE), everything], allow_everyone=True)
+    assert some_topic([allow("User:alice", Op.WRITE, topic("*"))])
+
+
+def test_allow_everyone_and_super_users_allow_some_topic_without_an_allow() -> None:
+    assert some_topic([], allow_everyone=True)
+    assert not some_topic([])
+    denied = [deny("User:admin", Op.WRITE, topic("*"))]
+    assert some_topic(denied, principal=ADMIN, super_users=frozenset({"User:admin"}))
+
+
 # ACL.check: what an ACL may not be.
 
 
@@ -548,6 +601,17 @@ def test_a_resource_pattern_is_written_as_kafka_writes_it() -> None:
     prefixed = ResourcePattern(ResourceType.TRANSACTIONAL_ID, "tx-", PREFIXED)
     assert str(prefixed) == (
         "ResourcePattern(resourceType=TRANSACTIONAL_ID, name=tx-, patternType=PREFIXED)"
+    )
+
+
+def test_a_resource_pattern_filter_is_written_as_kafka_writes_it_with_any_for_no_name() -> None:
+    every_topic = ResourcePatternFilter(ResourceType.TOPIC, None, ACLResourcePatternType.ANY)
+    assert str(every_topic) == "ResourcePattern(resourceType=TOPIC, name=<any>, patternType=ANY)"
+    matching_orders = ResourcePatternFilter(
+        ResourceType.TOPIC, "orders", ACLResourcePatternType.MATCH
+    )
+    assert str(matching_orders) == (
+        "ResourcePattern(resourceType=TOPIC, name=orders, patternType=MATCH)"
     )
 
 

@@ -91,6 +91,16 @@ def test_super_users_are_allowed_everything() -> None:
     assert not authorizer.allowed(ALICE, HOST, ACLOperation.WRITE, TOPIC, "orders")
 
 
+def test_allowed_on_any_asks_about_some_resource_of_a_type_and_is_always_so_when_disabled() -> None:
+    authorizer = enabled()
+    authorizer.load([allow("User:alice", ORDERS, ACLOperation.WRITE)])
+    assert authorizer.allowed_on_any(ALICE, HOST, ACLOperation.WRITE, TOPIC)
+    assert not authorizer.allowed_on_any(BOB, HOST, ACLOperation.WRITE, TOPIC)
+    assert BrokerAuthorizer(False, frozenset(), False).allowed_on_any(
+        BOB, HOST, ACLOperation.WRITE, TOPIC
+    )
+
+
 def test_load_replaces_every_cached_acl() -> None:
     authorizer = enabled()
     authorizer.load([allow("User:alice", ORDERS), allow("User:alice", PAYMENTS)])

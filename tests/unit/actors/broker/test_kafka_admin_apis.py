@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
+from rafka.actors.broker.authorizer import BrokerAuthorizer
 from rafka.actors.broker.config import BrokerConfig
-from rafka.actors.broker.kafka_admin_apis import KafkaAdminApis, _described_entry
+from rafka.actors.broker.kafka_admin_apis import KafkaAdminApis
+from rafka.actors.broker.kafka_config_apis import _described_entry
 from rafka.protocol.configs import (
     AlterConfigOp,
     AlterConfigOpType,
@@ -22,6 +24,7 @@ from rafka.protocol.configs import (
     ConfigSynonym,
 )
 from rafka.protocol.errors import Errors
+from rafka.protocol.messages.acls import DescribeAclsResult
 from rafka.protocol.messages.admin import (
     CreatePartitionsResult,
     CreateTopicResult,
@@ -193,6 +196,18 @@ class FakeBroker:
         return []
 
     async def alter_user_scram_credentials(self, request: Any) -> Any:
+        return []
+
+    # No authorizer: every request is allowed. The ACL methods are KafkaAclApis' (own tests).
+    authorizer = BrokerAuthorizer(False, frozenset(), False)
+
+    async def create_acls(self, request: Any) -> Any:
+        return []
+
+    async def describe_acls(self, request: Any) -> Any:
+        return DescribeAclsResult(Errors.NONE)
+
+    async def delete_acls(self, request: Any) -> Any:
         return []
 
     async def replica_call(self, topic: str, partition: int, method: str, request: Any) -> Any:
@@ -710,3 +725,8 @@ def test_a_sensitive_config_goes_on_the_wire_flagged_and_without_a_value() -> No
 def test_the_user_apis_are_served_with_the_admin_apis() -> None:
     # DescribeUserScramCredentials and AlterUserScramCredentials (KafkaUserApis).
     assert {50, 51} <= KafkaAdminApis(FakeBroker()).handlers().keys()
+
+
+def test_the_acl_apis_are_served_with_the_admin_apis() -> None:
+    # DescribeAcls, CreateAcls and DeleteAcls (KafkaAclApis).
+    assert {29, 30, 31} <= KafkaAdminApis(FakeBroker()).handlers().keys()

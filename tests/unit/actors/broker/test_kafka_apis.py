@@ -10,10 +10,12 @@ from typing import Any
 import pytest
 
 from rafka.actors.broker import kafka_apis
+from rafka.actors.broker.authorizer import BrokerAuthorizer
 from rafka.actors.broker.config import BrokerConfig
 from rafka.actors.broker.kafka_apis import KafkaApis
 from rafka.actors.broker.listener import Deferred
 from rafka.protocol.errors import Errors
+from rafka.protocol.messages.acls import DescribeAclsResult
 from rafka.protocol.messages.configs import AlterConfigsRequest, DescribeConfigsRequest
 from rafka.protocol.messages.fetch import (
     AbortedTransaction,
@@ -96,6 +98,18 @@ class FakeBroker:
         return []
 
     async def alter_user_scram_credentials(self, request: Any) -> Any:
+        return []
+
+    # No authorizer: every request is allowed. The ACL methods are KafkaAclApis' (own tests).
+    authorizer = BrokerAuthorizer(False, frozenset(), False)
+
+    async def create_acls(self, request: Any) -> Any:
+        return []
+
+    async def describe_acls(self, request: Any) -> Any:
+        return DescribeAclsResult(Errors.NONE)
+
+    async def delete_acls(self, request: Any) -> Any:
         return []
 
     async def metadata(self, request: MetadataRequest) -> MetadataResponse:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from rafka.actors.broker.authorizer import BrokerAuthorizer
 from rafka.actors.broker.kafka_group_apis import KafkaGroupApis
 from rafka.protocol.errors import Errors
 from rafka.protocol.messages.groups import (
@@ -47,6 +48,8 @@ class FakeCoordinator:
         self.answers = answers or {}
         self.calls: list[tuple[str, tuple[Any, ...]]] = []
         self.unavailable = False
+        # No authorizer: every request is allowed (the test_acl_checks_* modules check ACLs).
+        self.authorizer = BrokerAuthorizer(False, frozenset(), False)
 
     async def coordinator_call(self, method: str, *args: Any) -> Any:
         self.calls.append((method, args))

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from rafka.actors.broker.authorizer import BrokerAuthorizer
 from rafka.actors.broker.kafka_txn_apis import KafkaTxnApis
 from rafka.protocol.errors import Errors
 from rafka.protocol.messages.groups import OffsetCommitEntry
@@ -41,6 +42,8 @@ class FakeCoordinators:
         self.group_calls: list[tuple[str, tuple[Any, ...]]] = []
         self.txn_calls: list[tuple[str, tuple[Any, ...]]] = []
         self.unavailable = False
+        # No authorizer: every request is allowed (the test_acl_checks_* modules check ACLs).
+        self.authorizer = BrokerAuthorizer(False, frozenset(), False)
 
     def _answer(self, method: str, args: tuple[Any, ...]) -> Any:
         if self.unavailable:

@@ -8,6 +8,7 @@ import asyncio
 import hashlib
 from typing import Any
 
+from rafka.actors.broker.authorizer import BrokerAuthorizer
 from rafka.actors.broker.kafka_user_apis import KafkaUserApis
 from rafka.actors.broker.user_scram_credentials import (
     alter_user_scram_credentials,
@@ -37,6 +38,8 @@ class UserBroker:
     def __init__(self, store: Any) -> None:
         self.store = store
         self.asked: list[Any] = []
+        # No authorizer: every request is allowed (the test_acl_checks_* modules check ACLs).
+        self.authorizer = BrokerAuthorizer(False, frozenset(), False)
 
     async def describe_user_scram_credentials(
         self, request: DescribeUserScramCredentialsRequest

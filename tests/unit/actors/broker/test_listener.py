@@ -1,6 +1,7 @@
 """The Kafka listener: its config syntax, and framing on a real loopback socket with a fake
 handler (one connection's responses in order, deferred ones too; bad frames close only that
-connection); on a SASL listener, the login that comes before any request reaches the handler."""
+connection; a throttled connection muted while the others are served); on a SASL listener, the
+login that comes before any request reaches the handler."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from rafka.actors.broker.listener import (
     advertised_endpoints,
     connection_principal,
     open_region,
+    throttle_connection,
 )
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.fetch import FileRegion
@@ -595,3 +597,62 @@ def test_garbage_sasl_bytes_close_only_their_connection_and_a_new_one_still_logs
 
     asyncio.run(scenario())
     assert handler.seen == [(METADATA_KEY, ALICE), (METADATA_KEY, ALICE)]
+
+
+THROTTLE_MS = 500
+
+
+def test_a_throttled_answer_is_sent_at_once_and_the_next_request_read_after_the_throttle() -> None:
+    async def scenario() -> None:
+        handled: dict[int, float] = {}
+
+        async def handler(header: RequestHeader, _body: Mapping[str, Any]) -> dict[str, Any]:
+            handled[header.correlation_id] = time.monotonic()
+            if header.correlation_id == 1:
+                throttle_connection(THROTTLE_MS)
+            return {"brokers": [], "controller_id": header.correlation_id, "topics": []}
+
+        listener = KafkaListener(
+            ListenerAddress("PLAINTEXT", "127.0.0.1", 0), "", DEFAULT_REGISTRY, handler, 1024
+        )
+        await listener.start()
+        reader, writer = await asyncio.open_connection("127.0.0.1", listener.address.port)
+        writer.write(metadata_frame(1) + metadata_frame(2))
+        await asyncio.wait_for(read_frame(reader), 10)
+        answered_first = time.monotonic()
+        other_reader, other_writer = await asyncio.open_connection(
+            "127.0.0.1", listener.address.port
+        )
+        other_writer.write(metadata_frame(3))
+        await asyncio.wait_for(read_frame(other_reader), 10)
+        answered_other = time.monotonic()
+        await asyncio.wait_for(read_frame(reader), 10)
+        # The throttled answer and another connection's both came before the throttle was over.
+        assert answered_first - handled[1] < THROTTLE_MS / 1000
+        assert answered_other - handled[1] < THROTTLE_MS / 1000
+        assert handled[2] - handled[1] >= THROTTLE_MS / 1000
+        writer.close()
+        other_writer.close()
+        await listener.close()
+
+    asyncio.run(scenario())
+
+
+def test_closing_the_listener_does_not_wait_out_a_connections_throttle() -> None:
+    async def scenario() -> None:
+        async def handler(header: RequestHeader, _body: Mapping[str, Any]) -> dict[str, Any]:
+            throttle_connection(60_000)
+            return {"brokers": [], "controller_id": header.correlation_id, "topics": []}
+
+        listener = KafkaListener(
+            ListenerAddress("PLAINTEXT", "127.0.0.1", 0), "", DEFAULT_REGISTRY, handler, 1024
+        )
+        await listener.start()
+        reader, writer = await asyncio.open_connection("127.0.0.1", listener.address.port)
+        writer.write(metadata_frame(1))
+        await asyncio.wait_for(read_frame(reader), 10)
+        await asyncio.wait_for(listener.close(), 5)
+        assert listener.connections == 0
+        writer.close()
+
+    asyncio.run(scenario())

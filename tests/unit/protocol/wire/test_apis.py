@@ -44,6 +44,9 @@ def test_served_version_ranges_are_the_ones_clients_negotiate() -> None:
         "AddOffsetsToTxn": (0, 3),
         "EndTxn": (0, 3),
         "TxnOffsetCommit": (0, 3),
+        "DescribeAcls": (1, 3),
+        "CreateAcls": (1, 3),
+        "DeleteAcls": (1, 3),
         "OffsetCommit": (0, 8),
         "OffsetFetch": (0, 8),
         "JoinGroup": (0, 9),
@@ -70,7 +73,7 @@ def test_served_version_ranges_are_the_ones_clients_negotiate() -> None:
     keys = [api.key for api in DECLARED_APIS]
     assert keys == [
         *(0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23),
-        *(24, 25, 26, 28, 32, 33, 36, 37, 42, 44, 50, 51, 60),
+        *(24, 25, 26, 28, 29, 30, 31, 32, 33, 36, 37, 42, 44, 50, 51, 60),
     ]
 
 
@@ -100,6 +103,9 @@ def test_flexible_versions_match_kafkas_declarations() -> None:
         "AddOffsetsToTxn": 3,
         "EndTxn": 3,
         "TxnOffsetCommit": 3,
+        "DescribeAcls": 2,
+        "CreateAcls": 2,
+        "DeleteAcls": 2,
         "OffsetCommit": 8,
         "OffsetFetch": 6,
         "JoinGroup": 6,

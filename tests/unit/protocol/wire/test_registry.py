@@ -46,6 +46,9 @@ def test_supported_versions_derive_from_the_declarations() -> None:
         VersionRange(25, 0, 3),
         VersionRange(26, 0, 3),
         VersionRange(28, 0, 3),
+        VersionRange(29, 1, 3),
+        VersionRange(30, 1, 3),
+        VersionRange(31, 1, 3),
         VersionRange(32, 0, 4),
         VersionRange(33, 0, 2),
         VersionRange(36, 0, 2),
@@ -165,7 +168,7 @@ def test_unsupported_api_versions_request_is_answered_in_v0_with_the_ranges() ->
     header, body = DEFAULT_REGISTRY.decode_response(_payload(frame), RequestHeader(18, 0, 4))
     assert header.correlation_id == 4
     assert body["error_code"] == Errors.UNSUPPORTED_VERSION
-    assert len(body["api_keys"]) == 33
+    assert len(body["api_keys"]) == 36
 
 
 @pytest.mark.parametrize(
