@@ -269,7 +269,8 @@ class KafkaListener:
         closes)."""
         delay = mute.until - time.monotonic()
         if delay > 0:
-            with contextlib.suppress(TimeoutError):
+            # asyncio's own TimeoutError: on Python 3.10 it is not the builtin one.
+            with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._closing.wait(), delay)
 
     def _logged_in(self, session: SaslSession, peer: Any) -> bool:
