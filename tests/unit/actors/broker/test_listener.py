@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import random
 import struct
 import time
 from collections.abc import Mapping
@@ -593,6 +595,59 @@ def test_garbage_sasl_bytes_close_only_their_connection_and_a_new_one_still_logs
         assert (await fresh.ask(METADATA_KEY, 1, metadata_body()))["brokers"] == []
         for connection in (steady, token, noise, fresh):
             connection.close()
+        await listener.close()
+
+    asyncio.run(scenario())
+    assert handler.seen == [(METADATA_KEY, ALICE), (METADATA_KEY, ALICE)]
+
+
+FUZZ_CASES = 300
+
+
+def fuzz_bytes(rng: random.Random) -> bytes:
+    """What an attacker might send a SASL listener before logging in: size prefixes that lie
+    (negative, over the limit, longer than what follows), random payloads, and SASL requests
+    with random mechanisms and tokens."""
+    kind = rng.randrange(5)
+    noise = rng.randbytes(rng.randrange(64))
+    if kind == 0:  # a size prefix over the pre-login limit, up to the largest int32
+        return struct.pack(">i", rng.randrange(SASL_MAX_RECEIVE_BYTES + 1, 2**31)) + noise
+    if kind == 1:  # a negative size
+        return struct.pack(">i", -rng.randrange(1, 2**31)) + noise
+    if kind == 2:  # a frame of random bytes, possibly shorter than its prefix says
+        return struct.pack(">i", rng.randrange(SASL_MAX_RECEIVE_BYTES + 1)) + noise
+    header = RequestHeader(SASL_HANDSHAKE.key, 1, rng.randrange(2**31), "fuzz")
+    handshake = DEFAULT_REGISTRY.encode_request(
+        header, {"mechanism": rng.choice([*SASL_MECHANISMS, noise.hex(), ""])}
+    )
+    if kind == 3:
+        return handshake
+    token = RequestHeader(SASL_AUTHENTICATE.key, rng.randrange(3), 2, "fuzz")
+    return handshake + DEFAULT_REGISTRY.encode_request(token, {"auth_bytes": noise})
+
+
+def test_fuzzed_bytes_before_login_never_reach_the_handler_and_the_listener_serves_on() -> None:
+    rng = random.Random(int(os.environ.get("RAFKA_FUZZ_SEED", "19")))
+    handler = RecordingHandler()
+
+    async def scenario() -> None:
+        listener = await sasl_listener(handler)
+        steady = await KafkaConnection.open(listener)
+        await steady.log_in()
+        for _ in range(FUZZ_CASES):
+            attacker = await KafkaConnection.open(listener)
+            attacker.writer.write(fuzz_bytes(rng))
+            attacker.writer.write_eof()
+            # Whatever the broker answers, it ends the connection: nothing here logs in.
+            await asyncio.wait_for(attacker.reader.read(), DEADLINE_S)
+            attacker.close()
+        assert (await steady.ask(METADATA_KEY, 1, metadata_body()))["brokers"] == []
+        fresh = await KafkaConnection.open(listener)
+        await fresh.log_in()
+        assert (await fresh.ask(METADATA_KEY, 1, metadata_body()))["brokers"] == []
+        assert listener.connections == 2
+        steady.close()
+        fresh.close()
         await listener.close()
 
     asyncio.run(scenario())

@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives.serialization import load_pem_private_key
 from rafka.actors.broker.config import BrokerConfig
 from rafka.actors.broker.listener import KafkaListener, connection_listener
 from rafka.actors.broker.tls import listener_ssl_contexts
-from rafka.cli.certs import CertFiles
+from rafka.cli.certs import CertFiles, make_certs
 from rafka.protocol.errors import Errors, RafkaError
 from rafka.protocol.messages.metadata import ListenerAddress
 from rafka.protocol.wire.headers import RequestHeader
@@ -241,6 +241,43 @@ def test_required_client_auth_serves_only_clients_with_a_ca_signed_certificate(
                 await server.metadata(refused, 1)
         assert await server.metadata(client_context(certs.ca, certs.client), 2) == 2
         assert server.listeners_seen == ["SSL"]
+        await server.listener.close()
+
+    asyncio.run(scenario())
+
+
+@pytest.fixture(scope="module")
+def expired(tmp_path_factory: pytest.TempPathFactory) -> CertFiles:
+    """A CA and its broker and client certificates valid for no days: expired once made."""
+    return make_certs(tmp_path_factory.mktemp("expired"), ["localhost"], 0, client=True)
+
+
+def test_a_broker_certificate_past_its_date_is_refused_by_the_client(expired: CertFiles) -> None:
+    async def scenario() -> None:
+        server = TlsServer(ssl_config(expired))
+        await server.listener.start()
+        with pytest.raises(ssl.SSLCertVerificationError, match="expired"):
+            await server.metadata(client_context(expired.ca), 1)
+        assert server.listeners_seen == []
+        await server.listener.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_client_certificate_past_its_date_is_refused_with_required_client_auth(
+    certs: CertFiles, expired: CertFiles
+) -> None:
+    assert expired.client is not None
+
+    async def scenario() -> None:
+        config = ssl_config(
+            certs, ssl_client_auth="required", ssl_truststore_location=str(expired.ca)
+        )
+        server = TlsServer(config)
+        await server.listener.start()
+        with pytest.raises((ssl.SSLError, ConnectionError, asyncio.IncompleteReadError)):
+            await server.metadata(client_context(certs.ca, expired.client), 1)
+        assert server.listeners_seen == []
         await server.listener.close()
 
     asyncio.run(scenario())
