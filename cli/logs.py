@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import threading
 from dataclasses import dataclass
@@ -164,9 +165,14 @@ def run(args: argparse.Namespace, connect_timeout_ms: int) -> int:
     """``rafka logs``: print the broker's log (and follow it)."""
     if args.lines is not None and args.lines < 0:
         raise ValueError(f"--lines must be 0 or more, not {args.lines}")
+    source = source_of(args, connect_timeout_ms)
+    stop = threading.Event()
+    if args.follow:
+        # Ctrl-C ends the follow between two reads, never inside a write to stdout.
+        signal.signal(signal.SIGINT, lambda _signum, _frame: stop.set())
     try:
-        print_log(source_of(args, connect_timeout_ms), args.lines, args.follow, sys.stdout)
+        print_log(source, args.lines, args.follow, sys.stdout, stop)
     except BrokenPipeError:
         # The reader went away (`rafka logs ... | head`): stop quietly, as cat and tail do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return 0
+    return 130 if stop.is_set() else 0

@@ -178,5 +178,6 @@ def test_follow_prints_a_line_written_after_it_started(home: Path) -> None:
     finally:
         follower.send_signal(signal.SIGINT)  # Ctrl-C
         follower.wait(timeout=30)
+    assert follower.returncode == 130  # ended by Ctrl-C, as tail -f is
     assert follower.stderr is not None and follower.stderr.read() == ""
     assert all(KAFKA_LINE.match(line) for line in printed), printed
