@@ -19,7 +19,7 @@ ACLs are handed in.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum
 
 from rafka.security.principal import KafkaPrincipal
@@ -30,6 +30,12 @@ WILDCARD_PRINCIPAL = "User:*"
 """The principal of an ACL for everyone, whatever their principal type (as in Kafka)."""
 CLUSTER_NAME = "kafka-cluster"
 """The one CLUSTER resource's name."""
+
+
+def _kafka_case(member_name: str) -> str:
+    """An enum member's name as Kafka writes it in ZooKeeper (``TRANSACTIONAL_ID`` ->
+    ``TransactionalId``)."""
+    return "".join(part.capitalize() for part in member_name.split("_"))
 
 
 class ResourceType(IntEnum):
@@ -47,7 +53,7 @@ class ResourceType(IntEnum):
     @property
     def zk_name(self) -> str:
         """Kafka's name for it in ``/kafka-acl`` paths (``Topic``, ``TransactionalId``)."""
-        return "".join(part.capitalize() for part in self.name.split("_"))
+        return _kafka_case(self.name)
 
     @staticmethod
     def from_zk_name(name: str) -> ResourceType:
@@ -80,7 +86,7 @@ class ACLOperation(IntEnum):
     @property
     def zk_name(self) -> str:
         """Kafka's name for it in stored ACLs (``Read``, ``DescribeConfigs``)."""
-        return "".join(part.capitalize() for part in self.name.split("_"))
+        return _kafka_case(self.name)
 
     @staticmethod
     def from_zk_name(name: str) -> ACLOperation:
@@ -291,6 +297,38 @@ class Authorizer:
     acls: frozenset[ACL]
     super_users: frozenset[str] = frozenset()
     allow_everyone_if_no_acl_found: bool = False
+    # A check runs for every topic of every request: it reads the ACLs of that one name (and of
+    # ``*``) and the type's PREFIXED ones, not every ACL of the cluster.
+    _literal: dict[tuple[ResourceType, str], tuple[ACL, ...]] = field(
+        init=False, repr=False, compare=False
+    )
+    _prefixed: dict[ResourceType, tuple[ACL, ...]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        literal: dict[tuple[ResourceType, str], list[ACL]] = {}
+        prefixed: dict[ResourceType, list[ACL]] = {}
+        for acl in self.acls:
+            pattern = acl.resource_pattern
+            if pattern.pattern_type is ACLResourcePatternType.PREFIXED:
+                prefixed.setdefault(pattern.resource_type, []).append(acl)
+            else:
+                literal.setdefault((pattern.resource_type, pattern.resource_name), []).append(acl)
+        # Frozen: the indexes are set once, here.
+        object.__setattr__(self, "_literal", {k: tuple(v) for k, v in literal.items()})
+        object.__setattr__(self, "_prefixed", {k: tuple(v) for k, v in prefixed.items()})
+
+    def _applying(self, resource_type: ResourceType, name: str) -> list[ACL]:
+        """The ACLs whose pattern covers the resource: its name's, ``*``'s and matching
+        prefixes'."""
+        found = list(self._literal.get((resource_type, name), ()))
+        if name != WILDCARD:
+            found += self._literal.get((resource_type, WILDCARD), ())
+        found += (
+            acl
+            for acl in self._prefixed.get(resource_type, ())
+            if name.startswith(acl.resource_pattern.resource_name)
+        )
+        return found
 
     def authorize(
         self,
@@ -303,12 +341,7 @@ class Authorizer:
         """Whether ``principal`` connected from ``host`` may do ``operation`` on a resource."""
         if str(principal) in self.super_users:
             return True
-        found = [
-            acl
-            for acl in self.acls
-            if acl.resource_pattern.resource_type is resource_type
-            and acl.resource_pattern.applies_to(name)
-        ]
+        found = self._applying(resource_type, name)
         if not found:
             return self.allow_everyone_if_no_acl_found
         denied = (

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import ray
@@ -64,10 +65,8 @@ class BrokerAdmin:
     _config_changes: asyncio.Lock
     _stopped: asyncio.Event
     _loop: asyncio.AbstractEventLoop
-
-    def _state_change(self, message: str, *args: object) -> None:
-        """A line in the broker's state-change log (``Broker`` writes it)."""
-        raise NotImplementedError
+    _state_change: Callable[..., None]
+    """Writes a line in the broker's state-change log (``Broker``'s method)."""
 
     def _on_config_change(self, _event: object) -> None:
         # Kazoo's thread: a config change notification was written; apply it on the event loop.
